@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Roster",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "rosterd", targets: ["rosterd"]),
+        .executable(name: "rosterctl", targets: ["rosterctl"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+                       providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+
+        .target(name: "RosterCore"),
+        .target(name: "RosterProtocol", dependencies: ["RosterCore"]),
+        .target(name: "RosterStore", dependencies: ["RosterCore", "CSQLite", "CSodium"]),
+        .target(name: "RosterServer",
+                dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd"]),
+        .executableTarget(name: "rosterd", dependencies: ["RosterServer"]),
+        .executableTarget(name: "rosterctl", dependencies: ["RosterProtocol", "CLinux"]),
+
+        .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
+        .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),
+        .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "CSQLite"]),
+        .testTarget(name: "RosterServerTests", dependencies: ["RosterServer"]),
+        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "CLinux"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

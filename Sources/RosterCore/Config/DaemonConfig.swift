@@ -1,0 +1,426 @@
+/// Everything rosterd takes from its configuration files: the forms' rules (`policy`) and the daemon's resources
+/// (`server`).
+///
+/// Theory of operation. `parse(files:)` reads the files in the order given (lowest priority first, see
+/// `ConfigPaths`). Every section header and assignment is checked where it stands, so the first problem in reading
+/// order is the one reported, with its file and line; nothing is applied from a set of files that has any problem,
+/// so the daemon can keep its previous config. The last assignment of each key wins. Then `[Validation] Preset=`
+/// (the last one, wherever it was) picks the base policy, and every other key that was assigned overrides its field:
+/// `Preset=hardened` with `PasswordMinLength=20` gives 20, whichever came first. Finally, pairs are checked
+/// (a minimum may not exceed its maximum), blaming the one of the two assigned later.
+///
+/// An empty assignment (`Key=`) resets the key to its default (the preset's value, or `ServerSettings`' default), so
+/// a drop-in can undo a vendor file's override, except for the `…ForbiddenCharacters=` keys, where empty means none.
+///
+/// Keys and accepted values:
+///
+/// | key | value |
+/// |---|---|
+/// | `[Validation] Preset=` | `seed` (default) or `hardened` |
+/// | `UsernameMinLength=`, `UsernameMaxLength=` | 1…256 characters, min ≤ max |
+/// | `PasswordMinLength=`, `PasswordMaxLength=` | 1…1024 characters, min ≤ max |
+/// | `UsernameForbiddenCharacters=`, `PasswordForbiddenCharacters=` | the characters, as written; empty for none; wrap in `"…"` to keep blanks at either end |
+/// | `PasswordNFKC=`, `PasswordQualityCheck=` | boolean |
+/// | `[Timing] DebounceMs=`, `ThrottleMs=` | 0…10000 (milliseconds, contract §4's range) |
+/// | `[Login] RevealUnknownUsers=` | boolean |
+/// | `RateLimitBurst=` | 1…1000000 |
+/// | `RateLimitIntervalSec=` | time span, 1s…1w |
+/// | `SessionIdleSec=` | time span, 1s…365d |
+/// | `[Hashing] MemoryKiB=` | 8…4194304 (libsodium's Argon2id floor of 8 KiB up to 4 GiB) |
+/// | `Iterations=` | 1…100 (libsodium's floor is 1; beyond 100 a log-in takes seconds even at the floor's memory) |
+/// | `Workers=` | 0…1024, 0 = one per core |
+/// | `QueueLimit=` | 1…1000000 |
+/// | `[Server] Socket=` | absolute path of at most 107 bytes (`sun_path`) |
+/// | `Database=` | absolute path |
+/// | `LogLevel=` | `emerg alert crit err warning notice info debug` or 0…7 |
+/// | `MaxLineBytes=` | size, 1K…16M |
+/// | `MaxConnections=`, `MaxConnectionsPerUser=` | 1…1000000 |
+/// | `IdleLineTimeoutSec=`, `OutputStallTimeoutSec=` | time span, 1ms…1d |
+/// | `OutputSoftLimitBytes=`, `OutputHardLimitBytes=` | size, 1K…1G, soft ≤ hard |
+///
+/// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
+public struct DaemonConfig: Equatable, Sendable {
+    public var policy: Policy
+    public var server: ServerSettings
+
+    public init(policy: Policy = .seed, server: ServerSettings = ServerSettings()) {
+        self.policy = policy
+        self.server = server
+    }
+
+    /// The configuration of the given files, lowest priority first; an empty list gives the defaults.
+    public static func parse(files: [(path: String, text: String)]) throws(ConfigError) -> DaemonConfig {
+        var assignments: [ConfigKey: Assignment] = [:]
+        var order = 0
+        for file in files {
+            let scan = IniParser.scan(file.text, path: file.path)
+            for item in scan.items {
+                switch item {
+                case .section(let name, let line):
+                    guard ConfigSection(rawValue: name) != nil else {
+                        throw ConfigError(kind: .unknownSection, path: file.path, line: line,
+                                          detail: ConfigSection.unknownDetail(name))
+                    }
+                case .entry(let entry):
+                    let key = try ConfigKey.lookUp(entry)
+                    assignments[key] = Assignment(entry: entry, order: order,
+                                                  resolved: try key.resolve(ValueReader(entry: entry)))
+                    order += 1
+                }
+            }
+            if let error = scan.error { throw error }
+        }
+
+        var preset = Policy.Preset.seed
+        if case .preset(let chosen)? = assignments[.preset]?.resolved { preset = chosen }
+        var config = DaemonConfig(policy: .preset(preset))
+        for assignment in assignments.values {
+            switch assignment.resolved {
+            case .preset: break
+            case .setter(let apply): apply(&config)
+            }
+        }
+
+        try checkOrder(config, assignments, min: .usernameMinLength, max: .usernameMaxLength,
+                       \.policy.usernameMinLength, \.policy.usernameMaxLength, format: { "\($0)" })
+        try checkOrder(config, assignments, min: .passwordMinLength, max: .passwordMaxLength,
+                       \.policy.passwordMinLength, \.policy.passwordMaxLength, format: { "\($0)" })
+        try checkOrder(config, assignments, min: .outputSoftLimitBytes, max: .outputHardLimitBytes,
+                       \.server.outputSoftLimitBytes, \.server.outputHardLimitBytes, format: ConfigValue.formatSize)
+        return config
+    }
+
+    /// The values a key returns to on an empty assignment: the preset's policy and the server defaults.
+    static func defaults(for preset: Policy.Preset) -> DaemonConfig {
+        DaemonConfig(policy: .preset(preset))
+    }
+
+    /// Refuses `min > max`, blaming whichever of the two was assigned later (the presets themselves are consistent,
+    /// so at least one of them was assigned whenever the check fails).
+    static func checkOrder(_ config: DaemonConfig, _ assignments: [ConfigKey: Assignment],
+                           min: ConfigKey, max: ConfigKey,
+                           _ minPath: KeyPath<DaemonConfig, Int>, _ maxPath: KeyPath<DaemonConfig, Int>,
+                           format: (Int) -> String) throws(ConfigError) {
+        let low = config[keyPath: minPath], high = config[keyPath: maxPath]
+        guard low > high else { return }
+        let minAssignment = assignments[min], maxAssignment = assignments[max]
+        let blameMax = (maxAssignment?.order ?? -1) > (minAssignment?.order ?? -1)
+        guard let blamed = blameMax ? maxAssignment : minAssignment else { return }
+        let detail = blameMax
+            ? "\(max.name)= must not be less than \(min.name)= (\(format(low))), got \(format(high))"
+            : "\(min.name)= must not be greater than \(max.name)= (\(format(high))), got \(format(low))"
+        throw ConfigError(kind: .outOfRange, path: blamed.entry.path, line: blamed.entry.line, detail: detail)
+    }
+}
+
+/// The sections rosterd knows; the raw value is the header's spelling.
+enum ConfigSection: String, CaseIterable {
+    case validation = "Validation"
+    case timing = "Timing"
+    case login = "Login"
+    case hashing = "Hashing"
+    case server = "Server"
+
+    static func unknownDetail(_ name: String) -> String {
+        let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
+        if let near = allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) {
+            return "unknown section [\(name)] (names are case-sensitive: did you mean [\(near.rawValue)]?)"
+        }
+        return "unknown section [\(name)]; known sections are \(known)"
+    }
+}
+
+/// Every key of every section; `name` is its spelling in the file.
+enum ConfigKey: CaseIterable {
+    case preset, usernameMinLength, usernameMaxLength, passwordMinLength, passwordMaxLength
+    case usernameForbiddenCharacters, passwordForbiddenCharacters, passwordNFKC, passwordQualityCheck
+    case debounceMs, throttleMs
+    case revealUnknownUsers, rateLimitBurst, rateLimitIntervalSec, sessionIdleSec
+    case memoryKiB, iterations, workers, queueLimit
+    case socket, database, logLevel, maxLineBytes, maxConnections, maxConnectionsPerUser, idleLineTimeoutSec
+    case outputSoftLimitBytes, outputHardLimitBytes, outputStallTimeoutSec
+
+    var section: ConfigSection {
+        switch self {
+        case .preset, .usernameMinLength, .usernameMaxLength, .passwordMinLength, .passwordMaxLength,
+             .usernameForbiddenCharacters, .passwordForbiddenCharacters, .passwordNFKC, .passwordQualityCheck:
+            .validation
+        case .debounceMs, .throttleMs:
+            .timing
+        case .revealUnknownUsers, .rateLimitBurst, .rateLimitIntervalSec, .sessionIdleSec:
+            .login
+        case .memoryKiB, .iterations, .workers, .queueLimit:
+            .hashing
+        case .socket, .database, .logLevel, .maxLineBytes, .maxConnections, .maxConnectionsPerUser,
+             .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec:
+            .server
+        }
+    }
+
+    var name: String {
+        switch self {
+        case .preset: "Preset"
+        case .usernameMinLength: "UsernameMinLength"
+        case .usernameMaxLength: "UsernameMaxLength"
+        case .passwordMinLength: "PasswordMinLength"
+        case .passwordMaxLength: "PasswordMaxLength"
+        case .usernameForbiddenCharacters: "UsernameForbiddenCharacters"
+        case .passwordForbiddenCharacters: "PasswordForbiddenCharacters"
+        case .passwordNFKC: "PasswordNFKC"
+        case .passwordQualityCheck: "PasswordQualityCheck"
+        case .debounceMs: "DebounceMs"
+        case .throttleMs: "ThrottleMs"
+        case .revealUnknownUsers: "RevealUnknownUsers"
+        case .rateLimitBurst: "RateLimitBurst"
+        case .rateLimitIntervalSec: "RateLimitIntervalSec"
+        case .sessionIdleSec: "SessionIdleSec"
+        case .memoryKiB: "MemoryKiB"
+        case .iterations: "Iterations"
+        case .workers: "Workers"
+        case .queueLimit: "QueueLimit"
+        case .socket: "Socket"
+        case .database: "Database"
+        case .logLevel: "LogLevel"
+        case .maxLineBytes: "MaxLineBytes"
+        case .maxConnections: "MaxConnections"
+        case .maxConnectionsPerUser: "MaxConnectionsPerUser"
+        case .idleLineTimeoutSec: "IdleLineTimeoutSec"
+        case .outputSoftLimitBytes: "OutputSoftLimitBytes"
+        case .outputHardLimitBytes: "OutputHardLimitBytes"
+        case .outputStallTimeoutSec: "OutputStallTimeoutSec"
+        }
+    }
+
+    static let usernameLengthsRange = 1...256
+    static let passwordLengthsRange = 1...1024
+    static let timingMillisecondsRange = 0...10_000
+    static let countsRange = 1...1_000_000
+    static let memoryKiBRange = 8...4_194_304
+    static let iterationsRange = 1...100
+    static let workersRange = 0...1024
+    static let maxLineBytesRange = 1024...(16 << 20)
+    static let outputBytesRange = 1024...(1 << 30)
+    static let rateLimitIntervalRange = Duration.seconds(1)...Duration.seconds(7 * 86_400)
+    static let sessionIdleRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
+    static let timeoutsRange = Duration.milliseconds(1)...Duration.seconds(86_400)
+    /// `sizeof(sockaddr_un.sun_path)` on Linux is 108, one of which is the terminating NUL.
+    static let socketPathBytes = 107
+
+    /// The key an entry assigns, or `unknown_section` / `unknown_key` naming its file and line.
+    static func lookUp(_ entry: IniEntry) throws(ConfigError) -> ConfigKey {
+        guard let section = ConfigSection(rawValue: entry.section) else {
+            throw ConfigError(kind: .unknownSection, path: entry.path, line: entry.line,
+                              detail: ConfigSection.unknownDetail(entry.section))
+        }
+        if let key = allCases.first(where: { $0.section == section && $0.name == entry.key }) { return key }
+        let hint: String
+        if let elsewhere = allCases.first(where: { $0.name == entry.key }) {
+            hint = " (it belongs in [\(elsewhere.section.rawValue)])"
+        } else if let near = allCases.first(where: { $0.name.lowercased() == entry.key.lowercased() }) {
+            hint = " (keys are case-sensitive: did you mean \(near.name)= in [\(near.section.rawValue)]?)"
+        } else {
+            let known = allCases.filter { $0.section == section }.map(\.name).joined(separator: ", ")
+            hint = "; known keys are \(known)"
+        }
+        throw ConfigError(kind: .unknownKey, path: entry.path, line: entry.line,
+                          detail: "unknown key \(entry.key)= in [\(section.rawValue)]\(hint)")
+    }
+
+    /// Parses the entry's value for this key into what applying it will do.
+    func resolve(_ value: ValueReader) throws(ConfigError) -> Resolved {
+        switch self {
+        case .preset:
+            return .preset(try value.preset())
+        case .usernameMinLength:
+            return set(\.policy.usernameMinLength, try value.integer(Self.usernameLengthsRange, " of characters"))
+        case .usernameMaxLength:
+            return set(\.policy.usernameMaxLength, try value.integer(Self.usernameLengthsRange, " of characters"))
+        case .passwordMinLength:
+            return set(\.policy.passwordMinLength, try value.integer(Self.passwordLengthsRange, " of characters"))
+        case .passwordMaxLength:
+            return set(\.policy.passwordMaxLength, try value.integer(Self.passwordLengthsRange, " of characters"))
+        case .usernameForbiddenCharacters:
+            return set(\.policy.usernameForbiddenCharacters, value.characters())
+        case .passwordForbiddenCharacters:
+            return set(\.policy.passwordForbiddenCharacters, value.characters())
+        case .passwordNFKC:
+            return set(\.policy.passwordNFKC, try value.boolean())
+        case .passwordQualityCheck:
+            return set(\.policy.passwordQualityCheck, try value.boolean())
+        case .debounceMs:
+            return set(\.policy.debounce, try value.milliseconds(Self.timingMillisecondsRange))
+        case .throttleMs:
+            return set(\.policy.throttle, try value.milliseconds(Self.timingMillisecondsRange))
+        case .revealUnknownUsers:
+            return set(\.policy.revealUnknownUsers, try value.boolean())
+        case .rateLimitBurst:
+            return set(\.policy.rateLimitBurst, try value.integer(Self.countsRange, " of failed log-ins"))
+        case .rateLimitIntervalSec:
+            return set(\.policy.rateLimitInterval, try value.timeSpan(Self.rateLimitIntervalRange))
+        case .sessionIdleSec:
+            return set(\.policy.sessionIdle, try value.timeSpan(Self.sessionIdleRange))
+        case .memoryKiB:
+            return set(\.policy.hashMemoryKiB, try value.integer(Self.memoryKiBRange, " of KiB"))
+        case .iterations:
+            return set(\.policy.hashIterations, try value.integer(Self.iterationsRange, " of passes"))
+        case .workers:
+            return set(\.server.hashWorkers, try value.integer(Self.workersRange, " of threads (0 = one per core)"))
+        case .queueLimit:
+            return set(\.server.hashQueueLimit, try value.integer(Self.countsRange, " of waiting jobs"))
+        case .socket:
+            return set(\.server.socketPath, try value.absolutePath(maxBytes: Self.socketPathBytes))
+        case .database:
+            return set(\.server.databasePath, try value.absolutePath(maxBytes: nil))
+        case .logLevel:
+            return set(\.server.logLevel, try value.logLevel())
+        case .maxLineBytes:
+            return set(\.server.maxLineBytes, try value.size(Self.maxLineBytesRange))
+        case .maxConnections:
+            return set(\.server.maxConnections, try value.integer(Self.countsRange, " of connections"))
+        case .maxConnectionsPerUser:
+            return set(\.server.maxConnectionsPerUID, try value.integer(Self.countsRange, " of connections"))
+        case .idleLineTimeoutSec:
+            return set(\.server.idleLineTimeout, try value.timeSpan(Self.timeoutsRange))
+        case .outputSoftLimitBytes:
+            return set(\.server.outputSoftLimitBytes, try value.size(Self.outputBytesRange))
+        case .outputHardLimitBytes:
+            return set(\.server.outputHardLimitBytes, try value.size(Self.outputBytesRange))
+        case .outputStallTimeoutSec:
+            return set(\.server.outputStallTimeout, try value.timeSpan(Self.timeoutsRange))
+        }
+    }
+
+    /// Stores `value`, or with nil (an empty assignment) the default of the preset finally in force.
+    private func set<Value>(_ path: WritableKeyPath<DaemonConfig, Value>, _ value: Value?) -> Resolved {
+        if let value {
+            return .setter { config in config[keyPath: path] = value }
+        }
+        return .setter { config in
+            config[keyPath: path] = DaemonConfig.defaults(for: config.policy.preset)[keyPath: path]
+        }
+    }
+}
+
+/// What an assignment does once the preset is known.
+enum Resolved {
+    case preset(Policy.Preset)
+    case setter((inout DaemonConfig) -> Void)
+}
+
+/// The winning assignment of a key; `order` ranks assignments across all files for "which came later".
+struct Assignment {
+    var entry: IniEntry
+    var order: Int
+    var resolved: Resolved
+}
+
+/// Reads one entry's value as the key's type; nil from a reader means the value was empty (reset to default).
+struct ValueReader {
+    var entry: IniEntry
+
+    private func failure(_ kind: ConfigError.Kind, expected: String) -> ConfigError {
+        ConfigError(kind: kind, path: entry.path, line: entry.line,
+                    detail: "\(entry.key)= expects \(expected), got \(ConfigError.quote(entry.value))")
+    }
+
+    private func kind(of failure: ConfigValueFailure) -> ConfigError.Kind {
+        switch failure {
+        case .malformed: .invalidValue
+        case .overflow: .outOfRange
+        }
+    }
+
+    func integer(_ range: ClosedRange<Int>, _ unit: String) throws(ConfigError) -> Int? {
+        guard !entry.value.isEmpty else { return nil }
+        let expected = "a whole number\(unit) from \(range.lowerBound) to \(range.upperBound)"
+        let number: Int
+        do throws(ConfigValueFailure) {
+            number = try ConfigValue.wholeNumber(entry.value)
+        } catch {
+            throw failure(kind(of: error), expected: expected)
+        }
+        guard range.contains(number) else { throw failure(.outOfRange, expected: expected) }
+        return number
+    }
+
+    func milliseconds(_ range: ClosedRange<Int>) throws(ConfigError) -> Duration? {
+        try integer(range, " of milliseconds").map { .milliseconds($0) }
+    }
+
+    func boolean() throws(ConfigError) -> Bool? {
+        guard !entry.value.isEmpty else { return nil }
+        guard let flag = ConfigValue.boolean(entry.value) else {
+            throw failure(.invalidValue, expected: "a boolean (yes/no, true/false, on/off, 1/0)")
+        }
+        return flag
+    }
+
+    func timeSpan(_ range: ClosedRange<Duration>) throws(ConfigError) -> Duration? {
+        guard !entry.value.isEmpty else { return nil }
+        let expected = "a time span such as 300, 5min or 1h 30min, from \(ConfigValue.format(range.lowerBound)) "
+            + "to \(ConfigValue.format(range.upperBound))"
+        let span: Duration
+        do throws(ConfigValueFailure) {
+            span = try ConfigValue.timeSpan(entry.value)
+        } catch {
+            throw failure(kind(of: error), expected: expected)
+        }
+        guard range.contains(span) else { throw failure(.outOfRange, expected: expected) }
+        return span
+    }
+
+    func size(_ range: ClosedRange<Int>) throws(ConfigError) -> Int? {
+        guard !entry.value.isEmpty else { return nil }
+        let expected = "a size in bytes, optionally with a K, M or G suffix (base 1024), from "
+            + "\(ConfigValue.formatSize(range.lowerBound)) to \(ConfigValue.formatSize(range.upperBound))"
+        let bytes: Int
+        do throws(ConfigValueFailure) {
+            bytes = try ConfigValue.size(entry.value)
+        } catch {
+            throw failure(kind(of: error), expected: expected)
+        }
+        guard range.contains(bytes) else { throw failure(.outOfRange, expected: expected) }
+        return bytes
+    }
+
+    /// Never nil: an empty value is a meaningful "forbid nothing". Surrounding double quotes are removed so that
+    /// blanks at either end, which trimming would lose, can be forbidden too.
+    func characters() -> Set<Character> {
+        let text = entry.value
+        if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+            return Set(text.dropFirst().dropLast())
+        }
+        return Set(text)
+    }
+
+    func absolutePath(maxBytes: Int?) throws(ConfigError) -> String?? {
+        guard !entry.value.isEmpty else { return nil }
+        let limit = maxBytes.map { " of at most \($0) bytes" } ?? ""
+        let expected = "an absolute path\(limit) naming a file"
+        let path = entry.value
+        guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.unicodeScalars.contains("\0") else {
+            throw failure(.invalidValue, expected: expected)
+        }
+        if let maxBytes, path.utf8.count > maxBytes { throw failure(.outOfRange, expected: expected) }
+        return .some(path)
+    }
+
+    func logLevel() throws(ConfigError) -> LogLevel? {
+        guard !entry.value.isEmpty else { return nil }
+        guard let level = LogLevel(parsing: entry.value) else {
+            let names = LogLevel.allCases.map(\.name).joined(separator: ", ")
+            throw failure(.invalidValue, expected: "one of \(names), or 0 to 7")
+        }
+        return level
+    }
+
+    /// An empty `Preset=` means the default, `seed`, like any other reset.
+    func preset() throws(ConfigError) -> Policy.Preset {
+        guard !entry.value.isEmpty else { return .seed }
+        guard let preset = Policy.Preset(rawValue: entry.value) else {
+            let names = Policy.Preset.allCases.map(\.rawValue).joined(separator: " or ")
+            throw failure(.invalidValue, expected: names)
+        }
+        return preset
+    }
+}

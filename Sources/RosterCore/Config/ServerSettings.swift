@@ -1,0 +1,51 @@
+/// The `[Server]` and `[Hashing] Workers=/QueueLimit=` settings: the daemon's resources rather than the forms' rules.
+public struct ServerSettings: Equatable, Sendable {
+    /// `Socket=`; nil means the contract's default (`--socket`, `$ROSTER_SOCKET`, the per-user or system path).
+    public var socketPath: String?
+    /// `Database=`; nil means the contract's default, as for `socketPath`.
+    public var databasePath: String?
+    public var logLevel: LogLevel
+    /// The longest request line; a longer one is answered `request_too_large` and skipped (contract §2).
+    public var maxLineBytes: Int
+    public var maxConnections: Int
+    /// `MaxConnectionsPerUser=`, counted by the peer's SO_PEERCRED uid.
+    public var maxConnectionsPerUID: Int
+    /// How long a partial request line may sit unfinished before the connection is closed.
+    public var idleLineTimeout: Duration
+    /// Past this much unsent output a connection is coalesced (only the latest state per field is kept).
+    public var outputSoftLimitBytes: Int
+    /// Past this much unsent output, even after coalescing, the connection is cut off.
+    public var outputHardLimitBytes: Int
+    /// How long a connection above the soft limit may make no progress before it is cut off.
+    public var outputStallTimeout: Duration
+    /// Argon2id worker threads; 0 means one per core.
+    public var hashWorkers: Int
+    /// Hash jobs waiting for a worker; beyond it requests get `busy`.
+    public var hashQueueLimit: Int
+
+    public init(socketPath: String? = nil,
+                databasePath: String? = nil,
+                logLevel: LogLevel = .info,
+                maxLineBytes: Int = 65_536,
+                maxConnections: Int = 4096,
+                maxConnectionsPerUID: Int = 1024,
+                idleLineTimeout: Duration = .seconds(60),
+                outputSoftLimitBytes: Int = 8 << 20,
+                outputHardLimitBytes: Int = 32 << 20,
+                outputStallTimeout: Duration = .seconds(60),
+                hashWorkers: Int = 0,
+                hashQueueLimit: Int = 64) {
+        self.socketPath = socketPath
+        self.databasePath = databasePath
+        self.logLevel = logLevel
+        self.maxLineBytes = maxLineBytes
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerUID = maxConnectionsPerUID
+        self.idleLineTimeout = idleLineTimeout
+        self.outputSoftLimitBytes = outputSoftLimitBytes
+        self.outputHardLimitBytes = outputHardLimitBytes
+        self.outputStallTimeout = outputStallTimeout
+        self.hashWorkers = hashWorkers
+        self.hashQueueLimit = hashQueueLimit
+    }
+}

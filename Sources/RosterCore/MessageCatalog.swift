@@ -1,0 +1,49 @@
+/// Localized texts keyed by message key, with `{name}` placeholders filled from arguments.
+///
+/// Keys are `error.<reason>` for request failures and `<field>.<code>` (or `<form>.<code>`) for form verdicts,
+/// so the same reason can read differently per field, as the seeds' texts do.
+public enum MessageCatalog {
+    /// The text for `key` in `locale`, falling back to zh-Hans and then to the key itself, so a message is never empty.
+    public static func text(_ key: String, locale: RosterLocale, arguments: [String: String] = [:]) -> String {
+        guard let texts = table[key] else { return key }
+        let template = texts[locale] ?? texts[.zhHans] ?? key
+        return fill(template, with: arguments)
+    }
+
+    /// Whether `key` has a text; tests use it to prove that every reason is translated.
+    public static func contains(_ key: String) -> Bool { table[key] != nil }
+
+    /// The text of an error as a client reads it in `error.message`.
+    public static func message(for error: RosterError, locale: RosterLocale,
+                               arguments extra: [String: String] = [:]) -> String {
+        let arguments = error.messageArguments.merging(extra) { _, new in new }
+        switch error {
+        case .invalidField(let field, let code):
+            return text("\(field).\(code)", locale: locale, arguments: arguments)
+        case .taken(let field):
+            return text("\(field).taken", locale: locale, arguments: arguments)
+        default:
+            return text("error.\(error.reason)", locale: locale, arguments: arguments)
+        }
+    }
+
+    /// Every table merged; a key must live in exactly one of them.
+    private static let table: [String: [RosterLocale: String]] = {
+        var merged: [String: [RosterLocale: String]] = [:]
+        for part in parts {
+            merged.merge(part) { _, _ in preconditionFailure("a message key is defined twice") }
+        }
+        return merged
+    }()
+
+    private static let parts: [[String: [RosterLocale: String]]] = [ProtocolMessages.table]
+
+    private static func fill(_ template: String, with arguments: [String: String]) -> String {
+        guard template.contains("{") else { return template }
+        var result = template
+        for (name, value) in arguments {
+            result = result.replacing("{\(name)}", with: value)
+        }
+        return result
+    }
+}

@@ -1,0 +1,98 @@
+/// Texts for the failures of the wire and of requests in general, in every locale.
+enum ProtocolMessages {
+    static let table: [String: [RosterLocale: String]] = [
+        "error.parse_error": [
+            .zhHans: "请求不是有效的 JSON", .en: "The request is not valid JSON",
+            .vi: "Yêu cầu không phải là JSON hợp lệ", .ko: "요청이 올바른 JSON이 아닙니다",
+        ],
+        "error.invalid_request": [
+            .zhHans: "无效的请求：{problem}", .en: "Invalid request: {problem}",
+            .vi: "Yêu cầu không hợp lệ: {problem}", .ko: "잘못된 요청입니다: {problem}",
+        ],
+        "error.request_too_large": [
+            .zhHans: "请求超过 {limit} 字节，已丢弃", .en: "The request is longer than {limit} bytes and was discarded",
+            .vi: "Yêu cầu dài hơn {limit} byte và đã bị bỏ qua", .ko: "요청이 {limit}바이트를 넘어 버려졌습니다",
+        ],
+        "error.method_not_found": [
+            .zhHans: "没有方法 {method}", .en: "There is no method {method}",
+            .vi: "Không có phương thức {method}", .ko: "{method} 메서드가 없습니다",
+        ],
+        "error.missing_param": [
+            .zhHans: "缺少参数 {param}", .en: "The parameter {param} is missing",
+            .vi: "Thiếu tham số {param}", .ko: "{param} 매개변수가 없습니다",
+        ],
+        "error.wrong_type": [
+            .zhHans: "参数 {param} 的类型不对", .en: "The parameter {param} has the wrong type",
+            .vi: "Tham số {param} sai kiểu", .ko: "{param} 매개변수의 형식이 잘못되었습니다",
+        ],
+        "error.out_of_range": [
+            .zhHans: "参数 {param} 超出范围", .en: "The parameter {param} is out of range",
+            .vi: "Tham số {param} nằm ngoài phạm vi cho phép", .ko: "{param} 매개변수가 허용 범위를 벗어났습니다",
+        ],
+        "error.unknown_param": [
+            .zhHans: "未知参数 {param}", .en: "Unknown parameter {param}",
+            .vi: "Tham số không xác định {param}", .ko: "알 수 없는 매개변수 {param}",
+        ],
+        "error.unsupported_locale": [
+            .zhHans: "不支持该语言，可用：zh-Hans、en、vi、ko", .en: "Unsupported locale; use zh-Hans, en, vi or ko",
+            .vi: "Ngôn ngữ không được hỗ trợ; hãy dùng zh-Hans, en, vi hoặc ko",
+            .ko: "지원하지 않는 언어입니다. zh-Hans, en, vi, ko 중 하나를 쓰세요",
+        ],
+        "error.unauthenticated": [
+            .zhHans: "请先登录", .en: "Log in first", .vi: "Vui lòng đăng nhập trước", .ko: "먼저 로그인하세요",
+        ],
+        "error.forbidden": [
+            .zhHans: "没有权限", .en: "Permission denied", .vi: "Không có quyền", .ko: "권한이 없습니다",
+        ],
+        "error.unknown_form": [
+            .zhHans: "没有表单 {form}", .en: "There is no form {form}",
+            .vi: "Không có biểu mẫu {form}", .ko: "{form} 양식이 없습니다",
+        ],
+        "error.unknown_field": [
+            .zhHans: "表单 {form} 没有字段 {field}", .en: "The form {form} has no field {field}",
+            .vi: "Biểu mẫu {form} không có trường {field}", .ko: "{form} 양식에 {field} 항목이 없습니다",
+        ],
+        "error.form_not_open": [
+            .zhHans: "表单 {form} 未打开", .en: "The form {form} is not open",
+            .vi: "Biểu mẫu {form} chưa được mở", .ko: "{form} 양식이 열려 있지 않습니다",
+        ],
+        "error.field_disabled": [
+            .zhHans: "字段 {field} 尚不可用", .en: "The field {field} is not enabled yet",
+            .vi: "Trường {field} chưa được bật", .ko: "{field} 항목은 아직 입력할 수 없습니다",
+        ],
+        "error.not_submittable": [
+            .zhHans: "表单尚未填写完整", .en: "The form is not ready to submit",
+            .vi: "Biểu mẫu chưa sẵn sàng để gửi", .ko: "양식을 아직 제출할 수 없습니다",
+        ],
+        "error.not_found": [
+            .zhHans: "未找到", .en: "Not found", .vi: "Không tìm thấy", .ko: "찾을 수 없습니다",
+        ],
+        "error.wrong_password": [
+            .zhHans: "密码错误", .en: "Wrong password", .vi: "Sai mật khẩu", .ko: "비밀번호가 틀렸습니다",
+        ],
+        "error.invalid_credentials": [
+            .zhHans: "用户名或密码错误", .en: "Wrong username or password",
+            .vi: "Sai tên đăng nhập hoặc mật khẩu", .ko: "아이디 또는 비밀번호가 틀렸습니다",
+        ],
+        "error.rate_limited": [
+            .zhHans: "尝试次数过多，请 {retry_after_ms} 毫秒后再试",
+            .en: "Too many attempts; try again in {retry_after_ms} ms",
+            .vi: "Thử quá nhiều lần; hãy thử lại sau {retry_after_ms} ms",
+            .ko: "시도가 너무 많습니다. {retry_after_ms}ms 후에 다시 시도하세요",
+        ],
+        "error.busy": [
+            .zhHans: "服务器繁忙，请 {retry_after_ms} 毫秒后再试",
+            .en: "The server is busy; try again in {retry_after_ms} ms",
+            .vi: "Máy chủ đang bận; hãy thử lại sau {retry_after_ms} ms",
+            .ko: "서버가 바쁩니다. {retry_after_ms}ms 후에 다시 시도하세요",
+        ],
+        "error.storage_full": [
+            .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
+            .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",
+        ],
+        "error.internal": [
+            .zhHans: "服务器内部错误", .en: "Internal server error",
+            .vi: "Lỗi nội bộ của máy chủ", .ko: "서버 내부 오류입니다",
+        ],
+    ]
+}

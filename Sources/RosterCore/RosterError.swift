@@ -1,0 +1,110 @@
+/// Every way a request can fail. `reason` is stable API: clients switch on it, whatever the locale.
+public enum RosterError: Error, Equatable, Sendable {
+    /// The line was not JSON.
+    case parseError
+    /// The line was JSON but not a request object; `problem` says what is wrong with it.
+    case invalidRequest(problem: String)
+    /// The line exceeded the framer's limit and was discarded.
+    case requestTooLarge(limit: Int)
+    case methodNotFound(method: String)
+    /// A param is missing, of the wrong type, out of range, or not known to the method.
+    case invalidParams(param: String, problem: ParamProblem)
+    case unauthenticated
+    case forbidden
+    case unknownForm(form: String)
+    case unknownField(form: String, field: String)
+    case formNotOpen(form: String)
+    case fieldDisabled(form: String, field: String)
+    case notSubmittable(form: String)
+    /// A field's own rule refused a value outside a form (e.g. `users.register`); `code` is the rule's reason.
+    case invalidField(field: String, code: String)
+    case taken(field: String)
+    case notFound
+    case wrongPassword
+    case invalidCredentials
+    case rateLimited(retryAfterMs: Int64)
+    case busy(retryAfterMs: Int64)
+    case storageFull
+    case `internal`
+
+    /// The stable snake_case name of this failure, sent as `data.reason`.
+    public var reason: String {
+        switch self {
+        case .parseError: "parse_error"
+        case .invalidRequest: "invalid_request"
+        case .requestTooLarge: "request_too_large"
+        case .methodNotFound: "method_not_found"
+        case .invalidParams(_, let problem): problem.rawValue
+        case .unauthenticated: "unauthenticated"
+        case .forbidden: "forbidden"
+        case .unknownForm: "unknown_form"
+        case .unknownField: "unknown_field"
+        case .formNotOpen: "form_not_open"
+        case .fieldDisabled: "field_disabled"
+        case .notSubmittable: "not_submittable"
+        case .invalidField(_, let code): code
+        case .taken: "taken"
+        case .notFound: "not_found"
+        case .wrongPassword: "wrong_password"
+        case .invalidCredentials: "invalid_credentials"
+        case .rateLimited: "rate_limited"
+        case .busy: "busy"
+        case .storageFull: "storage_full"
+        case .internal: "internal"
+        }
+    }
+
+    /// Extra `data` members beside `reason`, so a client need not parse the message.
+    public var details: [(key: String, value: ErrorDetail)] {
+        switch self {
+        case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials,
+             .storageFull, .internal:
+            []
+        case .invalidRequest(let problem): [("problem", .string(problem))]
+        case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]
+        case .methodNotFound(let method): [("method", .string(method))]
+        case .invalidParams(let param, _): [("param", .string(param))]
+        case .unknownForm(let form), .formNotOpen(let form), .notSubmittable(let form): [("form", .string(form))]
+        case .unknownField(let form, let field), .fieldDisabled(let form, let field):
+            [("form", .string(form)), ("field", .string(field))]
+        case .invalidField(let field, _), .taken(let field): [("field", .string(field))]
+        case .rateLimited(let ms), .busy(let ms): [("retry_after_ms", .int(ms))]
+        }
+    }
+
+    /// The values a message template may quote: every detail, by key.
+    public var messageArguments: [String: String] {
+        var arguments: [String: String] = [:]
+        for (key, value) in details {
+            switch value {
+            case .string(let text): arguments[key] = text
+            case .int(let number): arguments[key] = String(number)
+            }
+        }
+        return arguments
+    }
+}
+
+/// A detail value of an error's `data`.
+public enum ErrorDetail: Equatable, Sendable {
+    case string(String)
+    case int(Int64)
+}
+
+/// What is wrong with a param; the raw value is the error's `reason`.
+public enum ParamProblem: String, Sendable {
+    case missing = "missing_param"
+    case wrongType = "wrong_type"
+    case outOfRange = "out_of_range"
+    case unknown = "unknown_param"
+    case unsupportedLocale = "unsupported_locale"
+}
+
+extension RosterError: CustomStringConvertible {
+    /// Safe to log: details name params and fields, never their values.
+    public var description: String {
+        let arguments = messageArguments
+        let extra = details.map { "\($0.key)=\(arguments[$0.key] ?? "")" }.joined(separator: " ")
+        return extra.isEmpty ? reason : "\(reason) \(extra)"
+    }
+}

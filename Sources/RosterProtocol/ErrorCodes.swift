@@ -1,0 +1,29 @@
+import RosterCore
+
+/// The one place where a failure's reason becomes a JSON-RPC error code (contract §2; table in protocol.md).
+public enum ErrorCodes {
+    public static func code(for error: RosterError) -> Int {
+        switch error {
+        case .parseError: -32700
+        case .invalidRequest, .requestTooLarge: -32600
+        case .methodNotFound: -32601
+        case .invalidParams: -32602
+        case .notSubmittable: 1000
+        case .fieldDisabled: 1001
+        case .formNotOpen: 1002
+        case .unknownForm: 1003
+        case .unknownField: 1004
+        case .invalidField: 1005
+        case .taken: 1010
+        case .notFound: 1011
+        case .wrongPassword: 1012
+        case .invalidCredentials: 1013
+        case .rateLimited: 1020
+        case .busy: 1021
+        case .unauthenticated: 1030
+        case .forbidden: 1031
+        case .storageFull: 1040
+        case .internal: 1099
+        }
+    }
+}

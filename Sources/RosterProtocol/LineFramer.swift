@@ -1,0 +1,77 @@
+/// Splits a byte stream into newline-terminated lines, never holding more than `maxLineBytes` of one line.
+///
+/// A line longer than the limit is reported once, as soon as the limit is passed (not when its newline
+/// finally arrives), and the rest of it is discarded up to the next newline. `\r\n` counts as `\n`, and
+/// lines holding only whitespace are dropped, as the contract says.
+public struct LineFramer: Sendable {
+    /// What the framer found in the bytes it was fed.
+    public enum Output: Equatable, Sendable {
+        case line([UInt8])
+        case tooLarge
+    }
+
+    public let maxLineBytes: Int
+    private var pending: [UInt8] = []
+    private var discarding = false
+
+    public init(maxLineBytes: Int = 65_536) {
+        self.maxLineBytes = maxLineBytes
+    }
+
+    /// Bytes of an unfinished line held right now; bounded by `maxLineBytes + 1`.
+    public var bufferedByteCount: Int { pending.count }
+
+    /// Whether an unfinished line is held (used to time out peers that stall mid-line).
+    public var hasPartialLine: Bool { !pending.isEmpty || discarding }
+
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, into outputs: inout [Output]) {
+        let bytes = chunk.bindMemory(to: UInt8.self)
+        var start = 0
+        while start < bytes.count {
+            let newline = bytes[start...].firstIndex(of: 0x0A)
+            let end = newline ?? bytes.count
+            if discarding {
+                if newline != nil { discarding = false }
+            } else {
+                let room = maxLineBytes + 1 - pending.count
+                let take = min(room, end - start)
+                pending.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<(start + take)]))
+                let tookAll = take == end - start
+                if pending.count > maxLineBytes && !endsInCarriageReturnAtLimit(tookAll: tookAll) {
+                    pending.removeAll(keepingCapacity: false)
+                    outputs.append(.tooLarge)
+                    discarding = newline == nil
+                } else if newline != nil {
+                    emit(into: &outputs)
+                }
+            }
+            start = end + 1
+        }
+    }
+
+    public mutating func feed(_ bytes: [UInt8]) -> [Output] {
+        var outputs: [Output] = []
+        bytes.withUnsafeBytes { feed($0, into: &outputs) }
+        return outputs
+    }
+
+    /// The unterminated tail at end of input, treated as a last line so `printf '{…}' | socat` still works.
+    public mutating func finish(into outputs: inout [Output]) {
+        if !discarding && !pending.isEmpty { emit(into: &outputs) }
+        pending.removeAll()
+        discarding = false
+    }
+
+    /// A `\r` right at the limit may be the first half of a `\r\n` terminator, which is not in the line's budget.
+    private func endsInCarriageReturnAtLimit(tookAll: Bool) -> Bool {
+        tookAll && pending.count == maxLineBytes + 1 && pending.last == 0x0D
+    }
+
+    private mutating func emit(into outputs: inout [Output]) {
+        var line = pending
+        pending.removeAll(keepingCapacity: true)
+        if line.last == 0x0D { line.removeLast() }
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        outputs.append(.line(line))
+    }
+}

@@ -1,0 +1,73 @@
+import RosterCore
+
+/// A request as the dispatcher sees it, after the envelope rules of contract §2 were checked.
+public struct RPCRequest: Sendable {
+    /// The request's id exactly as sent (string, number or null), or nil for a notification.
+    public let id: JSONValue?
+    public let method: String
+    /// Named params; absent params read as an empty object.
+    public let params: [(String, JSONValue)]
+
+    public var isNotification: Bool { id == nil }
+
+    public init(id: JSONValue?, method: String, params: [(String, JSONValue)]) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+}
+
+/// Why a line could not become a request, with the id to answer to (null when none could be read).
+public struct RPCEnvelopeError: Error, Sendable {
+    public let id: JSONValue
+    public let error: RosterError
+    /// A notification's envelope errors after the method name are not answered (JSON-RPC 2.0 §4.1).
+    public let answer: Bool
+}
+
+extension RPCRequest {
+    /// Parses one framed line into a request, or says which §2 rule it broke.
+    public static func parse(line: [UInt8]) -> Result<RPCRequest, RPCEnvelopeError> {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(line)
+        } catch {
+            return .failure(RPCEnvelopeError(id: .null, error: .parseError, answer: true))
+        }
+        guard case .object(let members) = document else {
+            let problem = document.arrayValue != nil ? "batches are not supported; send one object per line"
+                                                     : "expected a JSON object"
+            return .failure(RPCEnvelopeError(id: .null, error: .invalidRequest(problem: problem), answer: true))
+        }
+        let rawID = document["id"]
+        var id: JSONValue? = nil
+        if let rawID {
+            switch rawID {
+            case .string, .number, .null: id = rawID
+            case .bool, .array, .object:
+                return .failure(RPCEnvelopeError(
+                    id: .null, error: .invalidRequest(problem: "id must be a string, a number or null"), answer: true))
+            }
+        }
+        func invalid(_ problem: String) -> Result<RPCRequest, RPCEnvelopeError> {
+            .failure(RPCEnvelopeError(id: id ?? .null, error: .invalidRequest(problem: problem), answer: true))
+        }
+        if let version = document["jsonrpc"], version != .string("2.0") {
+            return invalid("jsonrpc must be \"2.0\"")
+        }
+        guard let methodValue = document["method"] else { return invalid("method is missing") }
+        guard case .string(let method) = methodValue else { return invalid("method must be a string") }
+        for (key, _) in members where !["jsonrpc", "id", "method", "params"].contains(key) {
+            return invalid("unknown member \(key)")
+        }
+        var params: [(String, JSONValue)] = []
+        switch document["params"] {
+        case nil, .null?: break
+        case .object(let named)?: params = named
+        case .array?, .string?, .number?, .bool?:
+            return .failure(RPCEnvelopeError(
+                id: id ?? .null, error: .invalidParams(param: "params", problem: .wrongType), answer: id != nil))
+        }
+        return .success(RPCRequest(id: id, method: method, params: params))
+    }
+}

@@ -1,0 +1,39 @@
+import Glibc
+import RosterCore
+import RosterProtocol
+
+/// `admin.*`: for root and the daemon's own user only, checked by SO_PEERCRED.
+extension Server {
+    func adminMethods() -> [Method] {
+        [
+            Method(spec: MethodSpec(
+                "admin.stats",
+                summary: "Counters of the running daemon (root or the daemon's own uid only).",
+                result: .object([
+                    FieldSpec("version", .string), FieldSpec("pid", .integer(0...Int64(Int32.max))),
+                    FieldSpec("uptime_ms", .integer(0...Int64.max)), FieldSpec("connections", .integer(0...Int64.max)),
+                    FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("requests", .integer(0...Int64.max)),
+                    FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
+                ])), handler: adminStats),
+        ]
+    }
+
+    private func adminStats(_ call: Call) {
+        guard isAdmin(call.peer) else {
+            call.fail(.forbidden)
+            return
+        }
+        let uptime = loop.now - startedAt
+        call.succeed([
+            "version": .string(RosterVersion.version),
+            "pid": .int(Int(getpid())),
+            "uptime_ms": .int(uptime.nanoseconds / 1_000_000),
+            "connections": .int(connectionCount),
+            "sessions": .int(greetedSessionCount),
+            // This request is counted as served once answered, so report the ones before it.
+            "requests": .int(stats.requestsServed),
+            "events": .int(stats.eventsSent),
+            "connections_accepted": .int(stats.connectionsAccepted),
+        ])
+    }
+}

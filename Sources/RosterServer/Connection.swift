@@ -1,0 +1,164 @@
+import CLinux
+import Glibc
+import RosterProtocol
+
+/// One client socket: non-blocking reads into the line framer, buffered writes, and half-close.
+///
+/// Lifecycle: reading → (peer shuts its write side) draining → closed. While draining, requests already
+/// read are still answered; the socket closes once none is in flight and every byte is written.
+final class Connection {
+    let id: UInt64
+    let fd: Int32
+    let peer: PeerCredentials
+    let session: Session
+    private(set) var isClosed = false
+    private var registration: EventLoop.RegistrationID?
+    private var framer: LineFramer
+    private var output = OutputBuffer()
+    private var readShutDown = false
+    private var writeInterest = false
+    private var isDispatching = false
+    private unowned let server: Server
+    /// Requests read and not yet answered; a half-closed peer waits for these.
+    var inFlight = 0
+
+    init(id: UInt64, fd: Int32, peer: PeerCredentials, session: Session, maxLineBytes: Int, server: Server) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.session = session
+        self.framer = LineFramer(maxLineBytes: maxLineBytes)
+        self.server = server
+    }
+
+    func start(on loop: EventLoop) throws(SystemError) {
+        registration = try loop.register(fd: fd, events: EPOLLIN.rawValue | EPOLLRDHUP.rawValue) { [unowned self] events in
+            self.handle(events)
+        }
+    }
+
+    private func handle(_ events: UInt32) {
+        if events & EPOLLOUT.rawValue != 0 { flush() }
+        if !isClosed, events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue) != 0, !readShutDown {
+            readAvailable()
+        }
+        // EPOLLHUP means the peer closed both ways: nobody is left to read what is still owed.
+        let gone = events & EPOLLERR.rawValue != 0 || (events & EPOLLHUP.rawValue != 0 && readShutDown)
+        if !isClosed, gone { close() }
+    }
+
+    private func readAvailable() {
+        var outputs: [LineFramer.Output] = []
+        // A bounded number of reads per wake-up keeps one chatty peer from starving the rest.
+        for _ in 0..<4 {
+            let result = server.readBuffer.withUnsafeMutableBytes { buffer in
+                Result(catching: { () throws(SystemError) -> IOResult<Int> in
+                    try Syscall.nonBlocking("read") { read(fd, buffer.baseAddress, buffer.count) }
+                })
+            }
+            switch result {
+            case .success(.done(0)):
+                framer.finish(into: &outputs)
+                readShutDown = true
+            case .success(.done(let count)):
+                server.readBuffer.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &outputs) }
+            case .success(.wouldBlock):
+                break
+            case .failure:
+                close()
+                return
+            }
+            if readShutDown || result.isWouldBlock { break }
+        }
+        isDispatching = true
+        defer {
+            isDispatching = false
+            if readShutDown { readSideClosed() }
+        }
+        for output in outputs {
+            guard !isClosed else { return }
+            switch output {
+            case .line(let bytes): server.dispatch(line: bytes, from: self)
+            case .tooLarge: server.rejectOversizedLine(from: self)
+            }
+        }
+    }
+
+    private func readSideClosed() {
+        guard !isClosed else { return }
+        updateInterest()
+        closeIfDrained()
+    }
+
+    /// Queues a line (answer or event); written at once if the socket takes it.
+    func send(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        output.append(bytes)
+        flush()
+    }
+
+    /// Called when an answer goes out; a draining connection may now be done.
+    func requestFinished() {
+        inFlight -= 1
+        closeIfDrained()
+    }
+
+    private func flush() {
+        while !output.isEmpty {
+            let result = output.withUnsentBytes { bytes in
+                Result(catching: { () throws(SystemError) -> IOResult<Int> in
+                    try Syscall.nonBlocking("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+                })
+            }
+            switch result {
+            case .success(.done(let written)): output.consume(written)
+            case .success(.wouldBlock): updateInterest(); return
+            case .failure: close(); return
+            }
+        }
+        updateInterest()
+        closeIfDrained()
+    }
+
+    private func closeIfDrained() {
+        // Lines already read in this batch are still owed answers, even if each answer so far went out at once.
+        guard !isDispatching else { return }
+        if readShutDown && inFlight == 0 && output.isEmpty { close() }
+        if server.isStopping && inFlight == 0 && output.isEmpty { close() }
+    }
+
+    /// Stops reading new requests (shutdown); pending answers still go out.
+    func stopReading() {
+        guard !isClosed else { return }
+        readShutDown = true
+        updateInterest()
+        closeIfDrained()
+    }
+
+    private func updateInterest() {
+        guard let registration, !isClosed else { return }
+        let wantWrite = !output.isEmpty
+        let wantRead = !readShutDown
+        var events: UInt32 = 0
+        if wantRead { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
+        if wantWrite { events |= EPOLLOUT.rawValue }
+        guard wantWrite != writeInterest || !wantRead else { return }
+        writeInterest = wantWrite
+        try? server.loop.modify(registration, events: events)
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        if let registration { server.loop.deregister(registration) }
+        Glibc.close(fd)
+        server.connectionClosed(self)
+    }
+}
+
+private extension Result where Success == IOResult<Int> {
+    var isWouldBlock: Bool {
+        if case .success(.wouldBlock) = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,206 @@
+import CLinux
+import Glibc
+import RosterCore
+import RosterProtocol
+
+/// The daemon's runtime: accepts connections, frames and dispatches requests, and shuts down cleanly.
+/// Everything here runs on the loop thread.
+public final class Server {
+    /// Counters for `admin.stats` and the status line.
+    struct Stats {
+        var requestsServed = 0
+        var eventsSent = 0
+        var connectionsAccepted = 0
+    }
+
+    let loop: EventLoop
+    public var logger: Logger
+    /// The configuration in force; a reload replaces it, and new input and new connections follow it.
+    public var config: DaemonConfig
+    var stats = Stats()
+    let startedAt: Instant
+    /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all.
+    var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var listener: UnixListener?
+    private var listenerRegistration: EventLoop.RegistrationID?
+    private var connections: [UInt64: Connection] = [:]
+    private var connectionsPerUID: [UInt32: Int] = [:]
+    private var nextConnectionID: UInt64 = 1
+    private var methods: [String: Method] = [:]
+    private(set) var isStopping = false
+    private var onStopped: (() -> Void)?
+    private let daemonUID = getuid()
+
+    public init(loop: EventLoop, config: DaemonConfig, logger: Logger) {
+        self.loop = loop
+        self.config = config
+        self.logger = logger
+        self.startedAt = loop.now
+        for method in sessionMethods() + adminMethods() {
+            methods[method.spec.name] = method
+        }
+    }
+
+    /// Every method's spec, sorted by name, for `rpc.describe`.
+    var methodSpecs: [MethodSpec] { methods.values.map(\.spec).sorted { $0.name < $1.name } }
+
+    public var connectionCount: Int { connections.count }
+
+    /// Connections that said `session.hello`.
+    var greetedSessionCount: Int { connections.values.reduce(0) { $0 + ($1.session.greeted ? 1 : 0) } }
+
+    // MARK: Accepting
+
+    public func listen(on listener: UnixListener) throws(SystemError) {
+        self.listener = listener
+        listenerRegistration = try loop.register(fd: listener.fd, events: EPOLLIN.rawValue) { [unowned self] _ in
+            self.acceptPending()
+        }
+    }
+
+    private func acceptPending() {
+        guard let listener else { return }
+        while true {
+            let accepted: IOResult<Int32>
+            do {
+                accepted = try Syscall.nonBlocking("accept4") {
+                    accept4(listener.fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
+            } catch {
+                logger.warning("accept failed: \(error)")
+                if error.errno == EMFILE || error.errno == ENFILE { pauseAccepting() }
+                return
+            }
+            guard case .done(let fd) = accepted else { return }
+            admit(fd)
+        }
+    }
+
+    /// Out of descriptors, a level-triggered listener would spin; wait a little for some to be freed.
+    private func pauseAccepting() {
+        guard let listenerRegistration else { return }
+        try? loop.modify(listenerRegistration, events: 0)
+        loop.schedule(at: loop.now + .milliseconds(100)) { [weak self] in
+            guard let self, !self.isStopping, let registration = self.listenerRegistration else { return }
+            try? self.loop.modify(registration, events: EPOLLIN.rawValue)
+        }
+    }
+
+    private func admit(_ fd: Int32) {
+        guard let peer = PeerCredentials.of(fd: fd) else {
+            close(fd)
+            return
+        }
+        let perUID = connectionsPerUID[peer.uid, default: 0]
+        if connections.count >= config.server.maxConnections || perUID >= config.server.maxConnectionsPerUID {
+            refuse(fd, limit: connections.count >= config.server.maxConnections
+                   ? config.server.maxConnections : config.server.maxConnectionsPerUID)
+            return
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let session = Session()
+        let connection = Connection(id: id, fd: fd, peer: peer, session: session,
+                                    maxLineBytes: config.server.maxLineBytes, server: self)
+        do {
+            try connection.start(on: loop)
+        } catch {
+            logger.warning("cannot watch a new connection: \(error)")
+            close(fd)
+            return
+        }
+        connections[id] = connection
+        connectionsPerUID[peer.uid, default: 0] += 1
+        stats.connectionsAccepted += 1
+        logger.debug("connection opened", [("ROSTER_CONNECTION", String(id)), ("ROSTER_PEER_UID", String(peer.uid))])
+    }
+
+    /// Over a limit: one error line the client can read, then the door closes.
+    private func refuse(_ fd: Int32, limit: Int) {
+        let line = RPCMessage.error(id: .null, .busy(retryAfterMs: 1_000),
+                                    message: MessageCatalog.message(for: .busy(retryAfterMs: 1_000), locale: .default))
+        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        close(fd)
+        logger.warning("connection refused: limit of \(limit) reached")
+    }
+
+    func connectionClosed(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
+        connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
+        logger.debug("connection closed", [("ROSTER_CONNECTION", String(connection.id))])
+        if isStopping && connections.isEmpty { finishStopping() }
+    }
+
+    // MARK: Dispatching
+
+    func dispatch(line: [UInt8], from connection: Connection) {
+        switch RPCRequest.parse(line: line) {
+        case .failure(let envelope):
+            if envelope.answer { sendError(envelope.error, id: envelope.id, to: connection) }
+        case .success(let request):
+            guard let method = methods[request.method] else {
+                if let id = request.id { sendError(.methodNotFound(method: request.method), id: id, to: connection) }
+                return
+            }
+            let params: Params
+            do {
+                params = try Params(validating: request.params, against: method.spec.params)
+            } catch {
+                if let id = request.id { sendError(error, id: id, to: connection) }
+                return
+            }
+            connection.inFlight += 1
+            method.handler(Call(id: request.id, params: params, connection: connection, server: self))
+        }
+    }
+
+    func rejectOversizedLine(from connection: Connection) {
+        sendError(.requestTooLarge(limit: config.server.maxLineBytes), id: .null, to: connection)
+    }
+
+    func sendError(_ error: RosterError, id: JSONValue, to connection: Connection) {
+        let message = MessageCatalog.message(for: error, locale: connection.session.locale)
+        connection.send(RPCMessage.error(id: id, error, message: message))
+    }
+
+    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection) {
+        stats.eventsSent += 1
+        connection.send(RPCMessage.event(type: type, members))
+    }
+
+    /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.
+    func isAdmin(_ peer: PeerCredentials) -> Bool {
+        peer.uid == 0 || peer.uid == daemonUID
+    }
+
+    // MARK: Stopping
+
+    /// Stops accepting, lets every connection finish what it was asked, and calls `completion` once all are
+    /// closed or `gracePeriod` has passed, whichever is first.
+    public func shutdown(gracePeriod: Duration, completion: @escaping () -> Void) {
+        guard !isStopping else { return }
+        isStopping = true
+        onStopped = completion
+        if let listenerRegistration { loop.deregister(listenerRegistration) }
+        listener?.close()
+        listener = nil
+        for connection in Array(connections.values) { connection.stopReading() }
+        if connections.isEmpty {
+            finishStopping()
+            return
+        }
+        loop.schedule(at: loop.now + gracePeriod) { [weak self] in
+            guard let self else { return }
+            self.logger.warning("\(self.connections.count) connection(s) still busy at shutdown; closing them")
+            for connection in Array(self.connections.values) { connection.close() }
+            self.finishStopping()
+        }
+    }
+
+    private func finishStopping() {
+        let completion = onStopped
+        onStopped = nil
+        completion?()
+    }
+}

@@ -1,0 +1,124 @@
+/// Log-in tokens in `session_tokens`, keyed by the token's hash. A token expires after being
+/// unused for the idle limit: it is expired once `now - last_used_at >= idleLimitMs`.
+public struct SessionTokenStore: Sendable {
+    /// The connection this store uses; see `Database` for its one-thread-at-a-time rule.
+    public let database: Database
+
+    /// A store over `database`, whose schema must already be migrated.
+    public init(database: Database) {
+        self.database = database
+    }
+
+    /// Records a new token for `userID`, used for the first time at `now`.
+    public func insert(tokenHash: [UInt8], userID: Int64, now: Int64) throws(StoreError) {
+        do {
+            try database.transaction { () throws(StoreError) in
+                let insert = try database.cached("""
+                    INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)
+                    """)
+                try insert.bind(tokenHash, at: 1)
+                try insert.bind(userID, at: 2)
+                try insert.bind(now, at: 3)
+                try insert.bind(now, at: 4)
+                try insert.run()
+            }
+        } catch {
+            throw error.relabelled("insert session token")
+        }
+    }
+
+    /// The token's user, marking the token used at `now`; nil for an unknown token, or an expired
+    /// one, which is deleted.
+    public func resume(tokenHash: [UInt8], now: Int64, idleLimitMs: Int64) throws(StoreError) -> UserRecord? {
+        do {
+            return try database.transaction { () throws(StoreError) -> UserRecord? in
+                let find = try database.cached("""
+                    SELECT t.last_used_at, u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at
+                    FROM session_tokens t JOIN users u ON u.id = t.user_id
+                    WHERE t.token_hash = ?
+                    """)
+                defer { find.reset() }
+                try find.bind(tokenHash, at: 1)
+                guard try find.step() else { return nil }
+                let lastUsed = find.int64(at: 0)
+                let user = UserRecord(row: find, offset: 1)
+                find.reset()
+
+                if Saturating.subtract(now, lastUsed) >= idleLimitMs {
+                    try delete(tokenHash)
+                    return nil
+                }
+                // max() keeps last use from moving backwards if the wall clock steps back.
+                let touch = try database.cached("""
+                    UPDATE session_tokens SET last_used_at = max(last_used_at, ?) WHERE token_hash = ?
+                    """)
+                try touch.bind(now, at: 1)
+                try touch.bind(tokenHash, at: 2)
+                try touch.run()
+                return user
+            }
+        } catch {
+            throw error.relabelled("resume session token")
+        }
+    }
+
+    /// Deletes the token; true when it existed.
+    @discardableResult
+    public func revoke(tokenHash: [UInt8]) throws(StoreError) -> Bool {
+        do {
+            return try database.transaction { () throws(StoreError) -> Bool in
+                try delete(tokenHash)
+                return database.changes > 0
+            }
+        } catch {
+            throw error.relabelled("revoke session token")
+        }
+    }
+
+    /// Deletes every token of `userID` (after a password change); returns how many.
+    @discardableResult
+    public func revokeAll(userID: Int64) throws(StoreError) -> Int {
+        do {
+            return try database.transaction { () throws(StoreError) -> Int in
+                let delete = try database.cached("DELETE FROM session_tokens WHERE user_id = ?")
+                try delete.bind(userID, at: 1)
+                try delete.run()
+                return database.changes
+            }
+        } catch {
+            throw error.relabelled("revoke session tokens")
+        }
+    }
+
+    /// Deletes every token expired at `now`; returns how many.
+    @discardableResult
+    public func purgeExpired(now: Int64, idleLimitMs: Int64) throws(StoreError) -> Int {
+        do {
+            return try database.transaction { () throws(StoreError) -> Int in
+                let purge = try database.cached("DELETE FROM session_tokens WHERE last_used_at <= ?")
+                try purge.bind(Saturating.subtract(now, idleLimitMs), at: 1)
+                try purge.run()
+                return database.changes
+            }
+        } catch {
+            throw error.relabelled("purge session tokens")
+        }
+    }
+
+    /// The number of stored tokens, expired or not.
+    public func count() throws(StoreError) -> Int {
+        let statement = try database.cached("SELECT count(*) FROM session_tokens")
+        defer { statement.reset() }
+        do {
+            return try statement.step() ? statement.int(at: 0) : 0
+        } catch {
+            throw error.relabelled("count session tokens")
+        }
+    }
+
+    private func delete(_ tokenHash: [UInt8]) throws(StoreError) {
+        let delete = try database.cached("DELETE FROM session_tokens WHERE token_hash = ?")
+        try delete.bind(tokenHash, at: 1)
+        try delete.run()
+    }
+}

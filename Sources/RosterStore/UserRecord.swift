@@ -1,0 +1,41 @@
+/// One stored account, as read from `users`.
+public struct UserRecord: Equatable, Sendable {
+    /// The row id; stable for the life of the account.
+    public var id: Int64
+    /// The PRECIS-canonical username (unique, compared case-insensitively).
+    public var canonical: String
+    /// The username as the user typed it.
+    public var display: String
+    /// The e-mail address, if one was given (unique, compared case-insensitively).
+    public var email: String?
+    /// The `$argon2id$…` hash string.
+    public var passwordHash: String
+    /// Creation time in Unix milliseconds.
+    public var createdAt: Int64
+
+    /// Makes a record from its column values.
+    public init(id: Int64, canonical: String, display: String, email: String?, passwordHash: String, createdAt: Int64) {
+        self.id = id
+        self.canonical = canonical
+        self.display = display
+        self.email = email
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+}
+
+extension UserRecord {
+    /// The column list `init(row:)` expects, in order (SessionTokenStore spells it out with a table prefix).
+    static let columns = "id, canonical, display, email, password_hash, created_at"
+
+    /// Reads a record from the current row of a statement selecting `columns`, starting at `offset`.
+    init(row: Statement, offset: Int = 0) {
+        self.init(
+            id: row.int64(at: offset),
+            canonical: row.string(at: offset + 1) ?? "",
+            display: row.string(at: offset + 2) ?? "",
+            email: row.string(at: offset + 3),
+            passwordHash: row.string(at: offset + 4) ?? "",
+            createdAt: row.int64(at: offset + 5))
+    }
+}

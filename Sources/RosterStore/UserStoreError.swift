@@ -1,0 +1,27 @@
+/// Which unique account field a registration collided with.
+public enum UserField: String, Equatable, Sendable {
+    case username
+    case email
+}
+
+/// Why a user write was refused. Never carries the username, e-mail or hash involved.
+public enum UserStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Another account already has this username or e-mail (compared case-insensitively).
+    case taken(UserField)
+    /// The hash is not a `$argon2id$` string; refusing it keeps anything else (such as a
+    /// plaintext password passed by mistake) out of the database.
+    case notArgon2idHash
+    /// No account has the given id.
+    case notFound
+    /// The database failed.
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case let .taken(field): return "users: \(field.rawValue) is taken"
+        case .notArgon2idHash: return "users: password hash is not an Argon2id string"
+        case .notFound: return "users: no such user"
+        case let .store(error): return error.description
+        }
+    }
+}

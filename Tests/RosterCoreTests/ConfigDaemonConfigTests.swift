@@ -1,0 +1,354 @@
+import Testing
+@testable import RosterCore
+
+@Suite("DaemonConfig")
+struct ConfigDaemonConfigTests {
+    static let main = "/etc/roster/rosterd.conf"
+    static let dropIn = "/etc/roster/rosterd.conf.d/50-local.conf"
+
+    func parse(_ text: String) throws(ConfigError) -> DaemonConfig {
+        try DaemonConfig.parse(files: [(path: Self.main, text: text)])
+    }
+
+    func failure(_ files: [(path: String, text: String)]) -> ConfigError? {
+        do {
+            _ = try DaemonConfig.parse(files: files)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func failure(_ text: String) -> ConfigError? { failure([(path: Self.main, text: text)]) }
+
+    // MARK: defaults and presets
+
+    @Test func noFilesGiveTheContractDefaults() throws {
+        let config = try DaemonConfig.parse(files: [])
+        #expect(config == DaemonConfig())
+        #expect(config.policy == Policy.seed)
+        #expect(config.server == ServerSettings())
+        #expect(try parse("# nothing but a comment\n[Server]\n") == DaemonConfig())
+    }
+
+    @Test func serverDefaults() {
+        let server = ServerSettings()
+        #expect(server.socketPath == nil)
+        #expect(server.databasePath == nil)
+        #expect(server.logLevel == .info)
+        #expect(server.maxLineBytes == 65_536)
+        #expect(server.maxConnections == 4096)
+        #expect(server.maxConnectionsPerUID == 1024)
+        #expect(server.idleLineTimeout == .seconds(60))
+        #expect(server.outputSoftLimitBytes == 8 * 1024 * 1024)
+        #expect(server.outputHardLimitBytes == 32 * 1024 * 1024)
+        #expect(server.outputStallTimeout == .seconds(60))
+        #expect(server.hashWorkers == 0)
+        #expect(server.hashQueueLimit == 64)
+    }
+
+    @Test func presetsAreConsistentWithTheirOwnRanges() {
+        for preset in Policy.Preset.allCases {
+            let policy = Policy.preset(preset)
+            #expect(policy.usernameMinLength <= policy.usernameMaxLength)
+            #expect(policy.passwordMinLength <= policy.passwordMaxLength)
+            #expect(ConfigKey.usernameLengthsRange.contains(policy.usernameMaxLength))
+            #expect(ConfigKey.passwordLengthsRange.contains(policy.passwordMaxLength))
+            #expect(ConfigKey.memoryKiBRange.contains(policy.hashMemoryKiB))
+            #expect(ConfigKey.sessionIdleRange.contains(policy.sessionIdle))
+        }
+    }
+
+    @Test func presetSelectsTheBase() throws {
+        #expect(try parse("[Validation]\nPreset=hardened\n").policy == .hardened)
+        #expect(try parse("[Validation]\nPreset=seed\n").policy == .seed)
+        #expect(try parse("[Validation]\nPreset=\n").policy == .seed)
+    }
+
+    @Test func explicitKeysOverrideThePresetWhereverThePresetIs() throws {
+        var expected = Policy.hardened
+        expected.passwordMinLength = 20
+        #expect(try parse("[Validation]\nPasswordMinLength=20\nPreset=hardened\n").policy == expected)
+        #expect(try parse("[Validation]\nPreset=hardened\nPasswordMinLength=20\n").policy == expected)
+        // The preset in a later file still does not undo an earlier file's explicit key.
+        let config = try DaemonConfig.parse(files: [
+            (path: Self.main, text: "[Validation]\nPasswordMinLength=20\n"),
+            (path: Self.dropIn, text: "[Validation]\nPreset=hardened\n"),
+        ])
+        #expect(config.policy == expected)
+    }
+
+    @Test func lastPresetWins() throws {
+        let config = try DaemonConfig.parse(files: [
+            (path: Self.main, text: "[Validation]\nPreset=hardened\n"),
+            (path: Self.dropIn, text: "[Validation]\nPreset=seed\n"),
+        ])
+        #expect(config.policy == .seed)
+    }
+
+    // MARK: every key
+
+    @Test func everyKeyIsParsed() throws {
+        let text = """
+        [Validation]
+        Preset=hardened
+        UsernameMinLength=3
+        UsernameMaxLength=32
+        PasswordMinLength=12
+        PasswordMaxLength=200
+        UsernameForbiddenCharacters=<>
+        PasswordForbiddenCharacters=
+        PasswordNFKC=no
+        PasswordQualityCheck=off
+
+        [Timing]
+        DebounceMs=250
+        ThrottleMs=0
+
+        [Login]
+        RevealUnknownUsers=yes
+        RateLimitBurst=5
+        RateLimitIntervalSec=1min
+        SessionIdleSec=1h 30min
+
+        [Hashing]
+        MemoryKiB=65536
+        Iterations=3
+        Workers=4
+        QueueLimit=128
+
+        [Server]
+        Socket=/run/roster/test.sock
+        Database=/var/lib/roster/test.db
+        LogLevel=debug
+        MaxLineBytes=128K
+        MaxConnections=100
+        MaxConnectionsPerUser=10
+        IdleLineTimeoutSec=30
+        OutputSoftLimitBytes=1M
+        OutputHardLimitBytes=4M
+        OutputStallTimeoutSec=500ms
+        """
+        let expected = DaemonConfig(
+            policy: Policy(
+                preset: .hardened,
+                usernameMinLength: 3, usernameMaxLength: 32,
+                passwordMinLength: 12, passwordMaxLength: 200,
+                usernameForbiddenCharacters: ["<", ">"], passwordForbiddenCharacters: [],
+                passwordNFKC: false, passwordQualityCheck: false,
+                debounce: .milliseconds(250), throttle: .zero,
+                revealUnknownUsers: true, rateLimitBurst: 5, rateLimitInterval: .seconds(60),
+                sessionIdle: .seconds(5400),
+                hashMemoryKiB: 65_536, hashIterations: 3),
+            server: ServerSettings(
+                socketPath: "/run/roster/test.sock", databasePath: "/var/lib/roster/test.db",
+                logLevel: .debug, maxLineBytes: 131_072, maxConnections: 100, maxConnectionsPerUID: 10,
+                idleLineTimeout: .seconds(30), outputSoftLimitBytes: 1 << 20, outputHardLimitBytes: 4 << 20,
+                outputStallTimeout: .milliseconds(500), hashWorkers: 4, hashQueueLimit: 128))
+        #expect(try parse(text) == expected)
+        // Every key the parser knows appears above, so a new Policy field without a key fails here.
+        let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
+        #expect(Set(ConfigKey.allCases.map(\.name)).isSubset(of: written))
+    }
+
+    @Test func forbiddenCharactersAsWrittenOrQuoted() throws {
+        let config = try parse("[Validation]\nUsernameForbiddenCharacters=!@#$%^&*();=\nPasswordForbiddenCharacters=\" x \"\n")
+        #expect(config.policy.usernameForbiddenCharacters == Set("!@#$%^&*();="))
+        #expect(config.policy.passwordForbiddenCharacters == [" ", "x"])
+    }
+
+    @Test func booleansInEverySpelling() throws {
+        for (text, value) in [("1", true), ("YES", true), ("t", true), ("On", true), ("0", false), ("No", false),
+                              ("F", false), ("off", false)] {
+            #expect(try parse("[Validation]\nPasswordNFKC=\(text)\n").policy.passwordNFKC == value)
+            #expect(try parse("[Login]\nRevealUnknownUsers=\(text)\n").policy.revealUnknownUsers == value)
+        }
+    }
+
+    @Test func logLevelByNameOrNumber() throws {
+        #expect(try parse("[Server]\nLogLevel=3\n").server.logLevel == .err)
+        #expect(try parse("[Server]\nLogLevel=warning\n").server.logLevel == .warning)
+    }
+
+    @Test func timeSpansInTimeKeys() throws {
+        #expect(try parse("[Login]\nRateLimitIntervalSec=300\n").policy.rateLimitInterval == .seconds(300))
+        #expect(try parse("[Login]\nRateLimitIntervalSec=5min\n").policy.rateLimitInterval == .seconds(300))
+        #expect(try parse("[Login]\nSessionIdleSec=2d\n").policy.sessionIdle == .seconds(172_800))
+        #expect(try parse("[Server]\nIdleLineTimeoutSec=1.5s\n").server.idleLineTimeout == .milliseconds(1500))
+    }
+
+    @Test func continuedValue() throws {
+        #expect(try parse("[Login]\nSessionIdleSec=1h \\\n  30min\n").policy.sessionIdle == .seconds(5400))
+    }
+
+    @Test func emptyAssignmentResetsToThePresetDefault() throws {
+        let config = try DaemonConfig.parse(files: [
+            (path: Self.main, text: "[Validation]\nPreset=hardened\nPasswordMinLength=20\n[Server]\nSocket=/run/a.sock\nLogLevel=debug\n"),
+            (path: Self.dropIn, text: "[Validation]\nPasswordMinLength=\n[Server]\nSocket=\nLogLevel=\n"),
+        ])
+        #expect(config.policy == .hardened)
+        #expect(config.server == ServerSettings())
+    }
+
+    // MARK: file order
+
+    @Test func laterFilesOverrideKeyByKey() throws {
+        let config = try DaemonConfig.parse(files: [
+            (path: "/usr/lib/roster/rosterd.conf.d/10-vendor.conf",
+             text: "[Timing]\nDebounceMs=100\nThrottleMs=100\n[Server]\nLogLevel=debug\n"),
+            (path: Self.main, text: "[Timing]\nDebounceMs=200\n"),
+            (path: Self.dropIn, text: "[Timing]\nDebounceMs=300\nDebounceMs=400\n"),
+        ])
+        #expect(config.policy.debounce == .milliseconds(400))
+        #expect(config.policy.throttle == .milliseconds(100))
+        #expect(config.server.logLevel == .debug)
+    }
+
+    // MARK: errors, each with its exact path and line
+
+    @Test func unknownSection() {
+        let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
+                             (path: Self.dropIn, text: "# x\n\n[Network]\n")])
+        #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server]"))
+        #expect(error?.reason == "unknown_section")
+        #expect(failure("[timing]\nDebounceMs=1\n")?.detail
+                == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")
+    }
+
+    @Test func unknownKey() {
+        let error = failure("[Timing]\nDebounceMs=1\nBounce=2\n")
+        #expect(error?.reason == "unknown_key")
+        #expect(error?.path == Self.main)
+        #expect(error?.line == 3)
+        #expect(error?.description == "\(Self.main):3: unknown_key: unknown key Bounce= in [Timing]; known keys are DebounceMs, ThrottleMs")
+        #expect(failure("[Server]\nDebounceMs=1\n")?.detail == "unknown key DebounceMs= in [Server] (it belongs in [Timing])")
+        #expect(failure("[Timing]\ndebouncems=1\n")?.detail
+                == "unknown key debouncems= in [Timing] (keys are case-sensitive: did you mean DebounceMs= in [Timing]?)")
+    }
+
+    @Test func invalidValueMessageNamesKeyAndExpectation() {
+        let error = failure("[Timing]\nDebounceMs=abc\n")
+        #expect(error?.description
+                == "\(Self.main):2: invalid_value: DebounceMs= expects a whole number of milliseconds from 0 to 10000, got 'abc'")
+    }
+
+    @Test func outOfRangeMessage() {
+        let error = failure("[Timing]\n\nThrottleMs=10001\n")
+        #expect(error?.description
+                == "\(Self.main):3: out_of_range: ThrottleMs= expects a whole number of milliseconds from 0 to 10000, got '10001'")
+    }
+
+    @Test(arguments: [
+        ("[Validation]\nPreset=paranoid\n", "invalid_value"),
+        ("[Validation]\nUsernameMinLength=0\n", "out_of_range"),
+        ("[Validation]\nUsernameMaxLength=257\n", "out_of_range"),
+        ("[Validation]\nPasswordMaxLength=-1\n", "invalid_value"),
+        ("[Validation]\nPasswordMinLength=six\n", "invalid_value"),
+        ("[Validation]\nPasswordNFKC=maybe\n", "invalid_value"),
+        ("[Validation]\nPasswordQualityCheck=2\n", "invalid_value"),
+        ("[Timing]\nDebounceMs=500ms\n", "invalid_value"),
+        ("[Timing]\nDebounceMs=99999999999999999999999\n", "out_of_range"),
+        ("[Login]\nRevealUnknownUsers=sometimes\n", "invalid_value"),
+        ("[Login]\nRateLimitBurst=0\n", "out_of_range"),
+        ("[Login]\nRateLimitIntervalSec=0\n", "out_of_range"),
+        ("[Login]\nRateLimitIntervalSec=8d\n", "out_of_range"),
+        ("[Login]\nRateLimitIntervalSec=soon\n", "invalid_value"),
+        ("[Login]\nSessionIdleSec=999999999999w\n", "out_of_range"),
+        ("[Hashing]\nMemoryKiB=7\n", "out_of_range"),
+        ("[Hashing]\nMemoryKiB=4194305\n", "out_of_range"),
+        ("[Hashing]\nMemoryKiB=19M\n", "invalid_value"),
+        ("[Hashing]\nIterations=0\n", "out_of_range"),
+        ("[Hashing]\nIterations=101\n", "out_of_range"),
+        ("[Hashing]\nWorkers=1025\n", "out_of_range"),
+        ("[Hashing]\nQueueLimit=0\n", "out_of_range"),
+        ("[Server]\nSocket=relative.sock\n", "invalid_value"),
+        ("[Server]\nSocket=/run/roster/\n", "invalid_value"),
+        ("[Server]\nSocket=/" + String(repeating: "s", count: 107) + "\n", "out_of_range"),
+        ("[Server]\nDatabase=~/roster.db\n", "invalid_value"),
+        ("[Server]\nLogLevel=loud\n", "invalid_value"),
+        ("[Server]\nLogLevel=8\n", "invalid_value"),
+        ("[Server]\nMaxLineBytes=1023\n", "out_of_range"),
+        ("[Server]\nMaxLineBytes=17M\n", "out_of_range"),
+        ("[Server]\nMaxLineBytes=64k\n", "invalid_value"),
+        ("[Server]\nMaxConnections=0\n", "out_of_range"),
+        ("[Server]\nMaxConnectionsPerUser=0\n", "out_of_range"),
+        ("[Server]\nIdleLineTimeoutSec=0\n", "out_of_range"),
+        ("[Server]\nIdleLineTimeoutSec=2d\n", "out_of_range"),
+        ("[Server]\nOutputSoftLimitBytes=2G\n", "out_of_range"),
+        ("[Server]\nOutputHardLimitBytes=lots\n", "invalid_value"),
+        ("[Server]\nOutputStallTimeoutSec=forever\n", "invalid_value"),
+    ])
+    func badValues(text: String, reason: String) {
+        let error = failure(text)
+        #expect(error?.reason == reason)
+        #expect(error?.path == Self.main)
+        #expect(error?.line == 2)
+        let key = text.split(separator: "\n")[1].split(separator: "=")[0]
+        #expect(error?.detail.hasPrefix("\(key)= expects ") == true)
+    }
+
+    @Test func socketPathAtTheSunPathLimitIsAccepted() throws {
+        let path = "/" + String(repeating: "s", count: 106)
+        #expect(try parse("[Server]\nSocket=\(path)\n").server.socketPath == path)
+    }
+
+    @Test func syntaxErrorCarriesPathAndLine() {
+        let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
+                             (path: Self.dropIn, text: "[Timing]\nThrottleMs=1\nnonsense\n")])
+        #expect(error?.reason == "syntax")
+        #expect(error?.path == Self.dropIn)
+        #expect(error?.line == 3)
+    }
+
+    @Test func theFirstProblemInReadingOrderIsReported() {
+        // The bad value on line 2 comes before the malformed line 3.
+        let error = failure("[Timing]\nDebounceMs=x\nnonsense\n")
+        #expect(error?.reason == "invalid_value")
+        #expect(error?.line == 2)
+        // A value that a later file would override is still refused: the file itself is bad.
+        let overridden = failure([(path: Self.main, text: "[Timing]\nDebounceMs=x\n"),
+                                  (path: Self.dropIn, text: "[Timing]\nDebounceMs=5\n")])
+        #expect(overridden?.path == Self.main)
+    }
+
+    // MARK: minimum and maximum
+
+    @Test func minimumAboveMaximumBlamesTheLaterKey() {
+        let laterMax = failure("[Validation]\nPasswordMinLength=20\nPasswordMaxLength=16\n")
+        #expect(laterMax?.description
+                == "\(Self.main):3: out_of_range: PasswordMaxLength= must not be less than PasswordMinLength= (20), got 16")
+        let laterMin = failure("[Validation]\nUsernameMaxLength=10\nUsernameMinLength=12\n")
+        #expect(laterMin?.description
+                == "\(Self.main):3: out_of_range: UsernameMinLength= must not be greater than UsernameMaxLength= (10), got 12")
+        let acrossFiles = failure([(path: Self.main, text: "[Validation]\nUsernameMinLength=12\n"),
+                                   (path: Self.dropIn, text: "\n[Validation]\nUsernameMaxLength=10\n")])
+        #expect(acrossFiles?.path == Self.dropIn)
+        #expect(acrossFiles?.line == 3)
+        #expect(acrossFiles?.reason == "out_of_range")
+    }
+
+    @Test func minimumAboveThePresetMaximumBlamesTheOnlyExplicitKey() {
+        // The hardened preset's minimum (15) is not written anywhere, so the written maximum is blamed.
+        let error = failure("[Validation]\nPasswordMaxLength=10\n\n[Validation]\nPreset=hardened\n")
+        #expect(error?.line == 2)
+        #expect(error?.detail == "PasswordMaxLength= must not be less than PasswordMinLength= (15), got 10")
+    }
+
+    @Test func equalMinimumAndMaximumAreFine() throws {
+        let config = try parse("[Validation]\nUsernameMinLength=8\nUsernameMaxLength=8\n")
+        #expect(config.policy.usernameMinLength == 8)
+        #expect(config.policy.usernameMaxLength == 8)
+    }
+
+    @Test func outputSoftLimitAboveHardLimit() {
+        let error = failure("[Server]\nOutputHardLimitBytes=4M\n")
+        #expect(error?.description
+                == "\(Self.main):2: out_of_range: OutputHardLimitBytes= must not be less than OutputSoftLimitBytes= (8M), got 4M")
+    }
+
+    @Test func everyReasonIsCovered() {
+        #expect(ConfigError.Kind.allCases.map(\.rawValue)
+                == ["syntax", "unknown_section", "unknown_key", "invalid_value", "out_of_range"])
+    }
+}

@@ -1,0 +1,46 @@
+import Testing
+@testable import RosterCore
+
+@Suite("Message catalog")
+struct MessageCatalogTests {
+    static let errors: [RosterError] = [
+        .parseError, .invalidRequest(problem: "p"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
+        .invalidParams(param: "p", problem: .missing), .invalidParams(param: "p", problem: .wrongType),
+        .invalidParams(param: "p", problem: .outOfRange), .invalidParams(param: "p", problem: .unknown),
+        .invalidParams(param: "p", problem: .unsupportedLocale), .unauthenticated, .forbidden,
+        .unknownForm(form: "f"), .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"),
+        .fieldDisabled(form: "f", field: "x"), .notSubmittable(form: "f"), .notFound, .wrongPassword,
+        .invalidCredentials, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .storageFull, .internal,
+    ]
+
+    @Test(arguments: errors)
+    func everyRequestErrorHasATextInEveryLocale(error: RosterError) {
+        #expect(MessageCatalog.contains("error.\(error.reason)"))
+        for locale in RosterLocale.allCases {
+            let text = MessageCatalog.message(for: error, locale: locale)
+            #expect(!text.isEmpty)
+            #expect(!text.contains("{"), "unfilled placeholder in \(locale): \(text)")
+        }
+    }
+
+    @Test func placeholdersAreFilled() {
+        #expect(MessageCatalog.message(for: .rateLimited(retryAfterMs: 1500), locale: .en)
+                == "Too many attempts; try again in 1500 ms")
+        #expect(MessageCatalog.message(for: .methodNotFound(method: "x.y"), locale: .zhHans) == "没有方法 x.y")
+    }
+
+    @Test func localeTagsMapToServedLanguages() {
+        #expect(RosterLocale(tag: "zh-Hans") == .zhHans)
+        #expect(RosterLocale(tag: "zh_CN.UTF-8") == .zhHans)
+        #expect(RosterLocale(tag: "en_US.UTF-8") == .en)
+        #expect(RosterLocale(tag: "vi-VN") == .vi)
+        #expect(RosterLocale(tag: "KO") == .ko)
+        #expect(RosterLocale(tag: "zh-Hant-TW") == nil)
+        #expect(RosterLocale(tag: "fr") == nil)
+        #expect(RosterLocale(tag: "") == nil)
+    }
+
+    @Test func errorDescriptionsNameParamsButNeverValues() {
+        #expect(RosterError.invalidParams(param: "password", problem: .wrongType).description == "wrong_type param=password")
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import CSQLite
+import RosterStore
+
+@Suite struct MigratorTests {
+    @Test func rosterSchemaAppliesOnceAndReopenIsANoOp() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        let applied = try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 111)
+        #expect(applied == ["0001_users", "0002_session_tokens", "0003_login_failures"])
+        #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 222) == [])
+        db.close()
+
+        let reopened = try Database(path: dir.path("a.db"))
+        #expect(try Migrator.migrate(reopened, migrations: RosterSchema.migrations, now: 333) == [])
+        #expect(try Migrator.appliedNames(reopened) == RosterSchema.migrations.map(\.name))
+        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111")
+    }
+
+    @Test func appendedMigrationIsAppliedAlone() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        let first: [Migrator.Migration] = [(name: "a", sql: "CREATE TABLE a(x INTEGER) STRICT")]
+        try Migrator.migrate(db, migrations: first, now: 1)
+        let more = first + [(name: "b", sql: "CREATE TABLE b(x INTEGER) STRICT")]
+        #expect(try Migrator.migrate(db, migrations: more, now: 2) == ["b"])
+        #expect(try Migrator.appliedNames(db) == ["a", "b"])
+    }
+
+    @Test func rewrittenHistoryIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        try Migrator.migrate(db, migrations: [(name: "a", sql: "SELECT 1"), (name: "b", sql: "SELECT 1")], now: 1)
+        #expect(throws: StoreError.unknownAppliedMigration(name: "b")) {
+            try Migrator.migrate(db, migrations: [(name: "a", sql: "SELECT 1"), (name: "c", sql: "SELECT 1")], now: 2)
+        }
+        #expect(throws: StoreError.migrationOrderChanged(name: "x")) {
+            try Migrator.migrate(db, migrations: [(name: "a", sql: "SELECT 1"), (name: "x", sql: "SELECT 1"),
+                                                  (name: "b", sql: "SELECT 1")], now: 2)
+        }
+        #expect(throws: StoreError.duplicateMigration(name: "a")) {
+            try Migrator.migrate(db, migrations: [(name: "a", sql: "SELECT 1"), (name: "a", sql: "SELECT 1")], now: 2)
+        }
+        #expect(try Migrator.appliedNames(db) == ["a", "b"])
+    }
+
+    @Test func failingMigrationLeavesNoTrace() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        let migrations: [Migrator.Migration] = [
+            (name: "good", sql: "CREATE TABLE good(x INTEGER) STRICT"),
+            (name: "bad", sql: "CREATE TABLE half(x INTEGER) STRICT; THIS IS NOT SQL"),
+        ]
+        #expect(throws: StoreError.self) { try Migrator.migrate(db, migrations: migrations, now: 1) }
+        #expect(try Migrator.appliedNames(db) == ["good"])
+        #expect(try db.pragmaValue("SELECT count(*) FROM sqlite_schema WHERE name = 'half'") == "0")
+        #expect(!db.isInTransaction)
+    }
+
+    @Test func tablesAreStrict() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.rosterDatabase()
+        do {
+            try db.execute("""
+                INSERT INTO users(canonical, display, password_hash, created_at)
+                VALUES ('frank1', 'frank1', '$argon2id$x', 'yesterday')
+                """)
+            Issue.record("STRICT table accepted text in an INTEGER column")
+        } catch {
+            #expect(error.code == SQLITE_CONSTRAINT)
+        }
+        #expect(try db.pragmaValue("SELECT strict FROM pragma_table_list WHERE name = 'users'") == "1")
+        #expect(try db.pragmaValue("SELECT strict FROM pragma_table_list WHERE name = 'session_tokens'") == "1")
+        #expect(try db.pragmaValue("SELECT strict FROM pragma_table_list WHERE name = 'login_failures'") == "1")
+    }
+
+    @Test func schemaRejectsNonArgon2idHashes() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.rosterDatabase()
+        for hash in ["plaintext", "$ARGON2ID$v=19", "$argon2i$v=19$m=1"] {
+            #expect(throws: StoreError.self, "\(hash)") {
+                let insert = try db.prepare("""
+                    INSERT INTO users(canonical, display, password_hash, created_at) VALUES ('gina01', 'gina01', ?, 1)
+                    """)
+                try insert.bind(hash, at: 1)
+                try insert.run()
+            }
+        }
+    }
+}

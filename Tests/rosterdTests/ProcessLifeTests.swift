@@ -1,0 +1,90 @@
+import CLinux
+import Glibc
+import RosterProtocol
+import Testing
+
+/// Start-up, readiness, signals and the socket file, as systemd and an administrator see them.
+@Suite("rosterd process life", .serialized)
+struct ProcessLifeTests {
+    @Test func versionAndHelpExitZero() throws {
+        #expect(run([TestDaemon.binary, "--version"]) == 0)
+        #expect(run([TestDaemon.binary, "--help"]) == 0)
+        #expect(run([TestDaemon.binary, "--no-such-option"]) == 2)
+    }
+
+    @Test func sigtermExitsZeroAndRemovesTheSocket() throws {
+        let daemon = try TestDaemon()
+        var info = stat()
+        #expect(stat(daemon.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
+        #expect(access(daemon.socketPath, F_OK) != 0)
+        #expect(daemon.stderr.contains("stopping on SIGTERM"))
+    }
+
+    @Test func sigintAlsoStopsCleanly() throws {
+        let daemon = try TestDaemon()
+        daemon.signal(SIGINT)
+        #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
+        #expect(access(daemon.socketPath, F_OK) != 0)
+    }
+
+    @Test func aStaleSocketIsReplacedButALiveOneIsNot() throws {
+        let first = try TestDaemon()
+        let second = try TestDaemon(directory: first.directory, waitUntilReady: false)
+        #expect(second.waitForExit(timeoutMs: 5_000) == 1)
+        #expect(second.stderr.contains("already listening"))
+        #expect(try first.connect().call("session.whoami")["result"] != nil)
+        first.signal(SIGKILL)
+        _ = first.waitForExit()
+        #expect(access(first.socketPath, F_OK) == 0)
+        let third = try TestDaemon(directory: first.directory)
+        #expect(try third.connect().call("session.whoami")["result"] != nil)
+    }
+
+    @Test func readyAndStoppingReachTheNotifySocket() throws {
+        let directory = try TemporaryDirectory()
+        let notifyPath = directory.path + "/notify.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(notifyPath.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func receive() -> String {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { recv(listener, $0.baseAddress, $0.count, 0) }
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        }
+        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notifyPath], directory: directory, waitUntilReady: false)
+        let ready = receive()
+        #expect(ready.contains("READY=1"))
+        // READY=1 promises that connections are accepted from now on.
+        #expect(try daemon.connect().call("session.whoami")["result"] != nil)
+        daemon.signal(SIGTERM)
+        #expect(receive().contains("STOPPING=1"))
+        #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
+    }
+
+    @Test func sigtermFinishesAnswersToRequestsAlreadySent() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        var batch = ""
+        for id in 1...50 { batch += "{\"id\":\(id),\"method\":\"rpc.describe\"}\n" }
+        try client.send(batch)
+        #expect(try client.readLine()["id"] == 1)
+        daemon.signal(SIGTERM)
+        for id in 2...50 { #expect(try client.readLine()["id"]?.int64Value == Int64(id)) }
+        #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
+    }
+}

@@ -1,0 +1,172 @@
+import CLinux
+import Glibc
+import RosterProtocol
+import Testing
+
+/// Errors of the test harness itself, so a failing setup says what went wrong.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A private temporary directory, removed with everything in it when dropped.
+final class TemporaryDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array("/tmp/roster-test-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }) else {
+            throw HarnessError(description: "mkdtemp failed")
+        }
+        path = String(cString: made)
+    }
+
+    deinit { _ = run(["/bin/rm", "-rf", path]) }
+}
+
+/// The real `rosterd` binary built next to this test bundle (or `$ROSTERD`), run on a temporary socket and database.
+final class TestDaemon {
+    let directory: TemporaryDirectory
+    let socketPath: String
+    let databasePath: String
+    private(set) var pid: pid_t = 0
+    private var exited: Int32?
+    let stderrPath: String
+
+    static var binary: String {
+        if let override = getenv("ROSTERD") { return String(cString: override) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let exe = count > 0 ? String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let directory = exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return directory + "/rosterd"
+    }
+
+    /// Starts rosterd and waits until it accepts connections.
+    init(arguments: [String] = [], environment: [String: String] = [:], directory: TemporaryDirectory? = nil,
+         waitUntilReady: Bool = true) throws {
+        self.directory = try directory ?? TemporaryDirectory()
+        socketPath = self.directory.path + "/run/roster.sock"
+        databasePath = self.directory.path + "/state/roster.db"
+        stderrPath = self.directory.path + "/rosterd.stderr"
+        try start(arguments: arguments, environment: environment)
+        if waitUntilReady { try waitForSocket() }
+    }
+
+    private func start(arguments: [String], environment: [String: String]) throws {
+        var env = ["PATH=/usr/bin:/bin", "HOME=\(directory.path)"]
+        for (key, value) in environment { env.append("\(key)=\(value)") }
+        let argv = [TestDaemon.binary, "--socket", socketPath, "--database", databasePath,
+                    "--config", directory.path + "/rosterd.conf"] + arguments
+        if access(directory.path + "/rosterd.conf", F_OK) != 0 { try writeFile(directory.path + "/rosterd.conf", "") }
+        pid = try spawn(argv, environment: env, stderrPath: stderrPath)
+    }
+
+    func waitForSocket(timeoutMs: Int = 10_000) throws {
+        for _ in 0..<(timeoutMs / 10) {
+            if let client = try? TestClient(path: socketPath) {
+                client.close()
+                return
+            }
+            if let status = poll() { throw HarnessError(description: "rosterd exited with \(status) before listening: \(stderr)") }
+            usleep(10_000)
+        }
+        throw HarnessError(description: "rosterd did not listen within \(timeoutMs) ms: \(stderr)")
+    }
+
+    var stderr: String { (try? readFile(stderrPath)) ?? "" }
+
+    func connect() throws -> TestClient { try TestClient(path: socketPath) }
+
+    func signal(_ number: Int32) { kill(pid, number) }
+
+    /// The exit status if it has exited (a signal death reads as 128 + signal), else nil.
+    func poll() -> Int32? {
+        if let exited { return exited }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        exited = decode(status)
+        return exited
+    }
+
+    /// Waits for the daemon to exit, at most `timeoutMs`; nil if it is still running then.
+    func waitForExit(timeoutMs: Int = 10_000) -> Int32? {
+        for _ in 0..<(timeoutMs / 5) {
+            if let status = poll() { return status }
+            usleep(5_000)
+        }
+        return nil
+    }
+
+    func stop() {
+        guard poll() == nil else { return }
+        kill(pid, SIGKILL)
+        _ = waitForExit()
+    }
+
+    deinit { stop() }
+}
+
+func decode(_ status: Int32) -> Int32 {
+    let signal = status & 0x7F
+    return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+}
+
+/// posix_spawn with stdout discarded and stderr to a file.
+func spawn(_ argv: [String], environment: [String], stderrPath: String? = nil) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    // The test runner may block signals in its threads; the daemon must start with a clean mask.
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    sigaddset(&defaults, SIGPIPE)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let cArgs = argv.map { strdup($0) } + [nil]
+    let cEnv = environment.map { strdup($0) } + [nil]
+    defer { (cArgs + cEnv).forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArgs, cEnv)
+    guard result == 0 else { throw HarnessError(description: "posix_spawn \(argv[0]): \(String(cString: strerror(result)))") }
+    return pid
+}
+
+/// Runs a command to completion and returns its exit status.
+@discardableResult
+func run(_ argv: [String], environment: [String] = ["PATH=/usr/bin:/bin"]) -> Int32 {
+    guard let pid = try? spawn(argv, environment: environment) else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return decode(status)
+}
+
+func writeFile(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw HarnessError(description: "cannot write \(path)") }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+}
+
+func readFile(_ path: String) throws -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw HarnessError(description: "cannot read \(path)") }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count <= 0 { break }
+        bytes += chunk[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
