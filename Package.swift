@@ -22,14 +22,16 @@ let package = Package(
         .target(name: "RosterStore", dependencies: ["RosterCore", "CSQLite", "CSodium"]),
         .target(name: "RosterServer",
                 dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd"]),
+        .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
         .executableTarget(name: "rosterd", dependencies: ["RosterServer"]),
-        .executableTarget(name: "rosterctl", dependencies: ["RosterProtocol", "CLinux"]),
+        .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "CLinux"]),
 
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),
         .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "CSQLite"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "CLinux"]),
+        .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,6 +22,8 @@ public enum MessageCatalog {
             return text("\(field).\(code)", locale: locale, arguments: arguments)
         case .taken(let field):
             return text("\(field).taken", locale: locale, arguments: arguments)
+        case .invalidRequest(let problem):
+            return text("error.invalid_request.\(problem)", locale: locale, arguments: arguments)
         default:
             return text("error.\(error.reason)", locale: locale, arguments: arguments)
         }

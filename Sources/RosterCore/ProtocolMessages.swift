@@ -5,9 +5,35 @@ enum ProtocolMessages {
             .zhHans: "请求不是有效的 JSON", .en: "The request is not valid JSON",
             .vi: "Yêu cầu không phải là JSON hợp lệ", .ko: "요청이 올바른 JSON이 아닙니다",
         ],
-        "error.invalid_request": [
-            .zhHans: "无效的请求：{problem}", .en: "Invalid request: {problem}",
-            .vi: "Yêu cầu không hợp lệ: {problem}", .ko: "잘못된 요청입니다: {problem}",
+        "error.invalid_request.batch_unsupported": [
+            .zhHans: "不支持批量请求，请每行发送一个对象", .en: "Batches are not supported; send one object per line",
+            .vi: "Không hỗ trợ gửi theo lô; hãy gửi mỗi dòng một đối tượng",
+            .ko: "일괄 요청은 지원하지 않습니다. 한 줄에 객체 하나씩 보내세요",
+        ],
+        "error.invalid_request.not_an_object": [
+            .zhHans: "请求必须是 JSON 对象", .en: "A request must be a JSON object",
+            .vi: "Yêu cầu phải là một đối tượng JSON", .ko: "요청은 JSON 객체여야 합니다",
+        ],
+        "error.invalid_request.invalid_id": [
+            .zhHans: "id 必须是字符串、数字或 null", .en: "The id must be a string, a number or null",
+            .vi: "id phải là chuỗi, số hoặc null", .ko: "id는 문자열, 숫자 또는 null이어야 합니다",
+        ],
+        "error.invalid_request.invalid_version": [
+            .zhHans: "jsonrpc 必须是 \"2.0\"", .en: "jsonrpc must be \"2.0\"",
+            .vi: "jsonrpc phải là \"2.0\"", .ko: "jsonrpc는 \"2.0\"이어야 합니다",
+        ],
+        "error.invalid_request.missing_method": [
+            .zhHans: "请求缺少 method", .en: "The request has no method",
+            .vi: "Yêu cầu thiếu method", .ko: "요청에 method가 없습니다",
+        ],
+        "error.invalid_request.invalid_method": [
+            .zhHans: "method 必须是字符串", .en: "The method must be a string",
+            .vi: "method phải là chuỗi", .ko: "method는 문자열이어야 합니다",
+        ],
+        "error.invalid_request.unknown_member": [
+            .zhHans: "请求只能包含 jsonrpc、id、method 和 params", .en: "A request may only hold jsonrpc, id, method and params",
+            .vi: "Yêu cầu chỉ được chứa jsonrpc, id, method và params",
+            .ko: "요청에는 jsonrpc, id, method, params만 넣을 수 있습니다",
         ],
         "error.request_too_large": [
             .zhHans: "请求超过 {limit} 字节，已丢弃", .en: "The request is longer than {limit} bytes and was discarded",

@@ -2,7 +2,9 @@
 public enum RosterError: Error, Equatable, Sendable {
     /// The line was not JSON.
     case parseError
-    /// The line was JSON but not a request object; `problem` says what is wrong with it.
+    /// The line was JSON but not a request object; `problem` is a stable code for what is wrong with it
+    /// (`batch_unsupported`, `not_an_object`, `invalid_id`, `invalid_version`, `missing_method`,
+    /// `invalid_method`, `unknown_member`).
     case invalidRequest(problem: String)
     /// The line exceeded the framer's limit and was discarded.
     case requestTooLarge(limit: Int)

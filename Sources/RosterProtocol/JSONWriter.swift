@@ -57,3 +57,23 @@ extension JSONValue: CustomStringConvertible {
     /// The compact JSON text.
     public var description: String { String(decoding: JSONWriter.encode(self), as: UTF8.self) }
 }
+
+extension JSONWriter {
+    /// Indented JSON with two spaces, for people reading a terminal.
+    public static func prettyString(_ value: JSONValue, indent: Int = 0) -> String {
+        let pad = String(repeating: "  ", count: indent + 1)
+        let closing = String(repeating: "  ", count: indent)
+        switch value {
+        case .array(let items) where !items.isEmpty:
+            return "[\n" + items.map { pad + prettyString($0, indent: indent + 1) }.joined(separator: ",\n") + "\n\(closing)]"
+        case .object(let members) where !members.isEmpty:
+            return "{\n" + members.map { member in
+                var key: [UInt8] = []
+                writeString(member.0, into: &key)
+                return pad + String(decoding: key, as: UTF8.self) + ": " + prettyString(member.1, indent: indent + 1)
+            }.joined(separator: ",\n") + "\n\(closing)}"
+        default:
+            return value.description
+        }
+    }
+}

@@ -35,8 +35,8 @@ extension RPCRequest {
             return .failure(RPCEnvelopeError(id: .null, error: .parseError, answer: true))
         }
         guard case .object(let members) = document else {
-            let problem = document.arrayValue != nil ? "batches are not supported; send one object per line"
-                                                     : "expected a JSON object"
+            let problem = document.arrayValue != nil ? "batch_unsupported"
+                                                     : "not_an_object"
             return .failure(RPCEnvelopeError(id: .null, error: .invalidRequest(problem: problem), answer: true))
         }
         let rawID = document["id"]
@@ -46,19 +46,19 @@ extension RPCRequest {
             case .string, .number, .null: id = rawID
             case .bool, .array, .object:
                 return .failure(RPCEnvelopeError(
-                    id: .null, error: .invalidRequest(problem: "id must be a string, a number or null"), answer: true))
+                    id: .null, error: .invalidRequest(problem: "invalid_id"), answer: true))
             }
         }
         func invalid(_ problem: String) -> Result<RPCRequest, RPCEnvelopeError> {
             .failure(RPCEnvelopeError(id: id ?? .null, error: .invalidRequest(problem: problem), answer: true))
         }
         if let version = document["jsonrpc"], version != .string("2.0") {
-            return invalid("jsonrpc must be \"2.0\"")
+            return invalid("invalid_version")
         }
-        guard let methodValue = document["method"] else { return invalid("method is missing") }
-        guard case .string(let method) = methodValue else { return invalid("method must be a string") }
+        guard let methodValue = document["method"] else { return invalid("missing_method") }
+        guard case .string(let method) = methodValue else { return invalid("invalid_method") }
         for (key, _) in members where !["jsonrpc", "id", "method", "params"].contains(key) {
-            return invalid("unknown member \(key)")
+            return invalid("unknown_member")
         }
         var params: [(String, JSONValue)] = []
         switch document["params"] {

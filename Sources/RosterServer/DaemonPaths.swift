@@ -1,4 +1,5 @@
 import Glibc
+import RosterProtocol
 
 /// Where the socket and database live, chosen as contract §1 orders it: option, environment, config,
 /// systemd's directories, then the per-user or system default.
@@ -23,10 +24,8 @@ public struct DaemonPaths: Equatable, Sendable {
             socket = chosen
         } else if let runtime = nonEmpty("RUNTIME_DIRECTORY")?.split(separator: ":").first {
             socket = "\(runtime)/roster.sock"
-        } else if isRoot {
-            socket = "/run/roster/roster.sock"
-        } else if let runtime = nonEmpty("XDG_RUNTIME_DIR") {
-            socket = "\(runtime)/roster/roster.sock"
+        } else if let fallback = SocketLocation.defaultPath(environment: environment, isRoot: isRoot) {
+            socket = fallback
         } else {
             throw Unresolvable(description: "XDG_RUNTIME_DIR is not set; pass --socket PATH or set ROSTER_SOCKET")
         }

@@ -4,7 +4,10 @@ import Testing
 @Suite("Message catalog")
 struct MessageCatalogTests {
     static let errors: [RosterError] = [
-        .parseError, .invalidRequest(problem: "p"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
+        .parseError, .invalidRequest(problem: "batch_unsupported"), .invalidRequest(problem: "not_an_object"),
+        .invalidRequest(problem: "invalid_id"), .invalidRequest(problem: "invalid_version"),
+        .invalidRequest(problem: "missing_method"), .invalidRequest(problem: "invalid_method"),
+        .invalidRequest(problem: "unknown_member"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
         .invalidParams(param: "p", problem: .missing), .invalidParams(param: "p", problem: .wrongType),
         .invalidParams(param: "p", problem: .outOfRange), .invalidParams(param: "p", problem: .unknown),
         .invalidParams(param: "p", problem: .unsupportedLocale), .unauthenticated, .forbidden,
@@ -15,7 +18,11 @@ struct MessageCatalogTests {
 
     @Test(arguments: errors)
     func everyRequestErrorHasATextInEveryLocale(error: RosterError) {
-        #expect(MessageCatalog.contains("error.\(error.reason)"))
+        if case .invalidRequest(let problem) = error {
+            #expect(MessageCatalog.contains("error.invalid_request.\(problem)"))
+        } else {
+            #expect(MessageCatalog.contains("error.\(error.reason)"))
+        }
         for locale in RosterLocale.allCases {
             let text = MessageCatalog.message(for: error, locale: locale)
             #expect(!text.isEmpty)

@@ -112,12 +112,12 @@ func decode(_ status: Int32) -> Int32 {
 }
 
 /// posix_spawn with stdout discarded and stderr to a file.
-func spawn(_ argv: [String], environment: [String], stderrPath: String? = nil) throws -> pid_t {
+func spawn(_ argv: [String], environment: [String], stdoutPath: String? = nil, stderrPath: String? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -147,6 +147,23 @@ func run(_ argv: [String], environment: [String] = ["PATH=/usr/bin:/bin"]) -> In
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return decode(status)
+}
+
+/// Runs a command to completion and returns its exit status with what it printed.
+func capture(_ argv: [String], environment: [String] = ["PATH=/usr/bin:/bin"], in directory: TemporaryDirectory) throws
+    -> (status: Int32, stdout: String, stderr: String) {
+    let out = directory.path + "/captured.out"
+    let err = directory.path + "/captured.err"
+    let pid = try spawn(argv, environment: environment, stdoutPath: out, stderrPath: err)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (decode(status), try readFile(out), try readFile(err))
+}
+
+/// A sibling binary of rosterd in the build directory.
+func builtBinary(_ name: String) -> String {
+    let daemon = TestDaemon.binary
+    return String(daemon.dropLast("rosterd".count)) + name
 }
 
 func writeFile(_ path: String, _ text: String) throws {
