@@ -1,0 +1,152 @@
+// LoginForm — the log-in form's view model, sans I/O (contract §5 and §6, seed 000).
+//
+// RULES
+//   Fields, in order: username (a username or an email), password. Both always enabled.
+//   username  empty → empty. When the policy reveals unknown users (seed): the store decides —
+//             exists → valid/available “用户名可用”, unknown → invalid/not_found “用户名不存在”.
+//             When it does not (hardened): no store check, so nothing leaks — any text → valid/entered.
+//             Looked up canonically: an `@` means an email (lower-cased, NFC), else PRECIS UsernameCaseMapped.
+//   password  no rules at log-in: empty → empty, else valid/entered. Sent normalized as at registration.
+//   submittable = username and password non-empty, each judged for its latest input (so a `not_found`
+//             username is still submittable, as the contract says; the submit then fails with not_found).
+//
+// THEORY OF OPERATION
+//   The same machine as RegisterForm (see the top of RegisterForm.swift): per-field debounce,
+//   distinctUntilChanged, flatMapLatest by token, diff-based emission, submit that flushes pending debounces
+//   and waits for outstanding checks, joined second submits. Submit sends `.login(...)`; the store's answer
+//   comes back through `loginCompleted`: `succeeded`, or `failed` with wrong_password, not_found,
+//   invalid_credentials, rate_limited or busy (else failed), then `.finishSubmit`.
+
+/// The log-in form's view model: facts in (input, timers, check answers, submit), actions out.
+public struct LoginForm: Sendable {
+    public static let form = FormName.login
+    public static let fields = LoginRulebook.fields
+
+    /// Every field code this form can send per field; each has a message in every locale.
+    public static func possibleCodes(_ field: FieldName) -> [FieldCode] {
+        switch field {
+        case .username: [.empty, .validating, .available, .notFound, .entered, .checkFailed]
+        case .password: [.empty, .entered]
+        case .confirm, .email, .query: []
+        }
+    }
+
+    /// Every submit code this form can send.
+    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed, .notSubmittable, .notFound,
+                                                           .wrongPassword, .invalidCredentials, .rateLimited, .busy]
+
+    private var kernel: FormKernel<LoginRulebook>
+
+    /// `debounce` is the session's (contract §4 hello timing), which may differ from `policy.debounce`.
+    /// `firstToken` lets a runtime keep tokens unique across the forms of a session.
+    public init(policy: Policy, debounce: Duration, firstToken: UInt64 = 1) {
+        kernel = FormKernel(rules: LoginRulebook(policy: policy), debounce: debounce, firstToken: firstToken)
+    }
+
+    public var policy: Policy { kernel.rules.policy }
+    /// Applies from the next input on.
+    public var debounce: Duration {
+        get { kernel.debounce }
+        set { kernel.debounce = newValue }
+    }
+    /// The `form.open` answer.
+    public var snapshot: FormSnapshot { kernel.snapshot }
+    public var isSubmitting: Bool { kernel.isSubmitting }
+
+    /// Throws `unknownField` for a field this form lacks.
+    public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
+        -> (rev: Int, actions: [FormAction]) {
+        try kernel.input(field, value, now: now)
+    }
+
+    public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
+        kernel.timerFired(timer, now: now)
+    }
+
+    // `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
+    public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
+        kernel.checkCompleted(token: token, result: result)
+    }
+
+    public mutating func submitRequested(now: Instant) -> [FormAction] {
+        kernel.submitRequested()
+    }
+
+    /// The store's answer to `.login`: the canonical username of the account, or why it failed.
+    public mutating func loginCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
+        kernel.submitCompleted(result)
+    }
+
+    /// New rules judge new input; verdicts already given stand.
+    public mutating func policyChanged(_ policy: Policy) {
+        kernel.rules.policy = policy
+    }
+
+    /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
+    public mutating func close() -> [FormAction] {
+        kernel.close()
+    }
+}
+
+/// The log-in form's rules over the field table (see the top of this file).
+struct LoginRulebook: FormRulebook {
+    static let form = FormName.login
+    static let fields: [FieldName] = [.username, .password]
+
+    var policy: Policy
+
+    func evaluate(_ field: FieldName, in table: FieldTable) -> FieldEvaluation {
+        let value = table[field].committed
+        switch field {
+        case .username:
+            switch LoginRules.username(value.exposed, policy: policy) {
+            case .settled(let verdict): return .settled(verdict)
+            case .needsCheck:
+                return .check(.accountExists(canonical: Normalization.canonicalLoginIdentifier(value.exposed)))
+            }
+        case .password:
+            return .settled(LoginRules.password(value))
+        case .confirm, .email, .query:
+            return .settled(.empty)
+        }
+    }
+
+    func isEnabled(_ field: FieldName, in table: FieldTable) -> Bool {
+        switch field {
+        case .username, .password: true
+        case .confirm, .email, .query: false
+        }
+    }
+
+    func isSubmittable(_ table: FieldTable) -> Bool {
+        let username = table[.username].settledState
+        return username != nil && username != .empty && table[.password].settledState == .valid
+    }
+
+    func dependents(of field: FieldName) -> [FieldName] { [] }
+
+    func submitAction(_ table: FieldTable) -> FormAction {
+        .login(username: Normalization.canonicalLoginIdentifier(table[.username].committed.exposed),
+               password: Normalization.normalizedPassword(table[.password].committed, nfkc: policy.passwordNFKC))
+    }
+
+    func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }
+
+    /// Log-in never marks a field from the store's answer: that would leak what the policy may hide.
+    func takenField(_ error: RosterError) -> FieldName? { nil }
+
+    func failureCode(_ error: RosterError) -> SubmitCode {
+        switch error {
+        case .notSubmittable: .notSubmittable
+        case .notFound: .notFound
+        case .wrongPassword: .wrongPassword
+        case .invalidCredentials: .invalidCredentials
+        case .rateLimited: .rateLimited
+        case .busy: .busy
+        case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
+             .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .invalidField, .taken,
+             .storageFull, .internal:
+            .failed
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Why a field is in its state; the raw value is the wire `code` and the suffix of the message key `<field>.<code>`.
+public enum FieldCode: String, CaseIterable, Sendable {
+    case empty
+    case validating
+    case tooShort = "too_short"
+    case tooLong = "too_long"
+    case forbiddenCharacters = "forbidden_characters"
+    case taken
+    case available
+    case notFound = "not_found"
+    /// Log-in fields have no rules beyond being filled in.
+    case entered
+    case valid
+    case mismatch
+    case invalidEmail = "invalid_email"
+    /// The database or quality check itself failed (seed 000's “userName检测出错”).
+    case checkFailed = "check_failed"
+    // libpwquality verdicts, as the server maps them (hardened preset).
+    case weak
+    case dictionaryWord = "dictionary_word"
+    case containsUsername = "contains_username"
+    case tooSimple = "too_simple"
+
+    /// The codes a password-quality check may report; anything else the server says reads as `weak`.
+    public static let qualityCodes: [FieldCode] = [.weak, .dictionaryWord, .containsUsername, .tooSimple]
+
+    /// Maps a quality checker's reason to a code that has a message, so no unknown code reaches a client.
+    public static func quality(_ reason: String) -> FieldCode {
+        guard let code = FieldCode(rawValue: reason), qualityCodes.contains(code) else { return .weak }
+        return code
+    }
+}

@@ -1,0 +1,44 @@
+/// The register form's password and confirm rules (contract §5, hardened preset §6).
+public enum PasswordRules {
+    /// Local rules on the normalized password; `.needsCheck` means they passed and libpwquality must decide.
+    public static func validate(_ password: Secret, policy: Policy) -> RuleOutcome {
+        let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC).exposed
+        if normalized.isEmpty { return .settled(.empty) }
+        let length = length(of: normalized, policy: policy)
+        if length < policy.passwordMinLength { return .settled(.invalid(.tooShort)) }
+        if length > policy.passwordMaxLength { return .settled(.invalid(.tooLong)) }
+        if normalized.contains(where: { isForbidden($0, policy: policy) }) {
+            return .settled(.invalid(.forbiddenCharacters))
+        }
+        return policy.passwordQualityCheck ? .needsCheck : .settled(.valid(.valid))
+    }
+
+    /// The confirm field against the password, both normalized, so that composed and decomposed input agree.
+    public static func confirm(_ confirm: Secret, password: Secret, policy: Policy) -> FieldVerdict {
+        if confirm.isEmpty { return .empty }
+        let left = Normalization.normalizedPassword(confirm, nfkc: policy.passwordNFKC)
+        let right = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        // Swift's == already ignores canonical differences; comparing scalars keeps NFKC's folding the only one.
+        return left.exposed.unicodeScalars.elementsEqual(right.exposed.unicodeScalars)
+            ? .valid(.valid) : .invalid(.mismatch)
+    }
+
+    /// NIST SP 800-63B counts code points, the seeds count what a user sees as characters.
+    static func length(of normalized: String, policy: Policy) -> Int {
+        switch policy.preset {
+        case .seed: normalized.count
+        case .hardened: normalized.unicodeScalars.count
+        }
+    }
+
+    /// Any printable text is allowed beyond the policy's list; control characters could never be typed back.
+    private static func isForbidden(_ character: Character, policy: Policy) -> Bool {
+        if policy.passwordForbiddenCharacters.contains(character) { return true }
+        return character.unicodeScalars.contains { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .surrogate, .unassigned: true
+            default: false
+            }
+        }
+    }
+}

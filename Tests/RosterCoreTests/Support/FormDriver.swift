@@ -1,0 +1,129 @@
+import RosterCore
+
+/// What the driver needs from a form machine; both forms have it.
+protocol DrivableForm {
+    static var form: FormName { get }
+    var snapshot: FormSnapshot { get }
+    mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
+        -> (rev: Int, actions: [FormAction])
+    mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction]
+    mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction]
+    mutating func submitRequested(now: Instant) -> [FormAction]
+    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction]
+}
+
+extension RegisterForm: DrivableForm {
+    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
+        registrationCompleted(result)
+    }
+}
+
+extension LoginForm: DrivableForm {
+    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
+        loginCompleted(result)
+    }
+}
+
+/// A runtime stand-in on a manual clock: performs timer and check actions the way the loop would, and
+/// records every action so tests can assert the whole history.
+struct FormDriver<Form: DrivableForm> {
+    var form: Form
+    private(set) var now = Instant.zero
+    private(set) var timers: [FormTimer: Instant] = [:]
+    private(set) var checks: [CheckToken: Check] = [:]
+    private(set) var history: [FormAction] = []
+    private var unread = 0
+
+    init(_ form: Form) { self.form = form }
+
+    /// Actions since the previous `take()`.
+    mutating func take() -> [FormAction] {
+        defer { unread = history.count }
+        return Array(history[unread...])
+    }
+
+    @discardableResult
+    mutating func type(_ field: FieldName, _ value: String) throws(RosterError) -> Int {
+        let (rev, actions) = try form.inputReceived(field: field, value: value, now: now)
+        perform(actions)
+        return rev
+    }
+
+    /// Moves the clock to `ms`, firing due timers in deadline order at their own deadlines.
+    mutating func advance(to ms: Int64) {
+        let target = Instant.milliseconds(ms)
+        // Ties fire in field order, so that expected histories are deterministic.
+        func rank(_ timer: FormTimer) -> Int {
+            switch timer {
+            case .debounce(let field): FieldName.allCases.firstIndex(of: field) ?? 0
+            }
+        }
+        while let (timer, at) = timers.filter({ $0.value <= target })
+            .min(by: { ($0.value, rank($0.key)) < ($1.value, rank($1.key)) }) {
+            now = at
+            timers[timer] = nil
+            perform(form.timerFired(timer, now: at))
+        }
+        now = target
+    }
+
+    mutating func answer(_ token: CheckToken, _ result: CheckResult) {
+        checks[token] = nil
+        perform(form.checkCompleted(token: token, result: result, now: now))
+    }
+
+    /// Answers a token even if it was cancelled, as a slow store would.
+    mutating func answerLate(_ token: CheckToken, _ result: CheckResult) {
+        perform(form.checkCompleted(token: token, result: result, now: now))
+    }
+
+    mutating func submit() { perform(form.submitRequested(now: now)) }
+
+    mutating func complete(_ result: Result<String, RosterError>) { perform(form.submitCompleted(result)) }
+
+    mutating func perform(_ actions: [FormAction]) {
+        history += actions
+        for action in actions {
+            switch action {
+            case .schedule(let timer, let at): timers[timer] = at
+            case .cancelTimer(let timer): timers[timer] = nil
+            case .startCheck(let check, let token): checks[token] = check
+            case .cancelCheck(let token): checks[token] = nil
+            case .emit, .register, .login, .finishSubmit: break
+            }
+        }
+    }
+}
+
+/// Shorthands for expected actions.
+func fieldEvent(_ field: FieldName, _ state: FieldState, _ code: FieldCode, enabled: Bool = true, rev: Int,
+                form: FormName = .register) -> FormAction {
+    .emit(.field(form: form, field: field, state: state, code: code, enabled: enabled, rev: rev))
+}
+
+func submittable(_ value: Bool, form: FormName = .register) -> FormAction {
+    .emit(.form(form: form, submittable: value))
+}
+
+func submitEvent(_ state: SubmitState, _ code: SubmitCode, form: FormName = .register) -> FormAction {
+    .emit(.submit(form: form, state: state, code: code))
+}
+
+func debounce(_ field: FieldName, at ms: Int64) -> FormAction {
+    .schedule(.debounce(field), at: .milliseconds(ms))
+}
+
+func token(_ value: UInt64) -> CheckToken { CheckToken(value) }
+
+/// SplitMix64: a seeded generator so that a failing random run can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
