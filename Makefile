@@ -1,6 +1,6 @@
 # Roster: `make run` serves, `make test` proves it. Both install what is missing first.
 SWIFT ?= swift
-PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev pkg-config tmux socat
+PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
 .PHONY: all deps build release run test clean

@@ -12,7 +12,8 @@ extension Server {
                 result: .object([
                     FieldSpec("version", .string), FieldSpec("pid", .integer(0...Int64(Int32.max))),
                     FieldSpec("uptime_ms", .integer(0...Int64.max)), FieldSpec("connections", .integer(0...Int64.max)),
-                    FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("requests", .integer(0...Int64.max)),
+                    FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("users", .integer(0...Int64.max)),
+                    FieldSpec("requests", .integer(0...Int64.max)),
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
                 ])), handler: adminStats),
         ]
@@ -30,6 +31,7 @@ extension Server {
             "uptime_ms": .int(uptime.nanoseconds / 1_000_000),
             "connections": .int(connectionCount),
             "sessions": .int(greetedSessionCount),
+            "users": .int(accounts.userCount()),
             // This request is counted as served once answered, so report the ones before it.
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),

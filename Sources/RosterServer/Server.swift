@@ -2,6 +2,7 @@ import CLinux
 import Glibc
 import RosterCore
 import RosterProtocol
+import RosterStore
 
 /// The daemon's runtime: accepts connections, frames and dispatches requests, and shuts down cleanly.
 /// Everything here runs on the loop thread.
@@ -16,7 +17,10 @@ public final class Server {
     let loop: EventLoop
     public var logger: Logger
     /// The configuration in force; a reload replaces it, and new input and new connections follow it.
-    public var config: DaemonConfig
+    public var config: DaemonConfig {
+        didSet { configChanged() }
+    }
+    let accounts: Accounts
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all.
@@ -31,12 +35,13 @@ public final class Server {
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
 
-    public init(loop: EventLoop, config: DaemonConfig, logger: Logger) {
+    init(loop: EventLoop, config: DaemonConfig, accounts: Accounts, logger: Logger) {
         self.loop = loop
         self.config = config
+        self.accounts = accounts
         self.logger = logger
         self.startedAt = loop.now
-        for method in sessionMethods() + adminMethods() {
+        for method in sessionMethods() + adminMethods() + formMethods() + accountMethods() {
             methods[method.spec.name] = method
         }
     }
@@ -126,6 +131,7 @@ public final class Server {
 
     func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        connection.session.closeAllForms()
         let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
         connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
         logger.debug("connection closed", [("ROSTER_CONNECTION", String(connection.id))])
@@ -160,13 +166,68 @@ public final class Server {
     }
 
     func sendError(_ error: RosterError, id: JSONValue, to connection: Connection) {
-        let message = MessageCatalog.message(for: error, locale: connection.session.locale)
+        var arguments: [String: String] = [:]
+        if case .invalidField(let field, _) = error, let name = FieldName(rawValue: field) {
+            arguments = name.messageArguments(policy: config.policy)
+        }
+        let message = MessageCatalog.message(for: error, locale: connection.session.locale, arguments: arguments)
         connection.send(RPCMessage.error(id: id, error, message: message))
     }
 
     func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection) {
         stats.eventsSent += 1
         connection.send(RPCMessage.event(type: type, members))
+    }
+
+    /// Every session's open forms, for what concerns them all (a registration, a reload).
+    private var allOpenForms: [OpenForm] { connections.values.flatMap { $0.session.forms.values } }
+
+    /// A registration anywhere re-checks every other open register form that holds the name or email.
+    func announceRegistration(of user: UserRecord, from origin: OpenForm?) {
+        for form in allOpenForms where form !== origin {
+            form.accountRegistered(username: user.canonical, email: user.email)
+        }
+    }
+
+    private func configChanged() {
+        accounts.policy = config.policy
+        for form in allOpenForms { form.policyChanged(config.policy) }
+    }
+
+    /// The session is now `user`'s; it hears so through a `session` event.
+    func logIn(_ connection: Connection, as user: UserRecord, tokenHash: [UInt8]?) {
+        connection.session.user = user
+        connection.session.tokenHash = tokenHash
+        sendEvent("session", [("user", .string(user.canonical))], to: connection)
+        logger.info("logged in", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(connection.peer.uid))])
+    }
+
+    func logOut(_ connection: Connection) {
+        if let user = connection.session.user {
+            logger.info("logged out", [("ROSTER_USER", user.canonical)])
+        }
+        connection.session.user = nil
+        connection.session.tokenHash = nil
+        sendEvent("session", [("user", .null)], to: connection)
+    }
+
+    func sendFormEvent(_ event: FormEvent, to connection: Connection) {
+        let message = event.message(locale: connection.session.locale, policy: config.policy)
+        switch event {
+        case .field(let form, let field, let state, let code, let enabled, let rev):
+            sendEvent("field", [
+                ("form", .string(form.rawValue)), ("field", .string(field.rawValue)), ("state", .string(state.rawValue)),
+                ("code", .string(code.rawValue)), ("message", .optional(message)), ("enabled", .bool(enabled)),
+                ("rev", .int(rev)),
+            ], to: connection)
+        case .form(let form, let submittable):
+            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection)
+        case .submit(let form, let state, let code):
+            sendEvent("submit", [
+                ("form", .string(form.rawValue)), ("state", .string(state.rawValue)), ("code", .string(code.rawValue)),
+                ("message", .optional(message)),
+            ], to: connection)
+        }
     }
 
     /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.

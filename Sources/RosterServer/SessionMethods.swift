@@ -71,12 +71,27 @@ extension Server {
     }
 
     private func whoami(_ call: Call) {
-        call.succeed(["user": .null])
+        guard let user = call.session.user else { return call.succeed(["user": .null]) }
+        var described: [(String, JSONValue)] = [("username", .string(user.canonical))]
+        if let email = user.email { described.append(("email", .string(email))) }
+        call.succeed(["user": .object(described)])
     }
 
+    /// Revokes the token first, so that once the answer arrives the token no longer resumes anything.
     private func logout(_ call: Call) {
-        sendEvent("session", [("user", .null)], to: call.connection)
-        call.succeed([:])
+        guard let tokenHash = call.session.tokenHash else {
+            logOut(call.connection)
+            return call.succeed([:])
+        }
+        accounts.revoke(tokenHash: tokenHash) { [self] result in
+            switch result {
+            case .success:
+                logOut(call.connection)
+                call.succeed([:])
+            case .failure(let error):
+                call.fail(error)
+            }
+        }
     }
 
     private func describe(_ call: Call) {

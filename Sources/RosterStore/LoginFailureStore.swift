@@ -13,12 +13,19 @@ public struct LoginFailureStore: Sendable {
 
     /// Durably records one failure for `key` at time `at`.
     public func record(key: String, at: Int64) throws(StoreError) {
+        try record(keys: [key], at: at)
+    }
+
+    /// Durably records one failure under each of `keys` (an account and a peer, say) in one transaction.
+    public func record(keys: [String], at: Int64) throws(StoreError) {
         do {
             try database.transaction { () throws(StoreError) in
                 let insert = try database.cached("INSERT INTO login_failures(key, at) VALUES (?, ?)")
-                try insert.bind(key, at: 1)
-                try insert.bind(at, at: 2)
-                try insert.run()
+                for key in keys {
+                    try insert.bind(key, at: 1)
+                    try insert.bind(at, at: 2)
+                    try insert.run()
+                }
             }
         } catch {
             throw error.relabelled("record login failure")

@@ -63,8 +63,9 @@ do {
     fail("\(error)")
 }
 
-let server = Server(loop: loop, config: config, logger: logger)
+let server: Server
 do {
+    server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger)
     try server.listen(on: listener)
 } catch {
     listener.close()

@@ -1,0 +1,142 @@
+import RosterCore
+import RosterProtocol
+import RosterStore
+
+/// `users.*`, `auth.login` and `session.resume`: the forms' rules without the forms, for scripts and backends.
+extension Server {
+    func accountMethods() -> [Method] {
+        [
+            Method(spec: MethodSpec(
+                "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
+                params: [FieldSpec("username", .string)],
+                result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
+                   handler: checkUsername),
+            Method(spec: MethodSpec(
+                "users.register", summary: "Create an account by the register form's rules; does not log in.",
+                params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
+                result: .object([FieldSpec("username", .string)])), handler: registerUser),
+            Method(spec: MethodSpec(
+                "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
+                params: [FieldSpec("username", .string), FieldSpec("password", .string)],
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: login),
+            Method(spec: MethodSpec(
+                "session.resume", summary: "Log this connection in with a token from a log-in.",
+                params: [FieldSpec("token", .string)],
+                result: .object([FieldSpec("username", .string)])), handler: resume),
+        ]
+    }
+
+    /// The register rules' verdict on a username, asking the database only when the local rules pass.
+    private func usernameVerdict(_ username: String) -> FieldVerdict {
+        switch UsernameRules.validate(username, policy: config.policy) {
+        case .settled(let verdict):
+            return verdict
+        case .needsCheck:
+            let check = Check.usernameAvailable(canonical: Normalization.canonicalUsername(username))
+            return check.verdict(for: accounts.usernameAvailability(Normalization.canonicalUsername(username)))
+        }
+    }
+
+    private func checkUsername(_ call: Call) {
+        let verdict = usernameVerdict(call.params.string("username") ?? "")
+        let key = "\(FieldName.username.rawValue).\(verdict.code.rawValue)"
+        call.succeed([
+            "state": .string(verdict.state.rawValue),
+            "code": .string(verdict.code.rawValue),
+            "message": .string(MessageCatalog.text(key, locale: call.session.locale,
+                                                   arguments: FieldName.username.messageArguments(policy: config.policy))),
+        ])
+    }
+
+    private func registerUser(_ call: Call) {
+        let policy = config.policy
+        let username = call.params.string("username") ?? ""
+        let password = Secret(call.params.string("password") ?? "")
+        let email = call.params.string("email") ?? ""
+        let usernameVerdict = usernameVerdict(username)
+        guard usernameVerdict.state == .valid else {
+            return call.fail(usernameVerdict.code == .taken ? .taken(field: "username")
+                             : .invalidField(field: "username", code: usernameVerdict.code.rawValue))
+        }
+        var needsQuality = false
+        switch PasswordRules.validate(password, policy: policy) {
+        case .settled(let verdict) where verdict.state != .valid:
+            return call.fail(.invalidField(field: "password", code: verdict.code.rawValue))
+        case .settled:
+            break
+        case .needsCheck:
+            needsQuality = true
+        }
+        switch EmailRules.validate(email) {
+        case .settled(let verdict) where verdict.state == .invalid:
+            return call.fail(.invalidField(field: "email", code: verdict.code.rawValue))
+        case .settled:
+            break
+        case .needsCheck:
+            let verdict = Check.emailAvailable(canonical: Normalization.canonicalEmail(email))
+                .verdict(for: accounts.emailAvailability(Normalization.canonicalEmail(email)))
+            guard verdict.state == .valid else {
+                return call.fail(verdict.code == .taken ? .taken(field: "email")
+                                 : .invalidField(field: "email", code: verdict.code.rawValue))
+            }
+        }
+        let canonical = Normalization.canonicalUsername(username)
+        let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        let storedEmail = email.isEmpty ? nil : Normalization.canonicalEmail(email)
+        let store = { [self] in
+            accounts.register(username: canonical, password: normalized, email: storedEmail) { [self] result in
+                switch result {
+                case .success(let user):
+                    announceRegistration(of: user, from: nil)
+                    logger.info("registered", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(call.peer.uid))])
+                    call.succeed(["username": .string(user.canonical)])
+                case .failure(let error):
+                    call.fail(error)
+                }
+            }
+        }
+        guard needsQuality else { return store() }
+        accounts.checkQuality(password: normalized, username: canonical) { result in
+            let verdict = Check.passwordQuality(password: normalized, username: canonical).verdict(for: result)
+            guard verdict.state == .valid else {
+                return call.fail(.invalidField(field: "password", code: verdict.code.rawValue))
+            }
+            store()
+        }
+    }
+
+    private func login(_ call: Call) {
+        let identifier = Normalization.canonicalLoginIdentifier(call.params.string("username") ?? "")
+        let password = Normalization.normalizedPassword(Secret(call.params.string("password") ?? ""),
+                                                        nfkc: config.policy.passwordNFKC)
+        accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid) { [self] result in
+            switch result {
+            case .failure(let error):
+                logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
+                call.fail(error)
+            case .success(let user):
+                accounts.issueToken(for: user) { [self] token in
+                    switch token {
+                    case .success(let bearer):
+                        logIn(call.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
+                        call.succeed(["username": .string(user.canonical), "token": .string(bearer)])
+                    case .failure(let error):
+                        call.fail(error)
+                    }
+                }
+            }
+        }
+    }
+
+    private func resume(_ call: Call) {
+        accounts.resume(bearer: call.params.string("token") ?? "") { [self] result in
+            switch result {
+            case .success((let user, let hash)):
+                logIn(call.connection, as: user, tokenHash: hash)
+                call.succeed(["username": .string(user.canonical)])
+            case .failure(let error):
+                call.fail(error)
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Testing
+@testable import RosterCore
+
+@Suite("Failed log-in rate limit")
+struct LoginRateLimitTests {
+    let limit = LoginRateLimit(burst: 3, interval: .seconds(300))
+
+    @Test func belowTheBurstIsAllowed() {
+        #expect(limit.decide(failures: [], now: 1_000_000) == .allowed)
+        #expect(limit.decide(failures: [999_000, 999_500], now: 1_000_000) == .allowed)
+    }
+
+    @Test func atTheBurstEveryAttemptWaitsForTheOldestToExpire() {
+        let now: Int64 = 1_000_000
+        #expect(limit.decide(failures: [now - 100_000, now - 50_000, now - 10_000], now: now)
+                == .limited(retryAfterMs: 200_000))
+    }
+
+    @Test func aboveTheBurstWaitsUntilTheCountDropsBelowIt() {
+        let now: Int64 = 1_000_000
+        let failures: [Int64] = [now - 200_000, now - 100_000, now - 50_000, now - 10_000]
+        #expect(limit.decide(failures: failures, now: now) == .limited(retryAfterMs: 200_000))
+    }
+
+    @Test func afterTheWindowTheRightPasswordWorksAgain() {
+        let first: Int64 = 1_000_000
+        let failures: [Int64] = [first, first + 1, first + 2]
+        #expect(limit.decide(failures: failures, now: first + 299_999) != .allowed)
+        #expect(limit.decide(failures: failures, now: first + 300_000) == .allowed)
+    }
+
+    @Test func verdictsStillPendingCountTowardTheBurst() {
+        #expect(limit.decide(failures: [10], inFlight: 2, now: 20) == .limited(retryAfterMs: 1_000))
+        #expect(limit.decide(failures: [10], inFlight: 1, now: 20) == .allowed)
+    }
+
+    @Test func thePeerLimitIsTenAccountsWorth() {
+        #expect(LoginRateLimit.perPeer(.seed).burst == 100)
+        #expect(LoginRateLimit.perAccount(.seed) == LoginRateLimit(burst: 10, interval: .seconds(300)))
+    }
+}
