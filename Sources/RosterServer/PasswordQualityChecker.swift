@@ -1,10 +1,14 @@
 import CPWQuality
 import RosterCore
+import Synchronization
 
 /// libpwquality, set up as systemd-homed does: the system's pwquality.conf, then our own length rules (which
 /// RosterCore already enforced) so that only dictionary, username and simplicity checks decide.
 /// One per worker thread: libpwquality settings are not shared between threads.
 final class PasswordQualityChecker {
+    /// cracklib, under libpwquality, keeps its open dictionary in static state: two checks at once on two
+    /// threads corrupt each other ("index fseek failed"), so every check in the process takes turns.
+    private static let cracklibTurn = Mutex(())
     private let settings: OpaquePointer?
 
     init() {
@@ -26,7 +30,9 @@ final class PasswordQualityChecker {
     func check(password: Secret, username: String) -> CheckResult {
         guard let settings else { return .failed }
         var auxiliary: UnsafeMutableRawPointer?
-        let score = pwquality_check(settings, password.exposed, nil, username.isEmpty ? nil : username, &auxiliary)
+        let score = Self.cracklibTurn.withLock { _ in
+            pwquality_check(settings, password.exposed, nil, username.isEmpty ? nil : username, &auxiliary)
+        }
         guard score < 0 else { return .qualityPassed }
         switch score {
         case PWQ_ERROR_CRACKLIB_CHECK:

@@ -20,7 +20,7 @@ struct ProcessLifeTests {
         daemon.signal(SIGTERM)
         #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
         #expect(access(daemon.socketPath, F_OK) != 0)
-        #expect(daemon.stderr.contains("stopping on SIGTERM"))
+        #expect(daemon.waitForLog("stopping on SIGTERM"))
     }
 
     @Test func sigintAlsoStopsCleanly() throws {
@@ -34,7 +34,7 @@ struct ProcessLifeTests {
         let first = try TestDaemon()
         let second = try TestDaemon(directory: first.directory, waitUntilReady: false)
         #expect(second.waitForExit(timeoutMs: 5_000) == 1)
-        #expect(second.stderr.contains("already listening"))
+        #expect(second.waitForLog("already listening"))
         #expect(try first.connect().call("session.whoami")["result"] != nil)
         first.signal(SIGKILL)
         _ = first.waitForExit()

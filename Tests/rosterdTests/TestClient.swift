@@ -94,6 +94,32 @@ final class TestClient {
         }
     }
 
+    /// The params of the next event that satisfies `matches`, skipping (and keeping) the others.
+    func waitForEvent(_ matches: (JSONValue) -> Bool) throws -> JSONValue {
+        if let index = events.firstIndex(where: { matches($0["params"] ?? .null) }) {
+            return events.remove(at: index)["params"] ?? .null
+        }
+        while true {
+            let message = try readLine()
+            guard message["method"] == "event" else {
+                throw HarnessError(description: "unexpected answer while waiting for an event: \(message)")
+            }
+            if matches(message["params"] ?? .null) { return message["params"] ?? .null }
+            events.append(message)
+        }
+    }
+
+    /// The next `field` event of `field` whose state is final or `state`, as the client would render it.
+    func waitForField(_ field: String, state: String) throws -> JSONValue {
+        try waitForEvent { $0["type"] == "field" && $0["field"] == .string(field) && $0["state"] == .string(state) }
+    }
+
+    /// Events seen so far (params only), then forgets them.
+    func takeEvents() -> [JSONValue] {
+        defer { events = [] }
+        return events.map { $0["params"] ?? .null }
+    }
+
     /// Whether the server closed the connection (reads end of stream) within the timeout.
     func readsEndOfStream() throws -> Bool {
         try readRawLine() == nil

@@ -43,11 +43,12 @@ final class TestDaemon {
 
     /// Starts rosterd and waits until it accepts connections.
     init(arguments: [String] = [], environment: [String: String] = [:], directory: TemporaryDirectory? = nil,
-         waitUntilReady: Bool = true) throws {
+         config: String? = nil, waitUntilReady: Bool = true) throws {
         self.directory = try directory ?? TemporaryDirectory()
         socketPath = self.directory.path + "/run/roster.sock"
         databasePath = self.directory.path + "/state/roster.db"
         stderrPath = self.directory.path + "/rosterd.stderr"
+        if let config { try writeFile(self.directory.path + "/rosterd.conf", config) }
         try start(arguments: arguments, environment: environment)
         if waitUntilReady { try waitForSocket() }
     }
@@ -74,6 +75,15 @@ final class TestDaemon {
     }
 
     var stderr: String { (try? readFile(stderrPath)) ?? "" }
+
+    /// Whether the daemon logs `text` within a few seconds (it logs after it starts listening, so not at once).
+    func waitForLog(_ text: String, timeoutMs: Int = 5_000) -> Bool {
+        for _ in 0..<(timeoutMs / 10) {
+            if stderr.contains(text) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
 
     func connect() throws -> TestClient { try TestClient(path: socketPath) }
 
