@@ -239,6 +239,30 @@ final class Accounts {
         }, completion: completion)
     }
 
+    /// An online copy of the database, made by a worker's own connection while the loop keeps serving.
+    func backup(to path: String, completion: @escaping Completion<BackupSummary>) {
+        let logger = self.logger
+        offload({ context in
+            do throws(StoreError) {
+                return .success(try context.database().backup(to: path))
+            } catch {
+                logger.error("backup to \(path) failed: \(error)")
+                return .failure(error.isFull ? .storageFull : .internal)
+            }
+        }, completion: completion)
+    }
+
+    /// Drops failures older than the window and tokens idle past their limit; both are dead weight by then.
+    func pruneExpired() {
+        let policy = self.policy
+        _ = pool.submit { context in
+            guard let database = try? context.database() else { return }
+            let now = WallClock.nowMs()
+            _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)
+            _ = try? SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000)
+        }
+    }
+
     // MARK: Errors
 
     static func rosterError(_ error: UserStoreError, logger: Logger) -> RosterError {

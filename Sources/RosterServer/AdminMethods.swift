@@ -16,7 +16,30 @@ extension Server {
                     FieldSpec("requests", .integer(0...Int64.max)),
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
                 ])), handler: adminStats),
+            Method(spec: MethodSpec(
+                "admin.backup",
+                summary: "Copy the live database to an absolute path, checked with integrity_check (admin only).",
+                params: [FieldSpec("path", .string)],
+                result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
+                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: adminBackup),
         ]
+    }
+
+    private func adminBackup(_ call: Call) {
+        guard isAdmin(call.peer) else { return call.fail(.forbidden) }
+        let path = call.params.string("path") ?? ""
+        guard path.hasPrefix("/"), !path.hasSuffix("/") else {
+            return call.fail(.invalidParams(param: "path", problem: .outOfRange))
+        }
+        accounts.backup(to: path) { [self] result in
+            switch result {
+            case .success(let summary):
+                logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
+                call.succeed(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
+            case .failure(let error):
+                call.fail(error)
+            }
+        }
     }
 
     private func adminStats(_ call: Call) {

@@ -7,6 +7,10 @@ public struct DaemonOptions: Equatable, Sendable {
         case serve
         case help
         case version
+        /// Load and check the configuration, print the verdict, exit 0 or 1.
+        case checkConfig
+        /// Copy the database to this path (offline) and exit.
+        case backup(String)
     }
 
     public var mode: Mode = .serve
@@ -40,6 +44,8 @@ public struct DaemonOptions: Equatable, Sendable {
             switch name {
             case "-h", "--help": options.mode = .help
             case "--version": options.mode = .version
+            case "--check-config": options.mode = .checkConfig
+            case "--backup": options.mode = .backup(try value())
             case "--socket": options.socketPath = try value()
             case "--database": options.databasePath = try value()
             case "--config": options.configPath = try value()
@@ -64,6 +70,8 @@ public struct DaemonOptions: Equatable, Sendable {
 
           -h --help              Show this help and exit
              --version           Show the version and exit
+             --check-config      Check the configuration files and exit (0 good, 1 refused)
+             --backup PATH       Copy the database to PATH (checked with integrity_check) and exit
 
         Paths:
              --socket PATH       Listen on PATH (default: $ROSTER_SOCKET, else /run/roster/roster.sock

@@ -27,7 +27,7 @@ public final class Server {
     var readBuffer = [UInt8](repeating: 0, count: 65_536)
     private var listener: UnixListener?
     private var listenerRegistration: EventLoop.RegistrationID?
-    private var connections: [UInt64: Connection] = [:]
+    private(set) var connections: [UInt64: Connection] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
     private var nextConnectionID: UInt64 = 1
     private var methods: [String: Method] = [:]

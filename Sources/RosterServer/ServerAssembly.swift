@@ -8,16 +8,13 @@ extension Server {
                             logger: Logger) throws(StoreError) -> Server {
         let now = WallClock.nowMs()
         let database = try RosterSchema.open(path: databasePath, now: now)
-        // Old failures no longer count and idle tokens no longer work; dropping them keeps the tables small.
-        let policy = config.policy
-        _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)
-        _ = try? SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000)
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let threads = config.server.hashWorkers > 0 ? config.server.hashWorkers : cores
         let pool = WorkerPool<WorkerContext>(threads: threads, queueLimit: config.server.hashQueueLimit) {
             WorkerContext(databasePath: databasePath)
         }
         let accounts = Accounts(loop: loop, database: database, pool: pool, policy: config.policy, logger: logger)
+        accounts.pruneExpired()
         return Server(loop: loop, config: config, accounts: accounts, logger: logger)
     }
 }

@@ -61,18 +61,26 @@ struct ProcessLifeTests {
         #expect(bound == 0)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        func receive() -> String {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { recv(listener, $0.baseAddress, $0.count, 0) }
-            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : ""
+        var received: [String] = []
+        /// The next datagram holding `state`, keeping every datagram seen for later assertions.
+        func receive(_ state: String) -> String {
+            while true {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = buffer.withUnsafeMutableBytes { recv(listener, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { return "" }
+                let datagram = String(decoding: buffer[..<count], as: UTF8.self)
+                received.append(datagram)
+                if datagram.contains(state) { return datagram }
+            }
         }
         let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notifyPath], directory: directory, waitUntilReady: false)
-        let ready = receive()
-        #expect(ready.contains("READY=1"))
+        #expect(receive("READY=1").contains("READY=1"))
+        #expect(receive("STATUS=").contains("STATUS=Serving 0 connection(s)"))
         // READY=1 promises that connections are accepted from now on.
         #expect(try daemon.connect().call("session.whoami")["result"] != nil)
         daemon.signal(SIGTERM)
-        #expect(receive().contains("STOPPING=1"))
+        #expect(receive("STOPPING=1").contains("STOPPING=1"))
+        #expect(received.firstIndex { $0.contains("READY=1") } ?? 99 < received.firstIndex { $0.contains("STOPPING=1") } ?? -1)
         #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
     }
 

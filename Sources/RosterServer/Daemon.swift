@@ -1,0 +1,119 @@
+import Glibc
+import RosterCore
+import RosterProtocol
+import RosterStore
+
+/// rosterd's three ways to run, each returning its exit status: check a config, back up offline, or serve.
+public enum Daemon {
+    /// `--check-config`: the verdict on the files, as a reload would judge them.
+    public static func checkConfig(_ options: DaemonOptions) -> Int32 {
+        do {
+            let config = try ConfigLoader.load(configPath: options.configPath)
+            print("configuration ok (preset \(config.policy.preset.rawValue))")
+            return 0
+        } catch {
+            writeToStandardError("rosterd: configuration refused: \(error)\n")
+            return 1
+        }
+    }
+
+    /// `--backup PATH`: the database as the daemon would find it, copied and checked.
+    public static func backup(to target: String, _ options: DaemonOptions, environment: [String: String]) -> Int32 {
+        do {
+            let config = try ConfigLoader.load(configPath: options.configPath)
+            let paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
+                                                configSocket: config.server.socketPath,
+                                                configDatabase: config.server.databasePath,
+                                                environment: environment, isRoot: getuid() == 0)
+            guard access(paths.database, R_OK) == 0 else {
+                writeToStandardError("rosterd: no database at \(paths.database)\n")
+                return 1
+            }
+            let summary = try Database(path: paths.database).backup(to: target)
+            print("backed up \(paths.database) to \(summary.path) (\(summary.pages) pages, \(summary.bytes) bytes)")
+            return 0
+        } catch {
+            writeToStandardError("rosterd: backup failed: \(error)\n")
+            return 1
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT; 0 after a clean stop, 1 when it could not start.
+    public static func serve(_ options: DaemonOptions, environment: [String: String]) -> Int32 {
+        var logger = Logger(level: options.logLevel ?? .info, sink: LogDestination.sink(environment: environment))
+        func fail(_ message: String) -> Int32 {
+            logger.log(.err, "rosterd: \(message)")
+            return 1
+        }
+        let config: DaemonConfig
+        let paths: DaemonPaths
+        do {
+            config = try ConfigLoader.load(configPath: options.configPath)
+            logger.level = options.logLevel ?? config.server.logLevel
+            paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
+                                            configSocket: config.server.socketPath,
+                                            configDatabase: config.server.databasePath,
+                                            environment: environment, isRoot: getuid() == 0)
+            try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            DaemonPaths.raiseDescriptorLimit()
+        } catch {
+            return fail("\(error)")
+        }
+        let loop: EventLoop
+        let server: Server
+        let listener: UnixListener
+        do {
+            loop = try EventLoop()
+            server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger)
+            if let activated = SocketActivation.listener() {
+                listener = activated
+            } else {
+                try DaemonPaths.createParentDirectories(of: paths.socket, mode: 0o750)
+                listener = try UnixListener.bind(path: paths.socket)
+            }
+            try server.listen(on: listener)
+        } catch {
+            return fail("\(error)")
+        }
+
+        let notifier = SystemdNotifier()
+        loop.onSignal = { signal in
+            switch signal {
+            case SIGTERM, SIGINT:
+                server.logger.notice("rosterd: stopping on \(signal == SIGTERM ? "SIGTERM" : "SIGINT")")
+                notifier.stopping()
+                server.shutdown(gracePeriod: .milliseconds(4_500)) { loop.stop() }
+            case SIGHUP:
+                reload(server, options: options, notifier: notifier)
+            default:
+                server.logger.notice("rosterd: ignoring signal \(signal)")
+            }
+        }
+        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue))",
+                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
+        notifier.ready()
+        server.startHousekeeping(notifier: notifier)
+        do {
+            try loop.run()
+        } catch {
+            return fail("event loop failed: \(error)")
+        }
+        server.logger.notice("rosterd: stopped", [("ROSTER_EVENT", "stopped")])
+        return 0
+    }
+
+    /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
+    private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
+        notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
+        do {
+            let fresh = try ConfigLoader.load(configPath: options.configPath)
+            server.config = fresh
+            server.logger.level = options.logLevel ?? fresh.server.logLevel
+            server.logger.notice("rosterd: configuration reloaded (preset \(fresh.policy.preset.rawValue))",
+                                 [("ROSTER_EVENT", "reloaded")])
+        } catch {
+            server.logger.log(.err, "rosterd: reload refused, keeping the configuration in force: \(error)")
+        }
+        notifier.ready()
+    }
+}
