@@ -46,3 +46,22 @@ struct DaemonOptionsTests {
         }
     }
 }
+
+@Suite("Where logs go")
+struct LogDestinationTests {
+    @Test func aTerminalOrTestGetsPlainLines() {
+        let sink = LogDestination.sink(environment: [:])
+        #expect((sink as? StderrSink)?.priorityPrefix == false)
+    }
+
+    @Test func aJournalStreamThatIsNotOurStderrIsIgnored() {
+        #expect(LogDestination.sink(environment: ["JOURNAL_STREAM": "1:1"]) is StderrSink)
+        #expect(LogDestination.sink(environment: ["JOURNAL_STREAM": "garbage"]) is StderrSink)
+    }
+
+    @Test func checkConfigAndBackupAreModes() throws {
+        #expect(try DaemonOptions.parse(["--check-config"]).mode == .checkConfig)
+        #expect(try DaemonOptions.parse(["--backup", "/b.db"]).mode == .backup("/b.db"))
+        #expect(throws: DaemonOptions.UsageError.self) { try DaemonOptions.parse(["--backup"]) }
+    }
+}

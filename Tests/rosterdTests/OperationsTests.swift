@@ -1,0 +1,125 @@
+import Glibc
+import RosterProtocol
+import RosterStore
+import Testing
+
+/// What an administrator does with rosterd: check and reload the config, back up, activate by socket.
+@Suite("rosterd operations", .serialized)
+struct OperationsTests {
+    @Test func checkConfigJudgesTheFilesWithoutStarting() throws {
+        let directory = try TemporaryDirectory()
+        let good = directory.path + "/good.conf"
+        let bad = directory.path + "/bad.conf"
+        try writeFile(good, "[Timing]\nDebounceMs=250\n")
+        try writeFile(bad, "[Timing]\n\nDebounceMs=soon\n")
+        let accepted = try capture([TestDaemon.binary, "--config", good, "--check-config"], in: directory)
+        #expect(accepted.status == 0)
+        let refused = try capture([TestDaemon.binary, "--config", bad, "--check-config"], in: directory)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("\(bad):3:"))
+        #expect(refused.stderr.contains("DebounceMs="))
+        #expect(try capture([TestDaemon.binary, "--config", directory.path + "/missing.conf", "--check-config"],
+                            in: directory).status == 1)
+    }
+
+    @Test func aBadConfigKeepsTheDaemonFromStarting() throws {
+        let directory = try TemporaryDirectory()
+        let daemon = try TestDaemon(directory: directory, config: "[Login]\nRateLimitBurst=0\n", waitUntilReady: false)
+        #expect(daemon.waitForExit() == 1)
+        #expect(daemon.stderr.contains("rosterd.conf:2:"))
+    }
+
+    @Test func sighupReloadsAGoodFileAndRefusesABadOne() throws {
+        let directory = try TemporaryDirectory()
+        let notify = try NotifySocket(in: directory)
+        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notify.path], directory: directory,
+                                    config: "[Timing]\nDebounceMs=500\n")
+        _ = notify.next(containing: "READY=1")
+        let client = try daemon.connect()
+        _ = try client.call("form.open", ["form": "register"])
+
+        try writeFile(directory.path + "/rosterd.conf", "[Timing]\nDebounceMs=120\n")
+        daemon.signal(SIGHUP)
+        let reloading = notify.next(containing: "RELOADING=1")
+        #expect(reloading.contains("MONOTONIC_USEC="))
+        #expect(notify.next(containing: "READY=1").contains("READY=1"))
+        #expect(try daemon.connect().call("session.hello")["result"]?["timing"]?["debounce_ms"] == 120)
+
+        try writeFile(directory.path + "/rosterd.conf", "[Timing]\nDebounceMs=120\nBogus=1\n")
+        daemon.signal(SIGHUP)
+        _ = notify.next(containing: "RELOADING=1")
+        _ = notify.next(containing: "READY=1")
+        #expect(daemon.waitForLog("reload refused"))
+        #expect(daemon.stderr.contains("rosterd.conf:3:"))
+        #expect(try daemon.connect().call("session.hello")["result"]?["timing"]?["debounce_ms"] == 120)
+        // The form opened before both reloads still works.
+        #expect(try client.call("form.input", ["form": "register", "field": "username", "value": "kim123"])["result"] == ["rev": 1])
+    }
+
+    @Test func theWatchdogIsPingedFromTheLoop() throws {
+        let directory = try TemporaryDirectory()
+        let notify = try NotifySocket(in: directory)
+        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"], directory: directory)
+        defer { daemon.stop() }
+        #expect(notify.next(containing: "WATCHDOG=1") == "WATCHDOG=1")
+        #expect(notify.next(containing: "WATCHDOG=1") == "WATCHDOG=1")
+    }
+
+    @Test func onlineBackupIsACheckedCopyOfTheLiveDatabase() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        _ = try client.call("users.register", ["username": "leo123", "password": "secret1"])
+        let target = daemon.directory.path + "/backup.db"
+        let answer = try client.call("admin.backup", ["path": .string(target)])
+        #expect(answer["result"]?["path"] == .string(target))
+        #expect((answer["result"]?["bytes"]?.int64Value ?? 0) > 0)
+        let copy = try Database(path: target)
+        #expect(try copy.pragmaValue("PRAGMA integrity_check") == "ok")
+        #expect(try UserStore(database: copy).usernameExists("leo123"))
+        #expect(try client.call("admin.backup", ["path": "relative.db"])["error"]?["data"]?["reason"] == "out_of_range")
+    }
+
+    @Test func offlineBackupCopiesTheDatabaseOfAStoppedDaemon() throws {
+        let daemon = try TestDaemon()
+        _ = try daemon.connect().call("users.register", ["username": "mia123", "password": "secret1"])
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit() == 0)
+        let target = daemon.directory.path + "/offline.db"
+        let result = try capture([TestDaemon.binary, "--database", daemon.databasePath, "--config", "/dev/null",
+                                  "--backup", target], in: daemon.directory)
+        #expect(result.status == 0)
+        #expect(try UserStore(database: try Database(path: target)).usernameExists("mia123"))
+    }
+
+    @Test func anotherUserIsForbiddenTheAdminMethods() throws {
+        let daemon = try TestDaemon()
+        chmod(daemon.directory.path, 0o755)
+        chmod(daemon.directory.path + "/run", 0o755)
+        chmod(daemon.socketPath, 0o666)
+        let request = daemon.directory.path + "/request.json"
+        try writeFile(request, "{\"id\":1,\"method\":\"admin.stats\"}\n")
+        let result = try capture(["/bin/sh", "-c", "setpriv --reuid=65534 --regid=65534 --clear-groups socat -t 2 - UNIX-CONNECT:\(daemon.socketPath) < \(request)"],
+                                 in: daemon.directory)
+        #expect(result.stdout.contains("\"reason\":\"forbidden\""), "\(result)")
+    }
+
+    @Test func aSocketPassedBySystemdIsServedAndLeftInPlace() throws {
+        let directory = try TemporaryDirectory()
+        let socket = directory.path + "/activated.sock"
+        let pid = try spawn(["/usr/bin/systemd-socket-activate", "-l", socket, TestDaemon.binary,
+                             "--database", directory.path + "/state/roster.db", "--config", "/dev/null"],
+                            environment: ["PATH=/usr/bin:/bin", "HOME=\(directory.path)"], stderrPath: directory.path + "/err")
+        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
+        var client: TestClient?
+        for _ in 0..<500 where client == nil {
+            client = try? TestClient(path: socket)
+            if client == nil { usleep(10_000) }
+        }
+        #expect(try client?.call("session.whoami")["result"] == ["user": nil])
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        #expect(decode(status) == 0)
+        #expect(access(socket, F_OK) == 0)
+    }
+}
