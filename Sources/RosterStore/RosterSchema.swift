@@ -31,6 +31,27 @@ public enum RosterSchema {
             CREATE INDEX login_failures_key_at ON login_failures(key, at);
             CREATE INDEX login_failures_at ON login_failures(at);
             """),
+        // Search keys are computed when a contact is written (pinyin costs ~130 µs a name), so loading a user's
+        // index is a plain read, never a recomputation.
+        (name: "0004_contacts", sql: """
+            CREATE TABLE contacts(
+                id INTEGER PRIMARY KEY,
+                user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                name TEXT NOT NULL CHECK(length(name) BETWEEN 1 AND 200),
+                phone TEXT CHECK(phone <> ''),
+                email TEXT CHECK(email <> ''),
+                note TEXT CHECK(note <> ''),
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                key_folded TEXT NOT NULL,
+                key_initials TEXT NOT NULL,
+                key_pinyin TEXT NOT NULL,
+                key_pinyin_initials TEXT NOT NULL,
+                key_hangul_initials TEXT NOT NULL,
+                key_phone_digits TEXT NOT NULL
+            ) STRICT;
+            CREATE INDEX contacts_user ON contacts(user_id, id);
+            """),
     ]
 
     /// Opens the database at `path` and brings its schema up to date, stamping new migrations with `now`.

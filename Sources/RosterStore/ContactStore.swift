@@ -1,0 +1,182 @@
+/// A contact's own fields, as the user gave them; empty optional fields are stored as NULL.
+public struct ContactFields: Equatable, Sendable {
+    public var name: String
+    public var phone: String?
+    public var email: String?
+    public var note: String?
+
+    public init(name: String, phone: String? = nil, email: String? = nil, note: String? = nil) {
+        self.name = name
+        self.phone = phone
+        self.email = email
+        self.note = note
+    }
+}
+
+/// The search keys computed from a contact when it is written (see RosterCore's contact search).
+public struct StoredSearchKeys: Equatable, Sendable {
+    public var folded: String
+    public var initials: String
+    public var pinyin: String
+    public var pinyinInitials: String
+    public var hangulInitials: String
+    public var phoneDigits: String
+
+    public init(folded: String, initials: String, pinyin: String, pinyinInitials: String, hangulInitials: String,
+                phoneDigits: String) {
+        self.folded = folded
+        self.initials = initials
+        self.pinyin = pinyin
+        self.pinyinInitials = pinyinInitials
+        self.hangulInitials = hangulInitials
+        self.phoneDigits = phoneDigits
+    }
+}
+
+/// One stored contact: its owner, fields, times and search keys.
+public struct ContactRecord: Equatable, Sendable {
+    public var id: Int64
+    public var userID: Int64
+    public var fields: ContactFields
+    public var keys: StoredSearchKeys
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// Contacts of one owner at a time: every query names the owner, so one user can never reach another's rows.
+/// Every write is one durable transaction; an import is one transaction for all its contacts.
+public struct ContactStore: Sendable {
+    public let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    static let columns = """
+        id, user_id, name, phone, email, note, created_at, updated_at, key_folded, key_initials, key_pinyin,
+        key_pinyin_initials, key_hangul_initials, key_phone_digits
+        """
+
+    public func insert(userID: Int64, _ fields: ContactFields, keys: StoredSearchKeys, now: Int64) throws(StoreError) -> ContactRecord {
+        try insertMany(userID: userID, [(fields, keys)], now: now)[0]
+    }
+
+    /// Stores all or nothing: a failure part-way leaves none of them.
+    public func insertMany(userID: Int64, _ contacts: [(ContactFields, StoredSearchKeys)], now: Int64) throws(StoreError) -> [ContactRecord] {
+        guard !contacts.isEmpty else { return [] }
+        do {
+            return try database.transaction { () throws(StoreError) -> [ContactRecord] in
+                let insert = try database.cached("""
+                    INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, key_folded,
+                        key_initials, key_pinyin, key_pinyin_initials, key_hangul_initials, key_phone_digits)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                var records: [ContactRecord] = []
+                records.reserveCapacity(contacts.count)
+                for (fields, keys) in contacts {
+                    try insert.bind(userID, at: 1)
+                    try bind(fields, keys, into: insert, from: 2, times: (now, now))
+                    try insert.run()
+                    records.append(ContactRecord(id: database.lastInsertRowID, userID: userID, fields: fields, keys: keys,
+                                                 createdAt: now, updatedAt: now))
+                }
+                return records
+            }
+        } catch {
+            throw error.relabelled("insert contact")
+        }
+    }
+
+    /// The updated contact, or nil when `id` is not one of this owner's contacts.
+    public func update(userID: Int64, id: Int64, _ fields: ContactFields, keys: StoredSearchKeys, now: Int64) throws(StoreError) -> ContactRecord? {
+        do {
+            return try database.transaction { () throws(StoreError) -> ContactRecord? in
+                guard let existing = try contact(userID: userID, id: id) else { return nil }
+                let update = try database.cached("""
+                    UPDATE contacts SET name = ?, phone = ?, email = ?, note = ?, created_at = ?, updated_at = ?,
+                        key_folded = ?, key_initials = ?, key_pinyin = ?, key_pinyin_initials = ?,
+                        key_hangul_initials = ?, key_phone_digits = ?
+                    WHERE id = ? AND user_id = ?
+                    """)
+                try bind(fields, keys, into: update, from: 1, times: (existing.createdAt, now))
+                try update.bind(id, at: 13)
+                try update.bind(userID, at: 14)
+                try update.run()
+                return ContactRecord(id: id, userID: userID, fields: fields, keys: keys, createdAt: existing.createdAt,
+                                     updatedAt: now)
+            }
+        } catch {
+            throw error.relabelled("update contact")
+        }
+    }
+
+    /// Whether a contact of this owner was removed.
+    public func delete(userID: Int64, id: Int64) throws(StoreError) -> Bool {
+        do {
+            return try database.transaction { () throws(StoreError) -> Bool in
+                let delete = try database.cached("DELETE FROM contacts WHERE id = ? AND user_id = ?")
+                try delete.bind(id, at: 1)
+                try delete.bind(userID, at: 2)
+                try delete.run()
+                return database.changes > 0
+            }
+        } catch {
+            throw error.relabelled("delete contact")
+        }
+    }
+
+    public func contact(userID: Int64, id: Int64) throws(StoreError) -> ContactRecord? {
+        let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE id = ? AND user_id = ?")
+        defer { select.reset() }
+        try select.bind(id, at: 1)
+        try select.bind(userID, at: 2)
+        return try select.step() ? Self.record(select) : nil
+    }
+
+    /// Every contact of the owner, in id order (to build the in-memory search index).
+    public func contacts(userID: Int64) throws(StoreError) -> [ContactRecord] {
+        let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE user_id = ? ORDER BY id")
+        defer { select.reset() }
+        try select.bind(userID, at: 1)
+        var records: [ContactRecord] = []
+        while try select.step() { records.append(Self.record(select)) }
+        return records
+    }
+
+    public func count(userID: Int64) throws(StoreError) -> Int {
+        let select = try database.cached("SELECT count(*) FROM contacts WHERE user_id = ?")
+        defer { select.reset() }
+        try select.bind(userID, at: 1)
+        return try select.step() ? select.int(at: 0) : 0
+    }
+
+    /// Every owner's contacts together, for `admin.stats`.
+    public func totalCount() throws(StoreError) -> Int {
+        let select = try database.cached("SELECT count(*) FROM contacts")
+        defer { select.reset() }
+        return try select.step() ? select.int(at: 0) : 0
+    }
+
+    private func bind(_ fields: ContactFields, _ keys: StoredSearchKeys, into statement: Statement, from first: Int,
+                      times: (created: Int64, updated: Int64)) throws(StoreError) {
+        try statement.bind(fields.name, at: first)
+        try statement.bind(fields.phone, at: first + 1)
+        try statement.bind(fields.email, at: first + 2)
+        try statement.bind(fields.note, at: first + 3)
+        try statement.bind(times.created, at: first + 4)
+        try statement.bind(times.updated, at: first + 5)
+        let texts = [keys.folded, keys.initials, keys.pinyin, keys.pinyinInitials, keys.hangulInitials, keys.phoneDigits]
+        for (offset, text) in texts.enumerated() { try statement.bind(text, at: first + 6 + offset) }
+    }
+
+    private static func record(_ row: Statement) -> ContactRecord {
+        ContactRecord(
+            id: row.int64(at: 0), userID: row.int64(at: 1),
+            fields: ContactFields(name: row.string(at: 2) ?? "", phone: row.string(at: 3), email: row.string(at: 4),
+                                  note: row.string(at: 5)),
+            keys: StoredSearchKeys(folded: row.string(at: 8) ?? "", initials: row.string(at: 9) ?? "",
+                                   pinyin: row.string(at: 10) ?? "", pinyinInitials: row.string(at: 11) ?? "",
+                                   hangulInitials: row.string(at: 12) ?? "", phoneDigits: row.string(at: 13) ?? ""),
+            createdAt: row.int64(at: 6), updatedAt: row.int64(at: 7))
+    }
+}
