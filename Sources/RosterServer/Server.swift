@@ -174,9 +174,10 @@ public final class Server {
         connection.send(RPCMessage.error(id: id, error, message: message))
     }
 
-    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection) {
+    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection,
+                   coalescing key: OutputQueue.CoalesceKey? = nil) {
         stats.eventsSent += 1
-        connection.send(RPCMessage.event(type: type, members))
+        connection.send(RPCMessage.event(type: type, members), coalescing: key)
     }
 
     /// Every session's open forms, for what concerns them all (a registration, a reload).
@@ -219,9 +220,10 @@ public final class Server {
                 ("form", .string(form.rawValue)), ("field", .string(field.rawValue)), ("state", .string(state.rawValue)),
                 ("code", .string(code.rawValue)), ("message", .optional(message)), ("enabled", .bool(enabled)),
                 ("rev", .int(rev)),
-            ], to: connection)
+            ], to: connection, coalescing: "field:\(form.rawValue):\(field.rawValue)")
         case .form(let form, let submittable):
-            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection)
+            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection,
+                      coalescing: "form:\(form.rawValue)")
         case .submit(let form, let state, let code):
             sendEvent("submit", [
                 ("form", .string(form.rawValue)), ("state", .string(state.rawValue)), ("code", .string(code.rawValue)),
