@@ -15,6 +15,8 @@ extension Server {
                     FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("users", .integer(0...Int64.max)),
                     FieldSpec("requests", .integer(0...Int64.max)),
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
+                    FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
+                    FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
                 ])), handler: adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
@@ -59,6 +61,9 @@ extension Server {
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),
             "connections_accepted": .int(stats.connectionsAccepted),
+            "hash_workers": .int(accounts.pool.threadCount),
+            "hash_queue": .int(accounts.pool.waitingCount),
+            "hash_queue_limit": .int(accounts.pool.queueLimit),
         ])
     }
 }
