@@ -32,7 +32,8 @@ struct ContactsTests {
         let cases: [(String, String)] = [
             ("zs", "张三"), ("zhang", "张三"), ("张", "张三"), ("ww", "王五"), ("ㄱㅅ", "김수현"), ("김수", "김수현"),
             ("nguyen", "Nguyễn Văn Ánh"), ("anh", "Nguyễn Văn Ánh"), ("nva", "Nguyễn Văn Ánh"),
-            ("dang", "Đặng Thu Thảo"), ("dtt", "Đặng Thu Thảo"), ("as", "Alice Smith"), ("ＡＬＩＣＥ", "Alice Smith"),
+            ("dang", "Đặng Thu Thảo"), ("dtt", "Đặng Thu Thảo"), ("as", "Alice Smith"), ("smi", "Alice Smith"),
+            ("ALICE", "Alice Smith"), ("ａｌｉｃｅ", "Alice Smith"), ("ＡＬＩＣＥ", "Alice Smith"),
             ("555010", "Bob Jones"), ("010-99", "Bob Jones"),
         ]
         for (query, expected) in cases {
