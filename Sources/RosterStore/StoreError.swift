@@ -42,7 +42,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     public var isFull: Bool {
         guard case let .sqlite(code, _, systemErrno, _) = self else { return false }
         if code == SQLITE_FULL { return true }
-        return code == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT)
+        // EFBIG is a file-size limit (RLIMIT_FSIZE, a quota on one file): to the writer, the disk is full.
+        return code == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT || systemErrno == EFBIG)
     }
 
     /// A UNIQUE or PRIMARY KEY constraint rejected the write.

@@ -5,6 +5,8 @@ import RosterServer
 // rosterd: parse options, then check the config, back up, or serve until SIGTERM/SIGINT.
 
 signal(SIGPIPE, SIG_IGN)
+// A file-size limit must fail the write (and answer storage_full), not kill the daemon.
+signal(SIGXFSZ, SIG_IGN)
 
 let options: DaemonOptions
 do {
