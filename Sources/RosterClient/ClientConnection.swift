@@ -55,7 +55,10 @@ public final class ClientConnection {
             return true
         }
         guard fits else {
+            // A class whose throwing init fails after every property is set still runs deinit: mark the fd gone
+            // so it is not closed twice (the number may already belong to another thread's file).
             Glibc.close(fd)
+            fd = -1
             throw .connectFailed(socket: socketPath, errno: ENAMETOOLONG)
         }
         let result = withUnsafePointer(to: &address) {
@@ -65,7 +68,9 @@ public final class ClientConnection {
         }
         guard result == 0 else {
             let code = errno
+            // deinit still runs after a failed init: mark the fd gone so it is not closed twice.
             Glibc.close(fd)
+            fd = -1
             switch code {
             case ENOENT, ECONNREFUSED: throw .daemonNotRunning(socket: socketPath)
             case EACCES, EPERM: throw .permissionDenied(socket: socketPath)

@@ -28,7 +28,10 @@ final class TestClient {
         }
         guard result == 0 else {
             let code = errno
+            // A class whose throwing init fails after every property is set still runs deinit: mark the fd gone
+            // so it is not closed twice (the number may already belong to another thread's file).
             Glibc.close(fd)
+            fd = -1
             throw HarnessError(description: "connect \(path): \(String(cString: strerror(code)))")
         }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
