@@ -1,7 +1,7 @@
 import Glibc
 
 /// How text is decorated: ANSI attributes on a terminal, nothing when piped, under NO_COLOR or TERM=dumb.
-struct Style {
+struct Style: Equatable {
     /// One run of text's look; `colour` is dropped under NO_COLOR while bold/dim/reverse stay (they are not colour).
     struct Attributes: Equatable {
         enum Colour: Int { case red = 31, green = 32, yellow = 33, cyan = 36 }
