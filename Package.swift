@@ -30,7 +30,7 @@ let package = Package(
 
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),
-        .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "CSQLite"]),
+        .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterClient", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol"]),

@@ -38,7 +38,8 @@ public enum MessageCatalog {
         return merged
     }()
 
-    private static let parts: [[String: [RosterLocale: String]]] = [ProtocolMessages.table, FormMessages.table]
+    private static let parts: [[String: [RosterLocale: String]]] = [ProtocolMessages.table, FormMessages.table,
+                                                                     ContactMessages.table]
 
     private static func fill(_ template: String, with arguments: [String: String]) -> String {
         guard template.contains("{") else { return template }

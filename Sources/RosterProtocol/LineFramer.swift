@@ -1,3 +1,5 @@
+import Glibc
+
 /// Splits a byte stream into newline-terminated lines, never holding more than `maxLineBytes` of one line.
 ///
 /// A line longer than the limit is reported once, as soon as the limit is passed (not when its newline
@@ -26,9 +28,13 @@ public struct LineFramer: Sendable {
 
     public mutating func feed(_ chunk: UnsafeRawBufferPointer, into outputs: inout [Output]) {
         let bytes = chunk.bindMemory(to: UInt8.self)
+        guard let base = bytes.baseAddress else { return }
         var start = 0
         while start < bytes.count {
-            let newline = bytes[start...].firstIndex(of: 0x0A)
+            // memchr: this scan sees every byte a peer sends, including megabytes being discarded.
+            let newline = memchr(base + start, 0x0A, bytes.count - start).map {
+                UnsafeRawPointer($0) - UnsafeRawPointer(base)
+            }
             let end = newline ?? bytes.count
             if discarding {
                 if newline != nil { discarding = false }

@@ -61,12 +61,13 @@ final class Accounts {
 
     // MARK: Work on the pool
 
-    /// Runs `job` on a worker and hands its result to `completion` on the loop; a full queue answers `busy` at once.
-    private func offload<T>(_ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
+    /// Runs `job` on a worker and hands its result to `completion` on the loop. Password hashing is `bounded`: a
+    /// full queue answers `busy` at once. Cheap database work is not, so it never fails for the hashes' sake.
+    private func offload<T>(bounded: Bool = false, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                             completion: @escaping Completion<T>) {
         let loop = self.loop
         let bound = LoopBound(value: completion)
-        let accepted = pool.submit { context in
+        let accepted = pool.submit(bounded: bounded) { context in
             let result = LoopBound(value: job(&context))
             loop.execute { bound.value(result.value) }
         }
@@ -87,7 +88,7 @@ final class Accounts {
         let memory = policy.hashMemoryKiB
         let iterations = policy.hashIterations
         let logger = self.logger
-        offload({ context in
+        offload(bounded: true, { context in
             do {
                 let hash = try context.hasher(memoryKiB: memory, iterations: iterations).hash(password.exposed)
                 let store = UserStore(database: try context.database())
@@ -139,7 +140,7 @@ final class Accounts {
         let iterations = policy.hashIterations
         let reveal = policy.revealUnknownUsers
         let logger = self.logger
-        offload({ context in
+        offload(bounded: true, { context in
             Accounts.verify(found, password: password, failureKeys: keys, memoryKiB: memory, iterations: iterations,
                             revealUnknownUsers: reveal, context: &context, logger: logger)
         }, completion: { [weak self] result in
@@ -255,7 +256,7 @@ final class Accounts {
     /// Drops failures older than the window and tokens idle past their limit; both are dead weight by then.
     func pruneExpired() {
         let policy = self.policy
-        _ = pool.submit { context in
+        _ = pool.submit(bounded: false) { context in
             guard let database = try? context.database() else { return }
             let now = WallClock.nowMs()
             _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)

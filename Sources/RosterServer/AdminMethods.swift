@@ -13,8 +13,11 @@ extension Server {
                     FieldSpec("version", .string), FieldSpec("pid", .integer(0...Int64(Int32.max))),
                     FieldSpec("uptime_ms", .integer(0...Int64.max)), FieldSpec("connections", .integer(0...Int64.max)),
                     FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("users", .integer(0...Int64.max)),
+                    FieldSpec("contacts", .integer(0...Int64.max)),
                     FieldSpec("requests", .integer(0...Int64.max)),
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
+                    FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
+                    FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
                 ])), handler: adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
@@ -55,10 +58,14 @@ extension Server {
             "connections": .int(connectionCount),
             "sessions": .int(greetedSessionCount),
             "users": .int(accounts.userCount()),
+            "contacts": .int(contacts.totalCount()),
             // This request is counted as served once answered, so report the ones before it.
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),
             "connections_accepted": .int(stats.connectionsAccepted),
+            "hash_workers": .int(accounts.pool.threadCount),
+            "hash_queue": .int(accounts.pool.waitingCount),
+            "hash_queue_limit": .int(accounts.pool.queueLimit),
         ])
     }
 }

@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import RosterCore
 import RosterProtocol
 
 /// One client socket: non-blocking reads into the line framer, buffered writes, and half-close.
@@ -14,7 +15,11 @@ final class Connection {
     private(set) var isClosed = false
     private var registration: EventLoop.RegistrationID?
     private var framer: LineFramer
-    private var output = OutputBuffer()
+    private var output = OutputQueue()
+    /// When the unfinished line now buffered began; a peer may not sit on half a request forever.
+    private var partialLineSince: Instant?
+    /// When the output first stayed above the soft limit; cleared once it drains below.
+    private var congestedSince: Instant?
     private var readShutDown = false
     private var writeInterest = false
     private var isDispatching = false
@@ -70,6 +75,7 @@ final class Connection {
             }
             if readShutDown || result.isWouldBlock { break }
         }
+        watchPartialLine(lineEnded: !outputs.isEmpty)
         isDispatching = true
         defer {
             isDispatching = false
@@ -90,11 +96,55 @@ final class Connection {
         closeIfDrained()
     }
 
-    /// Queues a line (answer or event); written at once if the socket takes it.
-    func send(_ bytes: [UInt8]) {
+    private func watchPartialLine(lineEnded: Bool) {
+        if lineEnded { partialLineSince = nil }
+        guard framer.hasPartialLine, !readShutDown else {
+            partialLineSince = nil
+            return
+        }
+        guard partialLineSince == nil else { return }
+        let since = server.loop.now
+        partialLineSince = since
+        let timeout = server.config.server.idleLineTimeout
+        server.loop.schedule(at: since + timeout) { [weak self] in
+            guard let self, !self.isClosed, self.partialLineSince == since else { return }
+            self.server.logger.notice("closing a connection that left a line unfinished for \(timeout)",
+                                      [("ROSTER_CONNECTION", String(self.id))])
+            self.close()
+        }
+    }
+
+    /// Queues a line (answer or event); written at once if the socket takes it. `coalescing` names what an
+    /// event is the latest state of, so a peer that does not read gets only the newest one.
+    func send(_ bytes: [UInt8], coalescing key: OutputQueue.CoalesceKey? = nil) {
         guard !isClosed else { return }
-        output.append(bytes)
+        output.append(bytes, coalescing: key)
         flush()
+        if !isClosed { checkCongestion() }
+    }
+
+    /// A peer that does not read may hold the soft limit for a while, never the hard one.
+    private func checkCongestion() {
+        let limits = server.config.server
+        if output.byteCount > limits.outputHardLimitBytes {
+            server.logger.warning("closing a connection that holds \(output.byteCount) unread bytes",
+                                  [("ROSTER_CONNECTION", String(id))])
+            return close()
+        }
+        guard output.byteCount > limits.outputSoftLimitBytes else {
+            congestedSince = nil
+            return
+        }
+        guard congestedSince == nil else { return }
+        let since = server.loop.now
+        congestedSince = since
+        server.loop.schedule(at: since + limits.outputStallTimeout) { [weak self] in
+            guard let self, !self.isClosed, self.congestedSince == since,
+                  self.output.byteCount > self.server.config.server.outputSoftLimitBytes else { return }
+            self.server.logger.warning("closing a connection that has not read for \(limits.outputStallTimeout)",
+                                       [("ROSTER_CONNECTION", String(self.id))])
+            self.close()
+        }
     }
 
     /// Called when an answer goes out; a draining connection may now be done.
@@ -105,17 +155,13 @@ final class Connection {
 
     private func flush() {
         while !output.isEmpty {
-            let result = output.withUnsentBytes { bytes in
-                Result(catching: { () throws(SystemError) -> IOResult<Int> in
-                    try Syscall.nonBlocking("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
-                })
-            }
-            switch result {
-            case .success(.done(let written)): output.consume(written)
-            case .success(.wouldBlock): updateInterest(); return
-            case .failure: close(); return
+            switch output.write(to: fd) {
+            case .done?: continue
+            case .wouldBlock?: updateInterest(); return
+            case nil: close(); return
             }
         }
+        congestedSince = nil
         updateInterest()
         closeIfDrained()
     }

@@ -28,7 +28,7 @@ extension Server {
 
     private func formName(_ call: Call) throws(RosterError) -> FormName {
         let name = call.params.string("form") ?? ""
-        guard let form = FormName(rawValue: name), form != .contacts else { throw .unknownForm(form: name) }
+        guard let form = FormName(rawValue: name) else { throw .unknownForm(form: name) }
         return form
     }
 
@@ -49,7 +49,13 @@ extension Server {
             runner = FormRunner(machine: LoginForm(policy: policy, debounce: debounce, firstToken: firstToken),
                                 server: self, connection: call.connection)
         case .contacts:
-            return call.fail(.unknownForm(form: form.rawValue))
+            guard let user = session.user else { return call.fail(.unauthenticated) }
+            let contactsForm = ContactsFormRunner(throttle: session.throttle(under: policy), userID: user.id,
+                                                  server: self, connection: call.connection)
+            session.forms[form] = contactsForm
+            call.succeed(snapshotJSON(contactsForm.snapshot, locale: session.locale))
+            contactsForm.opened()
+            return
         }
         session.forms[form] = runner
         call.succeed(snapshotJSON(runner.snapshot, locale: session.locale))

@@ -21,6 +21,7 @@ public final class Server {
         didSet { configChanged() }
     }
     let accounts: Accounts
+    let contacts: ContactsService
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all.
@@ -35,15 +36,17 @@ public final class Server {
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
 
-    init(loop: EventLoop, config: DaemonConfig, accounts: Accounts, logger: Logger) {
+    init(loop: EventLoop, config: DaemonConfig, accounts: Accounts, contacts: ContactsService, logger: Logger) {
         self.loop = loop
         self.config = config
         self.accounts = accounts
+        self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in sessionMethods() + adminMethods() + formMethods() + accountMethods() {
+        for method in sessionMethods() + adminMethods() + formMethods() + accountMethods() + contactsMethods() {
             methods[method.spec.name] = method
         }
+        contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
     }
 
     /// Every method's spec, sorted by name, for `rpc.describe`.
@@ -132,6 +135,7 @@ public final class Server {
     func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.session.closeAllForms()
+        if let user = connection.session.user { releaseIfUnused(user.id) }
         let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
         connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
         logger.debug("connection closed", [("ROSTER_CONNECTION", String(connection.id))])
@@ -174,9 +178,10 @@ public final class Server {
         connection.send(RPCMessage.error(id: id, error, message: message))
     }
 
-    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection) {
+    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection,
+                   coalescing key: OutputQueue.CoalesceKey? = nil) {
         stats.eventsSent += 1
-        connection.send(RPCMessage.event(type: type, members))
+        connection.send(RPCMessage.event(type: type, members), coalescing: key)
     }
 
     /// Every session's open forms, for what concerns them all (a registration, a reload).
@@ -196,6 +201,11 @@ public final class Server {
 
     /// The session is now `user`'s; it hears so through a `session` event.
     func logIn(_ connection: Connection, as user: UserRecord, tokenHash: [UInt8]?) {
+        if let previous = connection.session.user, previous.id != user.id {
+            connection.session.forms.removeValue(forKey: .contacts)?.close()
+            connection.session.user = user
+            releaseIfUnused(previous.id)
+        }
         connection.session.user = user
         connection.session.tokenHash = tokenHash
         sendEvent("session", [("user", .string(user.canonical))], to: connection)
@@ -203,12 +213,30 @@ public final class Server {
     }
 
     func logOut(_ connection: Connection) {
-        if let user = connection.session.user {
-            logger.info("logged out", [("ROSTER_USER", user.canonical)])
-        }
+        let previous = connection.session.user
         connection.session.user = nil
         connection.session.tokenHash = nil
+        // The contacts form shows a user's contacts; with nobody logged in it has nothing to show.
+        connection.session.forms.removeValue(forKey: .contacts)?.close()
+        if let previous {
+            logger.info("logged out", [("ROSTER_USER", previous.canonical)])
+            releaseIfUnused(previous.id)
+        }
         sendEvent("session", [("user", .null)], to: connection)
+    }
+
+    /// Every open contacts form of this user, on any connection, gets fresh results.
+    private func contactsChanged(of userID: Int64) {
+        for connection in connections.values {
+            guard let form = connection.session.forms[.contacts] as? ContactsFormRunner, form.ownerID == userID else { continue }
+            form.contactsChanged()
+        }
+    }
+
+    /// A user's search index is kept only while some connection is logged in as them.
+    private func releaseIfUnused(_ userID: Int64) {
+        guard !connections.values.contains(where: { $0.session.user?.id == userID }) else { return }
+        contacts.release(userID: userID)
     }
 
     func sendFormEvent(_ event: FormEvent, to connection: Connection) {
@@ -219,9 +247,10 @@ public final class Server {
                 ("form", .string(form.rawValue)), ("field", .string(field.rawValue)), ("state", .string(state.rawValue)),
                 ("code", .string(code.rawValue)), ("message", .optional(message)), ("enabled", .bool(enabled)),
                 ("rev", .int(rev)),
-            ], to: connection)
+            ], to: connection, coalescing: "field:\(form.rawValue):\(field.rawValue)")
         case .form(let form, let submittable):
-            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection)
+            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection,
+                      coalescing: "form:\(form.rawValue)")
         case .submit(let form, let state, let code):
             sendEvent("submit", [
                 ("form", .string(form.rawValue)), ("state", .string(state.rawValue)), ("code", .string(code.rawValue)),

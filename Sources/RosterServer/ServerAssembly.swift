@@ -15,6 +15,7 @@ extension Server {
         }
         let accounts = Accounts(loop: loop, database: database, pool: pool, policy: config.policy, logger: logger)
         accounts.pruneExpired()
-        return Server(loop: loop, config: config, accounts: accounts, logger: logger)
+        let contacts = ContactsService(loop: loop, database: database, pool: pool, logger: logger)
+        return Server(loop: loop, config: config, accounts: accounts, contacts: contacts, logger: logger)
     }
 }

@@ -35,9 +35,11 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     public var waitingCount: Int { state.withLock { $0.waiting } }
 
     /// Queues `job`; false when the queue is full (or the pool is stopping), and the job will never run.
-    public func submit(_ job: @escaping Job) -> Bool {
+    /// `bounded: false` is for cheap follow-up work (a token after a verified password), which must not be
+    /// refused after the expensive part already ran.
+    public func submit(bounded: Bool = true, _ job: @escaping Job) -> Bool {
         let accepted = state.withLock { state -> Bool in
-            guard !state.stopping, state.waiting < queueLimit else { return false }
+            guard !state.stopping, !bounded || state.waiting < queueLimit else { return false }
             state.jobs.append(job)
             return true
         }

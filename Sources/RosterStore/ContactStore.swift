@@ -1,46 +1,10 @@
-/// A contact's own fields, as the user gave them; empty optional fields are stored as NULL.
-public struct ContactFields: Equatable, Sendable {
-    public var name: String
-    public var phone: String?
-    public var email: String?
-    public var note: String?
+import RosterCore
 
-    public init(name: String, phone: String? = nil, email: String? = nil, note: String? = nil) {
-        self.name = name
-        self.phone = phone
-        self.email = email
-        self.note = note
-    }
-}
-
-/// The search keys computed from a contact when it is written (see RosterCore's contact search).
-public struct StoredSearchKeys: Equatable, Sendable {
-    public var folded: String
-    public var initials: String
-    public var pinyin: String
-    public var pinyinInitials: String
-    public var hangulInitials: String
-    public var phoneDigits: String
-
-    public init(folded: String, initials: String, pinyin: String, pinyinInitials: String, hangulInitials: String,
-                phoneDigits: String) {
-        self.folded = folded
-        self.initials = initials
-        self.pinyin = pinyin
-        self.pinyinInitials = pinyinInitials
-        self.hangulInitials = hangulInitials
-        self.phoneDigits = phoneDigits
-    }
-}
-
-/// One stored contact: its owner, fields, times and search keys.
+/// One stored contact with its owner and the search keys computed when it was written.
 public struct ContactRecord: Equatable, Sendable {
-    public var id: Int64
     public var userID: Int64
-    public var fields: ContactFields
-    public var keys: StoredSearchKeys
-    public var createdAt: Int64
-    public var updatedAt: Int64
+    public var contact: Contact
+    public var keys: ContactSearchKeys
 }
 
 /// Contacts of one owner at a time: every query names the owner, so one user can never reach another's rows.
@@ -57,12 +21,12 @@ public struct ContactStore: Sendable {
         key_pinyin_initials, key_hangul_initials, key_phone_digits
         """
 
-    public func insert(userID: Int64, _ fields: ContactFields, keys: StoredSearchKeys, now: Int64) throws(StoreError) -> ContactRecord {
+    public func insert(userID: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> ContactRecord {
         try insertMany(userID: userID, [(fields, keys)], now: now)[0]
     }
 
     /// Stores all or nothing: a failure part-way leaves none of them.
-    public func insertMany(userID: Int64, _ contacts: [(ContactFields, StoredSearchKeys)], now: Int64) throws(StoreError) -> [ContactRecord] {
+    public func insertMany(userID: Int64, _ contacts: [(ContactDraft, ContactSearchKeys)], now: Int64) throws(StoreError) -> [ContactRecord] {
         guard !contacts.isEmpty else { return [] }
         do {
             return try database.transaction { () throws(StoreError) -> [ContactRecord] in
@@ -77,8 +41,9 @@ public struct ContactStore: Sendable {
                     try insert.bind(userID, at: 1)
                     try bind(fields, keys, into: insert, from: 2, times: (now, now))
                     try insert.run()
-                    records.append(ContactRecord(id: database.lastInsertRowID, userID: userID, fields: fields, keys: keys,
-                                                 createdAt: now, updatedAt: now))
+                    records.append(ContactRecord(userID: userID, contact: Contact(id: database.lastInsertRowID, draft: fields,
+                                                                                  createdAt: now, updatedAt: now),
+                                                 keys: keys))
                 }
                 return records
             }
@@ -88,7 +53,7 @@ public struct ContactStore: Sendable {
     }
 
     /// The updated contact, or nil when `id` is not one of this owner's contacts.
-    public func update(userID: Int64, id: Int64, _ fields: ContactFields, keys: StoredSearchKeys, now: Int64) throws(StoreError) -> ContactRecord? {
+    public func update(userID: Int64, id: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> ContactRecord? {
         do {
             return try database.transaction { () throws(StoreError) -> ContactRecord? in
                 guard let existing = try contact(userID: userID, id: id) else { return nil }
@@ -98,12 +63,13 @@ public struct ContactStore: Sendable {
                         key_hangul_initials = ?, key_phone_digits = ?
                     WHERE id = ? AND user_id = ?
                     """)
-                try bind(fields, keys, into: update, from: 1, times: (existing.createdAt, now))
+                try bind(fields, keys, into: update, from: 1, times: (existing.contact.createdAt, now))
                 try update.bind(id, at: 13)
                 try update.bind(userID, at: 14)
                 try update.run()
-                return ContactRecord(id: id, userID: userID, fields: fields, keys: keys, createdAt: existing.createdAt,
-                                     updatedAt: now)
+                return ContactRecord(userID: userID, contact: Contact(id: id, draft: fields, createdAt: existing.contact.createdAt,
+                                                                      updatedAt: now),
+                                     keys: keys)
             }
         } catch {
             throw error.relabelled("update contact")
@@ -157,7 +123,7 @@ public struct ContactStore: Sendable {
         return try select.step() ? select.int(at: 0) : 0
     }
 
-    private func bind(_ fields: ContactFields, _ keys: StoredSearchKeys, into statement: Statement, from first: Int,
+    private func bind(_ fields: ContactDraft, _ keys: ContactSearchKeys, into statement: Statement, from first: Int,
                       times: (created: Int64, updated: Int64)) throws(StoreError) {
         try statement.bind(fields.name, at: first)
         try statement.bind(fields.phone, at: first + 1)
@@ -171,12 +137,13 @@ public struct ContactStore: Sendable {
 
     private static func record(_ row: Statement) -> ContactRecord {
         ContactRecord(
-            id: row.int64(at: 0), userID: row.int64(at: 1),
-            fields: ContactFields(name: row.string(at: 2) ?? "", phone: row.string(at: 3), email: row.string(at: 4),
-                                  note: row.string(at: 5)),
-            keys: StoredSearchKeys(folded: row.string(at: 8) ?? "", initials: row.string(at: 9) ?? "",
-                                   pinyin: row.string(at: 10) ?? "", pinyinInitials: row.string(at: 11) ?? "",
-                                   hangulInitials: row.string(at: 12) ?? "", phoneDigits: row.string(at: 13) ?? ""),
-            createdAt: row.int64(at: 6), updatedAt: row.int64(at: 7))
+            userID: row.int64(at: 1),
+            contact: Contact(id: row.int64(at: 0),
+                             draft: ContactDraft(name: row.string(at: 2) ?? "", phone: row.string(at: 3),
+                                                 email: row.string(at: 4), note: row.string(at: 5)),
+                             createdAt: row.int64(at: 6), updatedAt: row.int64(at: 7)),
+            keys: ContactSearchKeys(folded: row.string(at: 8) ?? "", initials: row.string(at: 9) ?? "",
+                                    pinyin: row.string(at: 10) ?? "", pinyinInitials: row.string(at: 11) ?? "",
+                                    hangulInitials: row.string(at: 12) ?? "", phoneDigits: row.string(at: 13) ?? ""))
     }
 }

@@ -14,7 +14,7 @@ public struct PasswordHasher: Sendable {
     private let opsLimit: UInt64
     // A hash of a random password nobody knows, at this hasher's cost, so a log-in for an
     // unknown user can spend the same time as a real verify.
-    private let dummyHash: String
+    let dummyHash: String
 
     /// A hasher with the given cost. Spends one hash computing the dummy used by `dummyVerify`.
     public init(memoryKiB: Int = 19_456, iterations: Int = 2) throws(CryptoError) {

@@ -1,9 +1,10 @@
+import RosterCore
 import Testing
 @testable import RosterStore
 
 @Suite("Contacts in the store")
 struct ContactStoreTests {
-    private let keys = StoredSearchKeys(folded: "alice smith", initials: "as", pinyin: "", pinyinInitials: "",
+    private let keys = ContactSearchKeys(folded: "alice smith", initials: "as", pinyin: "", pinyinInitials: "",
                                         hangulInitials: "", phoneDigits: "5550100")
 
     private func twoUsers(_ database: Database) throws -> (Int64, Int64) {
@@ -19,20 +20,20 @@ struct ContactStoreTests {
         let database = try directory.rosterDatabase()
         let (alice, bob) = try twoUsers(database)
         let store = ContactStore(database: database)
-        let added = try store.insert(userID: alice, ContactFields(name: "Alice Smith", phone: "555-0100"), keys: keys, now: 10)
-        #expect(try store.contact(userID: alice, id: added.id) == added)
-        #expect(try store.contact(userID: bob, id: added.id) == nil)
-        #expect(try store.update(userID: bob, id: added.id, ContactFields(name: "Mallory"), keys: keys, now: 20) == nil)
-        #expect(try store.delete(userID: bob, id: added.id) == false)
+        let added = try store.insert(userID: alice, ContactDraft(name: "Alice Smith", phone: "555-0100"), keys: keys, now: 10)
+        #expect(try store.contact(userID: alice, id: added.contact.id) == added)
+        #expect(try store.contact(userID: bob, id: added.contact.id) == nil)
+        #expect(try store.update(userID: bob, id: added.contact.id, ContactDraft(name: "Mallory"), keys: keys, now: 20) == nil)
+        #expect(try store.delete(userID: bob, id: added.contact.id) == false)
         #expect(try store.contacts(userID: bob).isEmpty)
 
-        let updated = try store.update(userID: alice, id: added.id, ContactFields(name: "Alice B. Smith", note: "met at work"),
+        let updated = try store.update(userID: alice, id: added.contact.id, ContactDraft(name: "Alice B. Smith", note: "met at work"),
                                        keys: keys, now: 20)
-        #expect(updated?.fields.note == "met at work")
-        #expect(updated?.createdAt == 10)
-        #expect(updated?.updatedAt == 20)
-        #expect(try store.contacts(userID: alice).map(\.fields.name) == ["Alice B. Smith"])
-        #expect(try store.delete(userID: alice, id: added.id))
+        #expect(updated?.contact.note == "met at work")
+        #expect(updated?.contact.createdAt == 10)
+        #expect(updated?.contact.updatedAt == 20)
+        #expect(try store.contacts(userID: alice).map(\.contact.name) == ["Alice B. Smith"])
+        #expect(try store.delete(userID: alice, id: added.contact.id))
         #expect(try store.count(userID: alice) == 0)
     }
 
@@ -41,8 +42,8 @@ struct ContactStoreTests {
         let database = try directory.rosterDatabase()
         let (alice, _) = try twoUsers(database)
         let store = ContactStore(database: database)
-        let good = (ContactFields(name: "Good"), keys)
-        let bad = (ContactFields(name: String(repeating: "x", count: 201)), keys)
+        let good = (ContactDraft(name: "Good"), keys)
+        let bad = (ContactDraft(name: String(repeating: "x", count: 201)), keys)
         #expect(throws: StoreError.self) { try store.insertMany(userID: alice, [good, good, bad], now: 1) }
         #expect(try store.count(userID: alice) == 0)
         #expect(try store.insertMany(userID: alice, [good, good], now: 1).count == 2)
@@ -54,8 +55,8 @@ struct ContactStoreTests {
         let database = try directory.rosterDatabase()
         let (alice, bob) = try twoUsers(database)
         let store = ContactStore(database: database)
-        _ = try store.insert(userID: alice, ContactFields(name: "A"), keys: keys, now: 1)
-        _ = try store.insert(userID: bob, ContactFields(name: "B"), keys: keys, now: 1)
+        _ = try store.insert(userID: alice, ContactDraft(name: "A"), keys: keys, now: 1)
+        _ = try store.insert(userID: bob, ContactDraft(name: "B"), keys: keys, now: 1)
         try database.execute("DELETE FROM users WHERE id = \(alice)")
         #expect(try store.count(userID: alice) == 0)
         #expect(try store.count(userID: bob) == 1)

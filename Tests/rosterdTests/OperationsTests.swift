@@ -123,3 +123,30 @@ struct OperationsTests {
         #expect(access(socket, F_OK) == 0)
     }
 }
+
+@Suite("Slow and idle peers", .serialized)
+struct SlowPeerTests {
+    @Test func aHalfSentLineTimesOut() throws {
+        let daemon = try TestDaemon(config: "[Server]\nIdleLineTimeoutSec=300ms\n")
+        let idle = try daemon.connect()
+        let busy = try daemon.connect()
+        try idle.send("{\"id\":1,\"method\":")
+        #expect(try busy.call("session.whoami")["result"] != nil)
+        #expect(try idle.readsEndOfStream())
+        #expect(try busy.call("session.whoami")["result"] != nil)
+    }
+
+    @Test func aPeerThatNeverReadsIsCutOffAndOthersAreServed() throws {
+        let daemon = try TestDaemon(config: "[Server]\nOutputSoftLimitBytes=64K\nOutputHardLimitBytes=256K\nOutputStallTimeoutSec=300ms\n")
+        let stalled = try daemon.connect()
+        var small: Int32 = 4096
+        setsockopt(stalled.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var batch = ""
+        for id in 0..<2_000 { batch += "{\"id\":\(id),\"method\":\"rpc.describe\"}\n" }
+        try stalled.send(batch)
+        let other = try daemon.connect()
+        #expect(try other.call("session.whoami")["result"] != nil)
+        #expect(daemon.waitForLog("closing a connection"))
+        #expect(try other.call("session.whoami")["result"] != nil)
+    }
+}

@@ -1,0 +1,116 @@
+import RosterCore
+import RosterProtocol
+
+/// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
+extension Server {
+    static let pageRange: ClosedRange<Int64> = 1...1_000
+    static let offsetRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+
+    func contactsMethods() -> [Method] {
+        let paging: [FieldSpec] = [.optional("limit", .integer(Self.pageRange)), .optional("offset", .integer(Self.offsetRange))]
+        let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
+        let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
+        let id = FieldSpec("id", .integer(1...Int64.max))
+        let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
+        return [
+            Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
+                                    params: paging, result: page), handler: listContacts),
+            Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
+                                    params: [FieldSpec("query", .string)] + paging, result: page), handler: searchContacts),
+            Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
+                                    params: [FieldSpec("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: addContact),
+            Method(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
+                                    params: [id, .optional("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: updateContact),
+            Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
+                   handler: removeContact),
+            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; rejects are listed.",
+                                    params: [format, FieldSpec("data", .string)],
+                                    result: .object([FieldSpec("added", .integer(0...Int64.max)),
+                                                     FieldSpec("skipped", .integer(0...Int64.max)),
+                                                     FieldSpec("errors", .array(.described("{line, reason}")))])),
+                   handler: importContacts),
+            Method(spec: MethodSpec("contacts.export", summary: "All your contacts as vCard 4.0 or CSV.",
+                                    params: [format], result: .object([FieldSpec("data", .string)])),
+                   handler: exportContacts),
+        ]
+    }
+
+    /// The logged-in user's id, or `unauthenticated`.
+    private func owner(_ call: Call) -> Int64? {
+        guard let user = call.session.user else {
+            call.fail(.unauthenticated)
+            return nil
+        }
+        return user.id
+    }
+
+    private func listContacts(_ call: Call) { page(call, query: "") }
+
+    private func searchContacts(_ call: Call) { page(call, query: call.params.string("query") ?? "") }
+
+    private func page(_ call: Call, query: String) {
+        guard let userID = owner(call) else { return }
+        let limit = Int(call.params.int("limit") ?? 50)
+        let offset = Int(call.params.int("offset") ?? 0)
+        do {
+            let page = try contacts.search(userID: userID, query: query, limit: limit, offset: offset)
+            call.succeed(["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)])
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    private func addContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
+                                 email: call.params.string("email"), note: call.params.string("note"))
+        contacts.add(userID: userID, draft) { result in
+            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        }
+    }
+
+    private func updateContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        contacts.update(userID: userID, id: call.params.int("id") ?? 0, name: call.params.string("name"),
+                        phone: call.params.string("phone"), email: call.params.string("email"),
+                        note: call.params.string("note")) { result in
+            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        }
+    }
+
+    private func removeContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        contacts.remove(userID: userID, id: call.params.int("id") ?? 0) { result in
+            call.finish(result.map { [:] })
+        }
+    }
+
+    private func importContacts(_ call: Call) {
+        guard let userID = owner(call),
+              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
+        contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "") { [self] result in
+            if case .success(let summary) = result {
+                logger.info("contacts imported: \(summary.added.count) added, \(summary.skipped) skipped, \(summary.errors.count) rejected",
+                            [("ROSTER_USER", call.session.user?.canonical ?? ""), ("ROSTER_EVENT", "contacts_import")])
+            }
+            call.finish(result.map { summary in
+                [
+                    "added": .int(summary.added.count), "skipped": .int(summary.skipped),
+                    "errors": .array(summary.errors.map { ["line": .int($0.line), "reason": .string($0.reason)] }),
+                ]
+            })
+        }
+    }
+
+    private func exportContacts(_ call: Call) {
+        guard let userID = owner(call),
+              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
+        contacts.export(userID: userID, format: format) { result in
+            call.finish(result.map { ["data": .string($0)] })
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Glibc
+
+/// Lines waiting for a slow peer. Answers are kept in order; an event that only states the latest value of
+/// something (a field's verdict, a form's submittable, the latest results) replaces an older one for the same
+/// thing that is still waiting, because an older validation state is worthless once a newer one exists.
+struct OutputQueue {
+    /// What an event is the latest value of; events with the same key supersede each other.
+    typealias CoalesceKey = String
+
+    private struct Frame {
+        var bytes: [UInt8]
+        let key: CoalesceKey?
+    }
+
+    private var frames: [Frame] = []
+    private var head = 0
+    /// Bytes of `frames[head]` already written.
+    private var written = 0
+    private(set) var byteCount = 0
+
+    var isEmpty: Bool { head == frames.count }
+
+    mutating func append(_ bytes: [UInt8], coalescing key: CoalesceKey? = nil) {
+        if let key, let index = supersededIndex(for: key) {
+            byteCount -= frames[index].bytes.count
+            frames.remove(at: index)
+        }
+        frames.append(Frame(bytes: bytes, key: key))
+        byteCount += bytes.count
+    }
+
+    /// A waiting (not partly written) frame with the same key, searched from the newest back.
+    private func supersededIndex(for key: CoalesceKey) -> Int? {
+        var index = frames.count - 1
+        let firstWhole = written > 0 ? head + 1 : head
+        while index >= firstWhole {
+            if frames[index].key == key { return index }
+            index -= 1
+        }
+        return nil
+    }
+
+    /// Writes as much as the socket takes with one `writev`; nil on a fatal error (the peer is gone).
+    mutating func write(to fd: Int32) -> IOResult<Int>? {
+        let batch = min(frames.count - head, 64)
+        guard batch > 0 else { return .done(0) }
+        var vectors: [iovec] = []
+        vectors.reserveCapacity(batch)
+        let result: IOResult<Int>?
+        // The frames' storage stays alive and unmoved for the call: nothing mutates `frames` inside the closure.
+        result = withFramePointers(count: batch) { pointers in
+            for (offset, pointer) in pointers.enumerated() {
+                let skip = offset == 0 ? written : 0
+                vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: pointer.baseAddress.map { $0 + skip }),
+                                     iov_len: pointer.count - skip))
+            }
+            return try? Syscall.nonBlocking("writev") { writev(fd, vectors, Int32(vectors.count)) }
+        }
+        if case .done(let count)? = result { consume(count) }
+        return result
+    }
+
+    private func withFramePointers<R>(count: Int, _ body: ([UnsafeBufferPointer<UInt8>]) -> R) -> R {
+        var pointers: [UnsafeBufferPointer<UInt8>] = []
+        pointers.reserveCapacity(count)
+        func collect(_ index: Int) -> R {
+            guard index < head + count else { return body(pointers) }
+            return frames[index].bytes.withUnsafeBufferPointer { buffer in
+                pointers.append(buffer)
+                return collect(index + 1)
+            }
+        }
+        return collect(head)
+    }
+
+    private mutating func consume(_ count: Int) {
+        var left = count
+        byteCount -= count
+        while left > 0, head < frames.count {
+            let remaining = frames[head].bytes.count - written
+            if left >= remaining {
+                left -= remaining
+                head += 1
+                written = 0
+            } else {
+                written += left
+                left = 0
+            }
+        }
+        if head == frames.count {
+            frames.removeAll(keepingCapacity: frames.count < 1_024)
+            head = 0
+        } else if head > 256 && head * 2 > frames.count {
+            frames.removeFirst(head)
+            head = 0
+        }
+    }
+}

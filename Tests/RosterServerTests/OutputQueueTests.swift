@@ -1,0 +1,50 @@
+import Glibc
+import Testing
+@testable import RosterServer
+
+@Suite("Output queue for slow peers")
+struct OutputQueueTests {
+    private func drain(_ queue: inout OutputQueue) -> String {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        while !queue.isEmpty { _ = queue.write(to: fds[0]) }
+        shutdown(fds[0], Int32(SHUT_WR))
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fds[1], $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func answersStayInOrderAndLatestStateWins() {
+        var queue = OutputQueue()
+        queue.append(Array("answer1\n".utf8))
+        queue.append(Array("user:validating\n".utf8), coalescing: "field:register:username")
+        queue.append(Array("answer2\n".utf8))
+        queue.append(Array("pass:empty\n".utf8), coalescing: "field:register:password")
+        queue.append(Array("user:valid\n".utf8), coalescing: "field:register:username")
+        #expect(queue.byteCount == "answer1\nanswer2\npass:empty\nuser:valid\n".utf8.count)
+        #expect(drain(&queue) == "answer1\nanswer2\npass:empty\nuser:valid\n")
+        #expect(queue.byteCount == 0)
+    }
+
+    @Test func aPartlyWrittenEventIsNeverReplaced() {
+        var queue = OutputQueue()
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        var small: Int32 = 4096
+        setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20) + [0x0A]
+        queue.append(big, coalescing: "results:contacts")
+        _ = queue.write(to: fds[0])
+        #expect(queue.byteCount > 0 && queue.byteCount < big.count)
+        queue.append(Array("newer\n".utf8), coalescing: "results:contacts")
+        #expect(queue.byteCount > "newer\n".utf8.count)
+    }
+}
