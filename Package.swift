@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),
         .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer"]),
-        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "CLinux"]),
+        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterClient", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol"]),
     ],
     swiftLanguageModes: [.v6]

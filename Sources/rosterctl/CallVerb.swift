@@ -2,9 +2,10 @@ import RosterClient
 import RosterProtocol
 
 /// `rosterctl call METHOD [JSON]`: one raw request, its answer printed as JSON.
-struct CallVerb {
-    static let usage = "call METHOD [PARAMS-JSON]"
-    static let summary = "Send one raw request and print its result"
+struct CallVerb: Verb {
+    static let configuration = VerbConfiguration(
+        name: "call", usage: "call METHOD [PARAMS-JSON]", summary: "Send one raw request and print its result",
+        group: .daemon)
 
     let method: String
     let params: JSONValue
@@ -24,14 +25,16 @@ struct CallVerb {
         }
     }
 
-    func run(_ connection: ClientConnection, options: GlobalOptions) throws(ClientError) -> Int32 {
+    func run(_ context: VerbContext) throws -> Int32 {
+        // A raw call acts as the stored session, so `call contacts.list` works after `login`.
+        let connection = try context.connect()
         switch try connection.call(method, params) {
         case .success(let result):
-            print(render(result, pretty: options.json == .pretty))
+            context.printJSON(result)
             return 0
         case .failure(let error):
             writeError("rosterctl: \(error)")
-            if options.json != nil { print(render(error.data, pretty: options.json == .pretty)) }
+            if context.json != nil { context.printJSON(error.data) }
             return 1
         }
     }

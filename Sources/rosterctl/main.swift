@@ -2,28 +2,9 @@ import Glibc
 import RosterClient
 import RosterProtocol
 
-// rosterctl: global options, then a verb from the table.
+// rosterctl: global options, then a verb from the table. Exit 0 ok, 1 failure, 2 usage, 130 interrupted.
 
 signal(SIGPIPE, SIG_IGN)
-
-let helpText = """
-    rosterctl [OPTIONS...] COMMAND ...
-
-    Talk to rosterd, the Roster account and contacts daemon.
-
-    Commands:
-      \(CallVerb.usage.padding(30)) \(CallVerb.summary)
-
-    Options:
-      -h --help                      Show this help
-         --version                   Show the version
-         --socket PATH               Talk to the daemon on PATH (default: $ROSTER_SOCKET,
-                                     else /run/roster/roster.sock as root, else
-                                     $XDG_RUNTIME_DIR/roster/roster.sock)
-         --json=short|pretty         Print answers as JSON
-
-    Exit status: 0 success, 1 failure, 2 usage error.
-    """
 
 let options: GlobalOptions
 let words: [String]
@@ -33,38 +14,36 @@ do {
     writeError("rosterctl: \(error)")
     exit(2)
 }
-if options.showHelp {
-    print(helpText)
-    exit(0)
-}
 if options.showVersion {
     print("rosterctl \(RosterVersion.version) (protocol \(RosterVersion.wireProtocol))")
     exit(0)
 }
-guard let verb = words.first else {
+if options.showHelp {
+    print(words.first.flatMap(findVerb).map { verbHelpText($0.configuration) } ?? helpText())
+    exit(0)
+}
+guard let name = words.first else {
     writeError("rosterctl: no command given; see rosterctl --help")
     exit(2)
 }
-
-let environment = ProcessEnvironment.current
-guard let socketPath = options.socketPath ?? SocketLocation.defaultPath(environment: environment, isRoot: getuid() == 0) else {
-    writeError("rosterctl: XDG_RUNTIME_DIR is not set; pass --socket PATH or set ROSTER_SOCKET")
-    exit(1)
+guard let verbType = findVerb(name) else {
+    writeError("rosterctl: unknown command '\(name)'; see rosterctl --help")
+    exit(2)
 }
 
+let context = VerbContext(options: options, environment: ProcessEnvironment.current)
 do {
-    switch verb {
-    case "call":
-        let call = try CallVerb(arguments: Array(words.dropFirst()))
-        let connection = try ClientConnection(socketPath: socketPath)
-        exit(try call.run(connection, options: options))
-    default:
-        writeError("rosterctl: unknown command '\(verb)'; see rosterctl --help")
-        exit(2)
-    }
+    let verb = try verbType.init(arguments: Array(words.dropFirst()))
+    try verb.validate(context)
+    let status = try verb.run(context)
+    fflush(nil)
+    exit(status)
 } catch let error as UsageError {
     writeError("rosterctl: \(error)")
     exit(2)
+} catch let error as CommandFailure {
+    writeError("rosterctl: \(error)")
+    exit(error.status)
 } catch {
     writeError("rosterctl: \(error)")
     exit(1)

@@ -1,0 +1,142 @@
+import Glibc
+import RosterClient
+import RosterProtocol
+
+/// Runs a daemon form on the terminal: keys become `form.input`, events become the picture.
+///
+/// One `poll` waits on stdin, the socket and a signalfd, so typing, verdicts and SIGWINCH/SIGINT are handled
+/// in one thread in arrival order. Every edit is sent as it happens; the daemon debounces.
+struct InteractiveForm {
+    /// How the form ended.
+    enum Outcome {
+        case submitted(result: JSONValue, message: String)
+        case cancelled(signal: Int32?)
+    }
+
+    let form: String
+    let context: VerbContext
+    var prefill: [(field: String, value: String)] = []
+
+    func run() throws -> Outcome {
+        let connection = try context.connect(resume: false)
+        let snapshot: JSONValue
+        switch try connection.call("form.open", ["form": .string(form)]) {
+        case .success(let value): snapshot = value
+        case .failure(let error): throw failure(form, error)
+        }
+        guard var screen = FormScreen(form: form, snapshot: snapshot) else {
+            throw CommandFailure(description: "\(form): the daemon's form.open answer has no fields")
+        }
+        for (field, value) in prefill {
+            guard let index = screen.fields.firstIndex(where: { $0.name == field }), screen.fields[index].enabled else { continue }
+            screen.fields[index].editor = LineEditor(text: value)
+            try connection.send("form.input", ["form": .string(form), "field": .string(field), "value": .string(value)])
+        }
+        let signals = try SignalWatch([SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+        let terminal = try RawTerminal()
+        terminal.enter()
+        defer { terminal.restore() }
+        var painter = Painter(style: context.style, text: FormText.forForm(form, locale: context.locale), size: terminal.size())
+        var decoder = KeyDecoder()
+        var submitID: Int64?
+
+        while true {
+            while connection.hasBufferedInput, let incoming = try connection.receive(timeoutMs: 0) {
+                if let outcome = absorb(incoming, into: &screen, submitID: submitID) { return outcome }
+            }
+            painter.paint(screen)
+            var entries = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: signals.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+            // A held ESC waits 40 ms for the rest of its sequence; after that it was the Escape key.
+            let ready = poll(&entries, 3, decoder.hasPending ? 40 : -1)
+            if ready < 0 && errno == EINTR { continue }
+            var keys: [Key] = []
+            if ready == 0 { keys = decoder.flush() }
+            if entries[0].revents != 0 {
+                var bytes = [UInt8](repeating: 0, count: 4096)
+                let count = bytes.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .cancelled(signal: nil) }
+                if count > 0 { keys += decoder.feed(Array(bytes[..<count])) }
+            }
+            for key in keys {
+                for action in screen.handle(key) {
+                    switch action {
+                    case .input(let field, let value):
+                        try connection.send("form.input", ["form": .string(form), "field": .string(field), "value": .string(value)])
+                    case .submit:
+                        submitID = try connection.send("form.submit", ["form": .string(form)])
+                    case .cancel:
+                        return .cancelled(signal: nil)
+                    case .redraw:
+                        painter.invalidate()
+                    }
+                }
+            }
+            if entries[1].revents != 0, let incoming = try connection.receive(timeoutMs: 0) {
+                if let outcome = absorb(incoming, into: &screen, submitID: submitID) { return outcome }
+            }
+            if entries[2].revents != 0 {
+                for signal in signals.take() {
+                    guard signal == SIGWINCH else { return .cancelled(signal: signal) }
+                    painter.size = terminal.size()
+                    painter.invalidate()
+                }
+            }
+        }
+    }
+
+    /// Folds one line from the daemon into the screen; the outcome once the submit's answer is a success.
+    private func absorb(_ incoming: Incoming, into screen: inout FormScreen, submitID: Int64?) -> Outcome? {
+        switch incoming {
+        case .event(let event):
+            screen.apply(event: event)
+        case .answer(let id, let result) where id == submitID:
+            switch result {
+            case .success(let value):
+                if case .succeeded(let message) = screen.submit { return .submitted(result: value, message: message) }
+                return .submitted(result: value, message: "")
+            case .failure(let error):
+                screen.submitFailed(error.message)
+            }
+        case .answer:
+            // form.input answers carry only the rev; a refused input shows up as the field's state anyway.
+            break
+        }
+        return nil
+    }
+}
+
+/// Draws frames on the terminal, only when they changed.
+struct Painter {
+    let style: Style
+    let text: FormText
+    var size: (rows: Int, columns: Int)
+    private var last: FormRenderer.Frame?
+
+    init(style: Style, text: FormText, size: (rows: Int, columns: Int)) {
+        self.style = style
+        self.text = text
+        self.size = size
+    }
+
+    /// Forgets the last frame, so the next paint clears and draws everything (resize, Ctrl-L).
+    mutating func invalidate() {
+        last = nil
+        writeRaw(1, "\u{1B}[H\u{1B}[2J")
+    }
+
+    mutating func paint(_ screen: FormScreen) {
+        let frame = FormRenderer(text: text, rows: size.rows, columns: size.columns).frame(screen)
+        guard frame != last else { return }
+        last = frame
+        var out = "\u{1B}[?25l\u{1B}[H"
+        for (index, line) in frame.lines.enumerated() {
+            out += line.map { style.paint($0.text, $0.look) }.joined() + "\u{1B}[K"
+            if index < frame.lines.count - 1 { out += "\r\n" }
+        }
+        out += "\u{1B}[J"
+        if let cursor = frame.cursor { out += "\u{1B}[\(cursor.row + 1);\(cursor.column + 1)H\u{1B}[?25h" }
+        writeRaw(1, out)
+    }
+}

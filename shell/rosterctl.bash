@@ -1,0 +1,58 @@
+# bash completion for rosterctl                               -*- shell-script -*-
+# Installed as /usr/share/bash-completion/completions/rosterctl (loaded on demand by bash-completion).
+
+_rosterctl() {
+    local cur prev words cword
+    _init_completion -s 2>/dev/null || {
+        cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+    }
+
+    local verbs="register login logout whoami check-username user status watch call"
+    local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
+
+    case $prev in
+        --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --locale) COMPREPLY=($(compgen -W "zh-Hans en vi ko" -- "$cur")); return ;;
+        --username|--email) return ;;
+    esac
+
+    # The verb is the first word that is not an option or an option's value.
+    local verb="" i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --socket|--locale) ((i++)) ;;
+            -*) ;;
+            *) verb=${words[i]}; break ;;
+        esac
+    done
+
+    if [[ -z $verb ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "$globals" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$verbs" -- "$cur"))
+        fi
+        return
+    fi
+
+    local options=""
+    case $verb in
+        register) options="--username --email --password-stdin" ;;
+        login) options="--username --password-stdin" ;;
+        user)
+            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
+            options="--email --password-stdin" ;;
+        watch) [[ $cur != -* ]] && { COMPREPLY=($(compgen -W "register login contacts" -- "$cur")); return; } ;;
+        call)
+            if [[ $cword -eq $((i + 1)) ]]; then
+                COMPREPLY=($(compgen -W "session.hello session.whoami session.logout session.resume form.open form.input
+                    form.submit form.close users.check_username users.register auth.login rpc.describe admin.stats
+                    contacts.list contacts.search contacts.add contacts.update contacts.remove contacts.import
+                    contacts.export" -- "$cur"))
+                return
+            fi ;;
+    esac
+    COMPREPLY=($(compgen -W "$options $globals" -- "$cur"))
+}
+complete -F _rosterctl rosterctl
