@@ -1,9 +1,20 @@
 # Roster: `make run` serves, `make test` proves it. Both install what is missing first.
 SWIFT ?= swift
-PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat
+PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat \
+            systemd python3
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps build release run test clean install install-only
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(LIBDIR)/systemd/system
+USERUNITDIR ?= $(LIBDIR)/systemd/user
+BUILDDIR ?= .build/release
 
 all: build
 
@@ -43,3 +54,25 @@ test: deps
 
 clean:
 	$(SWIFT) package clean
+
+# The units name /usr/bin/rosterd so they verify as they are in the repo; installing rewrites that one path.
+install: release install-only
+
+install-only:
+	install -Dm755 $(BUILDDIR)/rosterd $(DESTDIR)$(BINDIR)/rosterd
+	install -Dm755 $(BUILDDIR)/rosterctl $(DESTDIR)$(BINDIR)/rosterctl
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(USERUNITDIR)
+	sed 's|/usr/bin/rosterd|$(BINDIR)/rosterd|' systemd/rosterd.service > $(DESTDIR)$(UNITDIR)/rosterd.service
+	sed 's|/usr/bin/rosterd|$(BINDIR)/rosterd|' systemd/user/rosterd.service > $(DESTDIR)$(USERUNITDIR)/rosterd.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/rosterd.service $(DESTDIR)$(USERUNITDIR)/rosterd.service
+	install -m644 systemd/rosterd.socket $(DESTDIR)$(UNITDIR)/rosterd.socket
+	install -m644 systemd/user/rosterd.socket $(DESTDIR)$(USERUNITDIR)/rosterd.socket
+	install -Dm644 sysusers.d/roster.conf $(DESTDIR)$(LIBDIR)/sysusers.d/roster.conf
+	install -Dm644 tmpfiles.d/roster.conf $(DESTDIR)$(LIBDIR)/tmpfiles.d/roster.conf
+	install -d $(DESTDIR)$(SYSCONFDIR)/roster/rosterd.conf.d
+	test -e $(DESTDIR)$(SYSCONFDIR)/roster/rosterd.conf || \
+	  install -m644 conf/rosterd.conf $(DESTDIR)$(SYSCONFDIR)/roster/rosterd.conf
+	install -Dm644 man/rosterd.8 $(DESTDIR)$(MANDIR)/man8/rosterd.8
+	install -Dm644 man/rosterctl.1 $(DESTDIR)$(MANDIR)/man1/rosterctl.1
+	install -Dm644 man/rosterd.conf.5 $(DESTDIR)$(MANDIR)/man5/rosterd.conf.5
+	install -Dm644 shell/rosterctl.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/rosterctl

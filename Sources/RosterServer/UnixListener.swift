@@ -90,10 +90,11 @@ public final class UnixListener {
         unlink(path)
     }
 
-    /// A connect that succeeds means a live daemon; ECONNREFUSED means the file was left by a dead one.
+    /// Only ECONNREFUSED proves the file was left by a dead daemon. Anything else (a successful connect, EAGAIN
+    /// from a full backlog, EACCES from a socket we may not use) means someone may be serving it: hands off.
     private static func isAccepting(_ path: String) -> Bool {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        guard probe >= 0 else { return false }
+        guard probe >= 0 else { return true }
         defer { Glibc.close(probe) }
         var address = socketAddress(path)
         let result = withUnsafePointer(to: &address) {
@@ -101,7 +102,7 @@ public final class UnixListener {
                 connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        return result == 0 || errno == EAGAIN
+        return !(result != 0 && errno == ECONNREFUSED)
     }
 }
 

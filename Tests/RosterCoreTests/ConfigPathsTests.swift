@@ -7,6 +7,7 @@ struct ConfigPathsTests {
         #expect(ConfigPaths.mainFile == "/etc/roster/rosterd.conf")
         #expect(ConfigPaths.dropInDirectories == [
             "/usr/lib/roster/rosterd.conf.d",
+            "/usr/local/lib/roster/rosterd.conf.d",
             "/run/roster/rosterd.conf.d",
             "/etc/roster/rosterd.conf.d",
         ])

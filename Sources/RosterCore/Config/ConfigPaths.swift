@@ -10,9 +10,12 @@ public enum ConfigPaths {
     /// The administrator's main file (contract §1 `--config` default).
     public static let mainFile = "/etc/roster/rosterd.conf"
 
-    /// The drop-in directories, least important first: `/usr/lib` (vendor), `/run` (runtime), `/etc` (administrator).
+    /// The drop-in directories, least important first: `/usr/lib` (vendor), `/usr/local/lib` (local vendor),
+    /// `/run` (runtime), `/etc` (administrator).
     public static let dropInDirectories = [
         "/usr/lib/roster/rosterd.conf.d",
+        // systemd-analyze cat-config searches /usr/local/lib too, between /run and /usr/lib.
+        "/usr/local/lib/roster/rosterd.conf.d",
         "/run/roster/rosterd.conf.d",
         "/etc/roster/rosterd.conf.d",
     ]
