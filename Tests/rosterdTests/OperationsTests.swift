@@ -44,6 +44,13 @@ struct OperationsTests {
         #expect(reloading.contains("MONOTONIC_USEC="))
         #expect(notify.next(containing: "READY=1").contains("READY=1"))
         #expect(try daemon.connect().call("session.hello")["result"]?["timing"]?["debounce_ms"] == 120)
+        #expect(try client.call("users.check_username", ["username": "abcd"])["result"]?["code"] == "too_short")
+
+        try writeFile(directory.path + "/rosterd.conf", "[Timing]\nDebounceMs=120\n[Validation]\nUsernameMinLength=4\n")
+        daemon.signal(SIGHUP)
+        _ = notify.next(containing: "RELOADING=1")
+        _ = notify.next(containing: "READY=1")
+        #expect(try client.call("users.check_username", ["username": "abcd"])["result"]?["code"] == "available")
 
         try writeFile(directory.path + "/rosterd.conf", "[Timing]\nDebounceMs=120\nBogus=1\n")
         daemon.signal(SIGHUP)
@@ -52,7 +59,8 @@ struct OperationsTests {
         #expect(daemon.waitForLog("reload refused"))
         #expect(daemon.stderr.contains("rosterd.conf:3:"))
         #expect(try daemon.connect().call("session.hello")["result"]?["timing"]?["debounce_ms"] == 120)
-        // The form opened before both reloads still works.
+        #expect(try client.call("users.check_username", ["username": "abcd"])["result"]?["code"] == "available")
+        // The form opened before the reloads still works.
         #expect(try client.call("form.input", ["form": "register", "field": "username", "value": "kim123"])["result"] == ["rev": 1])
     }
 
@@ -77,6 +85,28 @@ struct OperationsTests {
         #expect(try copy.pragmaValue("PRAGMA integrity_check") == "ok")
         #expect(try UserStore(database: copy).usernameExists("leo123"))
         #expect(try client.call("admin.backup", ["path": "relative.db"])["error"]?["data"]?["reason"] == "out_of_range")
+    }
+
+    @Test func aBackupTakenUnderWriteLoadIsCompleteAndConsistent() throws {
+        let daemon = try TestDaemon()
+        let writer = try daemon.connect()
+        _ = try writer.call("users.register", ["username": "busy12", "password": "secret1"])
+        _ = try writer.call("auth.login", ["username": "busy12", "password": "secret1"])
+        var batch = ""
+        for index in 0..<400 { batch += "{\"id\":\(index),\"method\":\"contacts.add\",\"params\":{\"name\":\"Load \(index)\"}}\n" }
+        try writer.send(batch)
+        let target = daemon.directory.path + "/under-load.db"
+        let admin = try daemon.connect()
+        #expect(try admin.call("admin.backup", ["path": .string(target)])["result"] != nil)
+        for _ in 0..<400 { _ = try writer.readLine() }
+        let copy = try Database(path: target)
+        #expect(try copy.pragmaValue("PRAGMA integrity_check") == "ok")
+        #expect(try copy.pragmaValue("PRAGMA foreign_key_check") == nil)
+        let copied = try ContactStore(database: copy).count(userID: 1)
+        #expect(copied >= 0 && copied <= 400)
+        // Whatever the copy holds is a prefix of what was written: contact ids are consecutive from 1.
+        let ids = try ContactStore(database: copy).contacts(userID: 1).map(\.contact.id)
+        #expect(ids == (0..<copied).map { Int64($0) + 1 })
     }
 
     @Test func offlineBackupCopiesTheDatabaseOfAStoppedDaemon() throws {
