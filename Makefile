@@ -4,7 +4,9 @@ PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev crackli
             systemd python3
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps build release run test clean install install-only
+.PHONY: all deps build release run test clean install install-only fuzz sanitize
+
+FUZZ_SECONDS ?= 60
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -54,6 +56,20 @@ test: deps
 
 clean:
 	$(SWIFT) package clean
+
+# libFuzzer over framer, decoder, dispatcher and methods; new inputs that reach new code join Fuzz/corpus.
+fuzz: deps
+	$(SWIFT) build --sanitize=fuzzer --product roster-fuzz --scratch-path .build-fuzz
+	mkdir -p Fuzz/corpus Fuzz/crashes
+	SWIFT_BACKTRACE=enable=no .build-fuzz/debug/roster-fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -timeout=10 -artifact_prefix=Fuzz/crashes/ Fuzz/corpus
+
+# The whole suite under ThreadSanitizer and AddressSanitizer; the exit code decides (TSan can print "passed" and fail).
+sanitize: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 # The units name /usr/bin/rosterd so they verify as they are in the repo; installing rewrites that one path.
 install: release install-only

@@ -26,6 +26,7 @@ let package = Package(
                 dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd", "CPWQuality"]),
         .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
         .executableTarget(name: "rosterd", dependencies: ["RosterServer"]),
+        .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterCore"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "CLinux"]),
 
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),

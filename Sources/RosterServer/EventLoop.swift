@@ -31,6 +31,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private var armedDeadline: Instant?
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let stopRequested = Atomic<Bool>(false)
+    private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
     /// Called on the loop thread for each signal caught.
     public var onSignal: ((Int32) -> Void)?
@@ -173,22 +174,27 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Serves events until `stop()`; returns on the loop thread.
     public func run() throws(SystemError) {
         stopRequested.store(false, ordering: .relaxed)
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
         while !stopRequested.load(ordering: .acquiring) {
-            let count = try events.withUnsafeMutableBufferPointer { buffer throws(SystemError) -> Int32 in
-                switch try Syscall.nonBlocking("epoll_wait", { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), -1) }) {
-                case .done(let count): return count
-                case .wouldBlock: return 0
-                }
+            try runOnce(timeoutMs: -1)
+        }
+    }
+
+    /// Waits up to `timeoutMs` (-1: forever) for events and handles those that arrived: one turn of the loop,
+    /// for harnesses (the fuzzer, tests) that interleave their own work with the loop's.
+    public func runOnce(timeoutMs: Int32) throws(SystemError) {
+        let count = try events.withUnsafeMutableBufferPointer { buffer throws(SystemError) -> Int32 in
+            switch try Syscall.nonBlocking("epoll_wait", { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeoutMs) }) {
+            case .done(let count): return count
+            case .wouldBlock: return 0
             }
-            for index in 0..<Int(count) {
-                let event = events[index]
-                switch event.data.u64 {
-                case Self.timerID: runDueTimers()
-                case Self.wakeID: drainInbox()
-                case Self.signalID: drainSignals()
-                case let id: registrations[id]?.handler(event.events)
-                }
+        }
+        for index in 0..<Int(count) {
+            let event = events[index]
+            switch event.data.u64 {
+            case Self.timerID: runDueTimers()
+            case Self.wakeID: drainInbox()
+            case Self.signalID: drainSignals()
+            case let id: registrations[id]?.handler(event.events)
             }
         }
     }

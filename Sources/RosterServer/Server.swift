@@ -94,6 +94,12 @@ public final class Server {
         }
     }
 
+    /// Serves a socket that is already connected (a socketpair in a test harness or the fuzzer) like an accepted one.
+    public func serve(connectedSocket fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        admit(fd)
+    }
+
     private func admit(_ fd: Int32) {
         guard let peer = PeerCredentials.of(fd: fd) else {
             close(fd)
