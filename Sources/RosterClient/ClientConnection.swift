@@ -24,30 +24,10 @@ public final class ClientConnection {
         self.socketPath = socketPath
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .connectFailed(socket: socketPath, errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let fits = withUnsafeMutableBytes(of: &address.sun_path) { raw -> Bool in
-            let bytes = Array(socketPath.utf8)
-            guard bytes.count < raw.count else { return false }
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-            return true
-        }
-        guard fits else {
+        let code = UnixSocketAddress.connect(fd, to: socketPath)
+        if code != 0 {
             // A class whose throwing init fails after every property is set still runs deinit: mark the fd gone
             // so it is not closed twice (the number may already belong to another thread's file).
-            Glibc.close(fd)
-            fd = -1
-            throw .connectFailed(socket: socketPath, errno: ENAMETOOLONG)
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
-            // deinit still runs after a failed init: mark the fd gone so it is not closed twice.
             Glibc.close(fd)
             fd = -1
             switch code {

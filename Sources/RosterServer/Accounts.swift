@@ -61,17 +61,9 @@ final class Accounts {
 
     // MARK: Work on the pool
 
-    /// Runs `job` on a worker and hands its result to `completion` on the loop. Password hashing is `bounded`: a
-    /// full queue answers `busy` at once. Cheap database work is not, so it never fails for the hashes' sake.
     private func offload<T>(bounded: Bool = false, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                             completion: @escaping Completion<T>) {
-        let loop = self.loop
-        let bound = LoopBound(value: completion)
-        let accepted = pool.submit(bounded: bounded) { context in
-            let result = LoopBound(value: job(&context))
-            loop.execute { bound.value(result.value) }
-        }
-        if !accepted { completion(.failure(.busy(retryAfterMs: pool.estimatedWaitMs()))) }
+        pool.run(on: loop, bounded: bounded, job, completion: completion)
     }
 
     func checkQuality(password: Secret, username: String, completion: @escaping (CheckResult) -> Void) {
@@ -95,9 +87,9 @@ final class Accounts {
                 return .success(try store.insertUser(canonical: username, display: username, email: email,
                                                      passwordHash: hash, createdAt: WallClock.nowMs()))
             } catch let error as UserStoreError {
-                return .failure(Accounts.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger))
             } catch let error as StoreError {
-                return .failure(Accounts.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger))
             } catch {
                 logger.error("registration failed: \(error)")
                 return .failure(.internal)
@@ -176,9 +168,9 @@ final class Accounts {
             }
             return .success(user)
         } catch let error as UserStoreError {
-            return .failure(rosterError(error, logger: logger))
+            return .failure(error.rosterError(logger: logger))
         } catch let error as StoreError {
-            return .failure(rosterError(error, logger: logger))
+            return .failure(error.rosterError(logger: logger))
         } catch {
             logger.error("log-in verification failed: \(error)")
             return .failure(.internal)
@@ -195,7 +187,7 @@ final class Accounts {
                                                                                now: WallClock.nowMs())
                 return .success(token.bearer)
             } catch let error as StoreError {
-                return .failure(Accounts.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger))
             } catch {
                 logger.error("token generation failed: \(error)")
                 return .failure(.internal)
@@ -219,7 +211,7 @@ final class Accounts {
                 }
                 return .success((user, hash))
             } catch let error as StoreError {
-                return .failure(Accounts.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger))
             } catch {
                 return .failure(.internal)
             }
@@ -233,7 +225,7 @@ final class Accounts {
                 _ = try SessionTokenStore(database: try context.database()).revoke(tokenHash: tokenHash)
                 return .success(())
             } catch let error as StoreError {
-                return .failure(Accounts.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger))
             } catch {
                 return .failure(.internal)
             }
@@ -262,24 +254,5 @@ final class Accounts {
             _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)
             _ = try? SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000)
         }
-    }
-
-    // MARK: Errors
-
-    static func rosterError(_ error: UserStoreError, logger: Logger) -> RosterError {
-        switch error {
-        case .taken(let field): return .taken(field: field.rawValue)
-        case .notFound: return .notFound
-        case .store(let store): return rosterError(store, logger: logger)
-        case .notArgon2idHash:
-            logger.error("refused to store a password hash that is not Argon2id")
-            return .internal
-        }
-    }
-
-    static func rosterError(_ error: StoreError, logger: Logger) -> RosterError {
-        if error.isFull { return .storageFull }
-        logger.error("user database write failed: \(error)")
-        return .internal
     }
 }

@@ -74,13 +74,7 @@ final class ContactsService {
 
     private func offload<T>(_ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                             completion: @escaping Completion<T>) {
-        let loop = self.loop
-        let bound = LoopBound(value: completion)
-        let accepted = pool.submit(bounded: false) { context in
-            let result = LoopBound(value: job(&context))
-            loop.execute { bound.value(result.value) }
-        }
-        if !accepted { completion(.failure(.busy(retryAfterMs: pool.estimatedWaitMs()))) }
+        pool.run(on: loop, job, completion: completion)
     }
 
     func add(userID: Int64, _ draft: ContactDraft, completion: @escaping Completion<Contact>) {
@@ -97,7 +91,7 @@ final class ContactsService {
                     .insert(userID: userID, draft, keys: keys, now: WallClock.nowMs())
                 return .success(record.contact)
             } catch {
-                return .failure(ContactsService.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger, "contacts write"))
             }
         }) { [weak self] result in
             if case .success(let contact) = result { self?.refresh(userID: userID, ids: [contact.id]) }
@@ -131,7 +125,7 @@ final class ContactsService {
                 guard let updated else { return .failure(.notFound) }
                 return .success(updated.contact)
             } catch {
-                return .failure(ContactsService.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger, "contacts write"))
             }
         }) { [weak self] result in
             if case .success = result { self?.refresh(userID: userID, ids: [id]) }
@@ -146,7 +140,7 @@ final class ContactsService {
                 let removed = try ContactStore(database: try context.database()).delete(userID: userID, id: id)
                 return removed ? .success(()) : .failure(.notFound)
             } catch {
-                return .failure(ContactsService.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger, "contacts write"))
             }
         }) { [weak self] result in
             if case .success = result { self?.refresh(userID: userID, ids: [id]) }
@@ -181,7 +175,7 @@ final class ContactsService {
                 let records = try store.insertMany(userID: userID, fresh, now: WallClock.nowMs())
                 return .success(ImportSummary(added: records.map(\.contact.id), skipped: skipped, errors: parsed.errors))
             } catch {
-                return .failure(ContactsService.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger, "contacts write"))
             }
         }) { [weak self] result in
             if case .success(let summary) = result, !summary.added.isEmpty {
@@ -203,7 +197,7 @@ final class ContactsService {
                 let ordered = index.list(limit: records.count, offset: 0).ids.compactMap { byID[$0] }
                 return .success(format.serialize(ordered))
             } catch {
-                return .failure(ContactsService.rosterError(error, logger: logger))
+                return .failure(error.rosterError(logger: logger, "contacts write"))
             }
         }, completion: completion)
     }
@@ -211,14 +205,7 @@ final class ContactsService {
     // MARK: Errors
 
     private func failure(_ error: StoreError, _ operation: String) -> RosterError {
-        logger.error("contacts: \(operation) failed: \(error)")
-        return .internal
-    }
-
-    static func rosterError(_ error: StoreError, logger: Logger) -> RosterError {
-        if error.isFull { return .storageFull }
-        logger.error("contacts write failed: \(error)")
-        return .internal
+        error.rosterError(logger: logger, "contacts: \(operation)")
     }
 }
 

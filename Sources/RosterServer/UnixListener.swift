@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import RosterProtocol
 
 /// Why the daemon could not listen; each case reads as a sentence an administrator can act on.
 public enum ListenerError: Error, CustomStringConvertible {
@@ -41,7 +42,7 @@ public final class UnixListener {
 
     /// Binds `path` with `mode`, replacing a stale socket file (nobody accepting) but never a live one.
     public static func bind(path: String, mode: mode_t = 0o660, backlog: Int32 = 4096) throws(ListenerError) -> UnixListener {
-        guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else { throw .pathTooLong(path) }
+        guard var address = UnixSocketAddress.make(path) else { throw .pathTooLong(path) }
         try removeIfStale(path)
         let fd: Int32
         do {
@@ -49,7 +50,6 @@ public final class UnixListener {
                 socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
             }
         } catch { throw .system(path, error) }
-        var address = socketAddress(path)
         // The umask makes the file appear with its final mode, leaving no moment where it is too open.
         let previousMask = umask(~mode & 0o777)
         let bound = withUnsafePointer(to: &address) {
@@ -96,26 +96,8 @@ public final class UnixListener {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard probe >= 0 else { return true }
         defer { Glibc.close(probe) }
-        var address = socketAddress(path)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return !(result != 0 && errno == ECONNREFUSED)
+        return UnixSocketAddress.connect(probe, to: path) != ECONNREFUSED
     }
-}
-
-/// A `sockaddr_un` for `path`, which callers have checked fits.
-func socketAddress(_ path: String) -> sockaddr_un {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-        let bytes = Array(path.utf8.prefix(raw.count - 1))
-        raw.copyBytes(from: bytes)
-        raw[bytes.count] = 0
-    }
-    return address
 }
 
 /// Who is on the other end of a Unix socket, from SO_PEERCRED.

@@ -1,4 +1,5 @@
 import Dispatch
+import RosterCore
 import Glibc
 import Synchronization
 
@@ -106,6 +107,21 @@ func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
         pthread_detach(thread)
     } else {
         start.release()
+    }
+}
+
+extension WorkerPool {
+    /// Runs `job` on a worker and hands its result to `completion` on `loop`'s thread. A `bounded` job (password
+    /// hashing) refused by a full queue is answered `busy` at once; unbounded work is cheap and always queued.
+    func run<T>(on loop: EventLoop, bounded: Bool = false,
+                _ job: @escaping @Sendable (inout Context) -> Result<T, RosterError>,
+                completion: @escaping (Result<T, RosterError>) -> Void) {
+        let bound = LoopBound(value: completion)
+        let accepted = submit(bounded: bounded) { context in
+            let result = LoopBound(value: job(&context))
+            loop.execute { bound.value(result.value) }
+        }
+        if !accepted { completion(.failure(.busy(retryAfterMs: estimatedWaitMs()))) }
     }
 }
 

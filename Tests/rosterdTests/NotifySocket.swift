@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import RosterProtocol
 
 /// A datagram socket standing in for systemd's `$NOTIFY_SOCKET`, collecting what the daemon tells it.
 final class NotifySocket {
@@ -10,13 +11,7 @@ final class NotifySocket {
     init(in directory: TemporaryDirectory) throws {
         path = directory.path + "/notify.sock"
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        guard var address = UnixSocketAddress.make(path) else { throw HarnessError(description: "path too long") }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

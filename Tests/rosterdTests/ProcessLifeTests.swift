@@ -45,41 +45,15 @@ struct ProcessLifeTests {
 
     @Test func readyAndStoppingReachTheNotifySocket() throws {
         let directory = try TemporaryDirectory()
-        let notifyPath = directory.path + "/notify.sock"
-        let listener = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(notifyPath.utf8)
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [String] = []
-        /// The next datagram holding `state`, keeping every datagram seen for later assertions.
-        func receive(_ state: String) -> String {
-            while true {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let count = buffer.withUnsafeMutableBytes { recv(listener, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { return "" }
-                let datagram = String(decoding: buffer[..<count], as: UTF8.self)
-                received.append(datagram)
-                if datagram.contains(state) { return datagram }
-            }
-        }
-        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notifyPath], directory: directory, waitUntilReady: false)
-        #expect(receive("READY=1").contains("READY=1"))
-        #expect(receive("STATUS=").contains("STATUS=Serving 0 connection(s)"))
+        let notify = try NotifySocket(in: directory)
+        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notify.path], directory: directory, waitUntilReady: false)
+        #expect(notify.next(containing: "READY=1").contains("READY=1"))
+        #expect(notify.next(containing: "STATUS=").contains("STATUS=Serving 0 connection(s)"))
         // READY=1 promises that connections are accepted from now on.
         #expect(try daemon.connect().call("session.whoami")["result"] != nil)
         daemon.signal(SIGTERM)
-        #expect(receive("STOPPING=1").contains("STOPPING=1"))
+        #expect(notify.next(containing: "STOPPING=1").contains("STOPPING=1"))
+        let received = notify.received
         #expect(received.firstIndex { $0.contains("READY=1") } ?? 99 < received.firstIndex { $0.contains("STOPPING=1") } ?? -1)
         #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
     }

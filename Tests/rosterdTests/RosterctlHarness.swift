@@ -23,7 +23,7 @@ struct Rosterctl {
         let directory = daemon.directory.path
         try writeFile(directory + "/rosterctl.in", input)
         let argv = [builtBinary("rosterctl"), "--socket", socket ?? daemon.socketPath] + arguments
-        let pid = try spawnWithInput(argv, environment: environment + extra, stdinPath: directory + "/rosterctl.in",
+        let pid = try spawn(argv, environment: environment + extra, stdinPath: directory + "/rosterctl.in",
                                      stdoutPath: directory + "/rosterctl.out", stderrPath: directory + "/rosterctl.err")
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -35,35 +35,6 @@ struct Rosterctl {
         let result = try run(["register", "--username", username, "--password-stdin"], input: password + "\n")
         guard result.status == 0 else { throw HarnessError(description: "register failed: \(result.stderr)") }
     }
-}
-
-/// posix_spawn with stdin from a file and both outputs to files (the shared `spawn` reads /dev/null).
-func spawnWithInput(_ argv: [String], environment: [String], stdinPath: String, stdoutPath: String, stderrPath: String) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGPIPE)
-    sigaddset(&defaults, SIGINT)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = environment.map { strdup($0) } + [nil]
-    defer { (cArgs + cEnv).forEach { free($0) } }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArgs, cEnv)
-    guard result == 0 else { throw HarnessError(description: "posix_spawn \(argv[0]): \(String(cString: strerror(result)))") }
-    return pid
 }
 
 /// Polls `condition` every 20 ms until it holds or `timeoutMs` passes; the wait is never the assertion.

@@ -126,7 +126,7 @@ struct RosterctlVerbTests {
         let daemon = try TestDaemon()
         let directory = daemon.directory.path
         try writeFile(directory + "/in", "secret1\n")
-        let pid = try spawnWithInput([builtBinary("rosterctl"), "--socket", daemon.socketPath, "login", "--username", "x", "--password-stdin"],
+        let pid = try spawn([builtBinary("rosterctl"), "--socket", daemon.socketPath, "login", "--username", "x", "--password-stdin"],
                                      environment: ["PATH=/usr/bin:/bin"], stdinPath: directory + "/in",
                                      stdoutPath: directory + "/out", stderrPath: directory + "/err")
         var status: Int32 = 0
@@ -140,7 +140,7 @@ struct RosterctlVerbTests {
         try ctl.registerAndLogIn("alice12")
         let directory = ctl.daemon.directory.path
         try writeFile(directory + "/empty", "")
-        let pid = try spawnWithInput([builtBinary("rosterctl"), "--socket", ctl.daemon.socketPath, "--json", "watch", "register"],
+        let pid = try spawn([builtBinary("rosterctl"), "--socket", ctl.daemon.socketPath, "--json", "watch", "register"],
                                      environment: ctl.environment, stdinPath: directory + "/empty",
                                      stdoutPath: directory + "/watch.out", stderrPath: directory + "/watch.err")
         #expect(eventually { ((try? readFile(directory + "/watch.out")) ?? "").contains("\"type\":\"session\"") })

@@ -14,20 +14,8 @@ final class TestClient {
     init(path: String, timeoutSeconds: Int = 10) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HarnessError(description: "socket: \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard result == 0 else {
-            let code = errno
+        let code = UnixSocketAddress.connect(fd, to: path)
+        guard code == 0 else {
             // A class whose throwing init fails after every property is set still runs deinit: mark the fd gone
             // so it is not closed twice (the number may already belong to another thread's file).
             Glibc.close(fd)

@@ -121,12 +121,13 @@ func decode(_ status: Int32) -> Int32 {
     return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
 }
 
-/// posix_spawn with stdout discarded and stderr to a file.
-func spawn(_ argv: [String], environment: [String], stdoutPath: String? = nil, stderrPath: String? = nil) throws -> pid_t {
+/// posix_spawn with each standard stream from or to a file (/dev/null unless named) and default signal handling.
+func spawn(_ argv: [String], environment: [String], stdinPath: String? = nil, stdoutPath: String? = nil,
+           stderrPath: String? = nil) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     var attributes = posix_spawnattr_t()
@@ -139,6 +140,7 @@ func spawn(_ argv: [String], environment: [String], stdoutPath: String? = nil, s
     var defaults = sigset_t()
     sigemptyset(&defaults)
     sigaddset(&defaults, SIGPIPE)
+    sigaddset(&defaults, SIGINT)
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     let cArgs = argv.map { strdup($0) } + [nil]
