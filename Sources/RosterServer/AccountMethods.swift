@@ -109,19 +109,18 @@ extension Server {
         let identifier = Normalization.canonicalLoginIdentifier(call.params.string("username") ?? "")
         let password = Normalization.normalizedPassword(Secret(call.params.string("password") ?? ""),
                                                         nfkc: config.policy.passwordNFKC)
-        accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid) { [self] result in
-            switch result {
-            case .failure(let error):
-                logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
-                call.fail(error)
-            case .success(let user):
-                accounts.issueToken(for: user) { [self] token in
-                    switch token {
-                    case .success(let bearer):
-                        logIn(call.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
-                        call.succeed(["username": .string(user.canonical), "token": .string(bearer)])
-                    case .failure(let error):
-                        call.fail(error)
+        call.inAuthOrder { [self] answer in
+            accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid) { [self] result in
+                switch result {
+                case .failure(let error):
+                    logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
+                    answer(.failure(error))
+                case .success(let user):
+                    accounts.issueToken(for: user) { [self] token in
+                        answer(token.map { bearer in
+                            logIn(call.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
+                            return ["username": .string(user.canonical), "token": .string(bearer)]
+                        })
                     }
                 }
             }
@@ -129,13 +128,13 @@ extension Server {
     }
 
     private func resume(_ call: Call) {
-        accounts.resume(bearer: call.params.string("token") ?? "") { [self] result in
-            switch result {
-            case .success((let user, let hash)):
-                logIn(call.connection, as: user, tokenHash: hash)
-                call.succeed(["username": .string(user.canonical)])
-            case .failure(let error):
-                call.fail(error)
+        let bearer = call.params.string("token") ?? ""
+        call.inAuthOrder { [self] answer in
+            accounts.resume(bearer: bearer) { [self] result in
+                answer(result.map { user, hash in
+                    logIn(call.connection, as: user, tokenHash: hash)
+                    return ["username": .string(user.canonical)]
+                })
             }
         }
     }

@@ -41,6 +41,16 @@ final class Call {
         }
     }
 
+    /// Runs `body` in the session's auth order (see `Session.inAuthOrder`); the next change starts once this call is answered.
+    func inAuthOrder(_ body: @escaping (_ answer: @escaping (Result<JSONValue, RosterError>) -> Void) -> Void) {
+        session.inAuthOrder { [self] done in
+            body { result in
+                self.finish(result)
+                done()
+            }
+        }
+    }
+
     private func begin() -> Bool {
         guard !answered else {
             assertionFailure("a request was answered twice")

@@ -79,17 +79,16 @@ extension Server {
 
     /// Revokes the token first, so that once the answer arrives the token no longer resumes anything.
     private func logout(_ call: Call) {
-        guard let tokenHash = call.session.tokenHash else {
-            logOut(call.connection)
-            return call.succeed([:])
-        }
-        accounts.revoke(tokenHash: tokenHash) { [self] result in
-            switch result {
-            case .success:
+        call.inAuthOrder { [self] answer in
+            guard let tokenHash = call.session.tokenHash else {
                 logOut(call.connection)
-                call.succeed([:])
-            case .failure(let error):
-                call.fail(error)
+                return answer(.success([:]))
+            }
+            accounts.revoke(tokenHash: tokenHash) { [self] result in
+                answer(result.map { _ in
+                    logOut(call.connection)
+                    return [:]
+                })
             }
         }
     }

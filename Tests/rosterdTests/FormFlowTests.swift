@@ -171,6 +171,20 @@ struct FormFlowTests {
         #expect(try third.call("session.resume", ["token": "garbage"])["error"]?["data"]?["reason"] == "not_found")
     }
 
+    @Test func pipelinedLogInAndLogOutTakeEffectInOrder() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        _ = try client.call("users.register", ["username": "olga12", "password": "secret1"])
+        try client.send("{\"id\":1,\"method\":\"auth.login\",\"params\":{\"username\":\"olga12\",\"password\":\"secret1\"}}\n"
+                        + "{\"id\":2,\"method\":\"session.logout\"}\n")
+        var answered = Set<Int64>()
+        while answered.count < 2 {
+            let line = try client.readLine()
+            if let id = line["id"]?.int64Value { answered.insert(id) }
+        }
+        #expect(try client.call("session.whoami")["result"] == ["user": nil])
+    }
+
     @Test func failedLogInsAreLimitedEvenAfterARestart() throws {
         let config = "[Login]\nRateLimitBurst=3\nRateLimitIntervalSec=300\n"
         let daemon = try TestDaemon(config: config)
