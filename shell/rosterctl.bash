@@ -8,13 +8,14 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami check-username user status watch call"
+    local verbs="register login logout whoami check-username user contacts status watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --locale) COMPREPLY=($(compgen -W "zh-Hans en vi ko" -- "$cur")); return ;;
-        --username|--email) return ;;
+        --username|--email|--name|--phone|--note|--limit|--offset) return ;;
+        --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac
 
     # The verb is the first word that is not an option or an option's value.
@@ -43,6 +44,25 @@ _rosterctl() {
         user)
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
             options="--email --password-stdin" ;;
+        contacts)
+            if [[ $cword -eq $((i + 1)) ]]; then
+                COMPREPLY=($(compgen -W "list search add edit rm import export" -- "$cur"))
+                return
+            fi
+            case ${words[i+1]} in
+                list|search) options="--limit --offset" ;;
+                add) options="--phone --email --note" ;;
+                edit) options="--name --phone --email --note" ;;
+                export) options="--format" ;;
+                import)
+                    # FILE, or - for stdin; vCard and CSV files first, since that is what it reads.
+                    if [[ $cur != -* ]]; then
+                        COMPREPLY=($(compgen -f -X '!*.@(vcf|VCF|vcard|csv|CSV)' -- "$cur") $(compgen -d -- "$cur"))
+                        [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- "$cur"))
+                        return
+                    fi
+                    options="--format" ;;
+            esac ;;
         watch) [[ $cur != -* ]] && { COMPREPLY=($(compgen -W "register login contacts" -- "$cur")); return; } ;;
         call)
             if [[ $cword -eq $((i + 1)) ]]; then

@@ -66,12 +66,28 @@ public final class ClientConnection {
         try awaitAnswer(id: send(method, params))
     }
 
+    /// Sends a request that is the only one outstanding and waits for its answer.
+    ///
+    /// A request the daemon could not read at all (`request_too_large`, `parse_error`) is answered with a null
+    /// id, which `call` cannot match and would wait past until its timeout. With nothing else in flight such
+    /// an answer can only be about this request, so it is returned as this request's failure.
+    public func callAlone(_ method: String, _ params: JSONValue = .object([])) throws(ClientError) -> Result<JSONValue, RemoteError> {
+        try awaitAnswer(id: send(method, params), takingUnaddressedErrors: true)
+    }
+
     /// Waits for the answer to `id`, parking other answers and buffering events on the way.
     public func awaitAnswer(id: Int64) throws(ClientError) -> Result<JSONValue, RemoteError> {
+        try awaitAnswer(id: id, takingUnaddressedErrors: false)
+    }
+
+    private func awaitAnswer(id: Int64, takingUnaddressedErrors: Bool) throws(ClientError) -> Result<JSONValue, RemoteError> {
         if let parked = parkedAnswers.removeValue(forKey: id) { return parked }
         let deadline = answerTimeoutMs.map { Deadline(afterMs: $0) }
         while true {
             guard let message = try readMessage(timeoutMs: deadline?.remainingMs ?? -1) else { throw .timedOut }
+            if takingUnaddressedErrors, message["id"] == .null, let error = message["error"] {
+                return .failure(RemoteError(answerError: error))
+            }
             switch classify(message) {
             case .event(let params)?: bufferedEvents.append(params)
             case .answer(let answered, let result)? where answered == id: return result

@@ -6,7 +6,9 @@ func helpText() -> String {
     for group in VerbConfiguration.Group.allCases {
         lines += ["", "\(group.rawValue):"]
         for verb in verbTable where verb.configuration.group == group {
-            lines.append(helpLine(verb.configuration.usage, verb.configuration.summary))
+            let configuration = verb.configuration
+            let entries = configuration.actions.isEmpty ? [(configuration.usage, configuration.summary)] : configuration.actions
+            lines += entries.map { helpLine($0.0, $0.1) }
         }
     }
     lines += ["", "Options:",
@@ -27,6 +29,9 @@ func helpText() -> String {
 /// One command's usage and options, for `rosterctl COMMAND --help`.
 func verbHelpText(_ configuration: VerbConfiguration) -> String {
     var lines = ["rosterctl [OPTIONS...] \(configuration.usage)", "", configuration.summary + "."]
+    if !configuration.actions.isEmpty {
+        lines += ["", "Commands:"] + configuration.actions.map { helpLine($0.0, $0.1) }
+    }
     if !configuration.options.isEmpty {
         lines += ["", "Options:"] + configuration.options.map { helpLine("   " + $0.0, $0.1) }
     }

@@ -4,6 +4,7 @@ struct VerbConfiguration {
     enum Group: String, CaseIterable {
         case session = "Session Commands"
         case users = "User Commands"
+        case contacts = "Contact Commands"
         case daemon = "Daemon Commands"
     }
 
@@ -13,6 +14,9 @@ struct VerbConfiguration {
     let group: Group
     /// The verb's own options, one `(spelling, explanation)` per line, for `rosterctl VERB --help`.
     var options: [(String, String)] = []
+    /// A verb with actions (`contacts list`, `contacts add`, …) lists each as `(usage, summary)`; `--help` shows
+    /// these lines instead of the single `usage`.
+    var actions: [(String, String)] = []
 }
 
 /// One rosterctl command: parsed from its arguments, checked, then run against a context.
@@ -38,6 +42,7 @@ var verbTable: [any Verb.Type] {
         WhoamiVerb.self,
         CheckUsernameVerb.self,
         UserVerb.self,
+        ContactsVerb.self,
         StatusVerb.self,
         WatchVerb.self,
         CallVerb.self,

@@ -44,6 +44,22 @@ final class VerbContext {
         return connection
     }
 
+    /// Connects as the stored session, for commands that only make sense logged in (the contacts).
+    ///
+    /// Without this check such a command would reach the daemon anonymously and fail with `unauthenticated`,
+    /// which tells a person less than what to do about it.
+    func connectLoggedIn() throws -> ClientConnection {
+        guard let file = sessionFile, let token = file.read() else {
+            throw CommandFailure(description: "not logged in; run rosterctl login")
+        }
+        let connection = try connect(resume: false)
+        guard try connection.resume(token: token) != nil else {
+            file.remove()
+            throw CommandFailure(description: "not logged in (the stored session has expired); run rosterctl login")
+        }
+        return connection
+    }
+
     /// Prints a result as JSON in the `--json` mode (short if none was asked for).
     func printJSON(_ value: JSONValue) {
         printLine(render(value, pretty: options.json == .pretty))

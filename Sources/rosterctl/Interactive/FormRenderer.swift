@@ -59,7 +59,7 @@ struct FormRenderer {
         lines.append(status(screen.submit))
         lines.append([])
         lines.append([Run(text: " " + text.help, look: .dim)])
-        return Frame(lines: Array(lines.prefix(rows)).map { clip($0, to: columns) },
+        return Frame(lines: Array(lines.prefix(rows)).map { FormRenderer.clip($0, to: columns) },
                      cursor: cursor.flatMap { $0.row < rows && $0.column < columns ? $0 : nil })
     }
 
@@ -83,8 +83,12 @@ struct FormRenderer {
         }
     }
 
-    /// The part of `characters` that fits `width` columns with the cursor in view, and the cursor's column in it.
     func window(_ characters: [Character], cursor: Int, width: Int) -> ([Character], Int) {
+        FormRenderer.window(characters, cursor: cursor, width: width)
+    }
+
+    /// The part of `characters` that fits `width` columns with the cursor in view, and the cursor's column in it.
+    static func window(_ characters: [Character], cursor: Int, width: Int) -> ([Character], Int) {
         var start = 0
         while start < cursor, characters[start..<cursor].reduce(0, { $0 + displayWidth($1) }) > width { start += 1 }
         var visible: [Character] = []
@@ -100,7 +104,7 @@ struct FormRenderer {
     }
 
     /// Cuts a line at `columns` terminal cells, so a narrow terminal never wraps and shifts the layout.
-    private func clip(_ runs: [Run], to columns: Int) -> [Run] {
+    static func clip(_ runs: [Run], to columns: Int) -> [Run] {
         var left = columns
         var result: [Run] = []
         for run in runs {

@@ -36,7 +36,8 @@ struct InteractiveForm {
         let terminal = try RawTerminal()
         terminal.enter()
         defer { terminal.restore() }
-        var painter = Painter(style: context.style, text: FormText.forForm(form, locale: context.locale), size: terminal.size())
+        let text = FormText.forForm(form, locale: context.locale)
+        var painter = Painter(style: context.style, size: terminal.size())
         var decoder = KeyDecoder()
         var submitID: Int64?
 
@@ -44,7 +45,7 @@ struct InteractiveForm {
             while connection.hasBufferedInput, let incoming = try connection.receive(timeoutMs: 0) {
                 if let outcome = absorb(incoming, into: &screen, submitID: submitID) { return outcome }
             }
-            painter.paint(screen)
+            painter.paint(FormRenderer(text: text, rows: painter.size.rows, columns: painter.size.columns).frame(screen))
             var entries = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: signals.fileDescriptor, events: Int16(POLLIN), revents: 0)]
@@ -107,16 +108,14 @@ struct InteractiveForm {
     }
 }
 
-/// Draws frames on the terminal, only when they changed.
+/// Draws frames on the terminal, only when they changed; the forms and the contact search share it.
 struct Painter {
     let style: Style
-    let text: FormText
     var size: (rows: Int, columns: Int)
     private var last: FormRenderer.Frame?
 
-    init(style: Style, text: FormText, size: (rows: Int, columns: Int)) {
+    init(style: Style, size: (rows: Int, columns: Int)) {
         self.style = style
-        self.text = text
         self.size = size
     }
 
@@ -126,8 +125,7 @@ struct Painter {
         writeRaw(1, "\u{1B}[H\u{1B}[2J")
     }
 
-    mutating func paint(_ screen: FormScreen) {
-        let frame = FormRenderer(text: text, rows: size.rows, columns: size.columns).frame(screen)
+    mutating func paint(_ frame: FormRenderer.Frame) {
         guard frame != last else { return }
         last = frame
         var out = "\u{1B}[?25l\u{1B}[H"

@@ -1,0 +1,64 @@
+import RosterProtocol
+
+/// A contact as the daemon sends it, with the fields rosterctl shows.
+struct ContactRecord: Equatable {
+    let id: Int64
+    let name: String
+    let phone: String?
+    let email: String?
+    let note: String?
+    /// The daemon's object as it came, times included, for `--json`.
+    let raw: JSONValue
+
+    /// Reads one contact object; nil if it has no id or name (then it is not a contact).
+    init?(_ value: JSONValue) {
+        guard let id = value["id"]?.int64Value, let name = value["name"]?.stringValue else { return nil }
+        raw = value
+        self.id = id
+        self.name = name
+        phone = value["phone"]?.stringValue
+        email = value["email"]?.stringValue
+        note = value["note"]?.stringValue
+    }
+
+    init(id: Int64, name: String, phone: String? = nil, email: String? = nil, note: String? = nil) {
+        self.id = id
+        self.name = name
+        self.phone = phone
+        self.email = email
+        self.note = note
+        raw = ["id": .int(id), "name": .string(name), "phone": .optional(phone), "email": .optional(email), "note": .optional(note)]
+    }
+
+    /// Every contact of an `items` array, skipping anything that is not one.
+    static func list(_ items: JSONValue?) -> [ContactRecord] {
+        (items?.arrayValue ?? []).compactMap(ContactRecord.init)
+    }
+
+    /// The contact on several lines, for a person who picked it: every field the contact has.
+    var detail: [String] {
+        var lines = ["ID:    \(id)", "Name:  \(oneLine(name))"]
+        if let phone { lines.append("Phone: \(oneLine(phone))") }
+        if let email { lines.append("Email: \(oneLine(email))") }
+        if let note {
+            // A note may hold line breaks; indenting the rest keeps them inside the note.
+            let noteLines = note.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            lines.append("Note:  " + noteLines.map(String.init).joined(separator: "\n       "))
+        }
+        return lines
+    }
+}
+
+/// The contacts as the table of `contacts list`: ID, NAME, PHONE, EMAIL, with `-` for what a contact lacks.
+func contactsTable(_ contacts: [ContactRecord]) -> Table {
+    var table = Table(columns: ["ID", "NAME", "PHONE", "EMAIL"])
+    table.rows = contacts.map { [String($0.id), oneLine($0.name), oneLine($0.phone ?? "-"), oneLine($0.email ?? "-")] }
+    return table
+}
+
+/// A field shown in one table cell: control characters (a tab, a line break from an import) would break
+/// the columns, so they are shown as spaces.
+func oneLine(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
+    return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+}

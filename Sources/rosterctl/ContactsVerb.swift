@@ -1,0 +1,326 @@
+import Glibc
+import RosterClient
+import RosterProtocol
+
+/// What `rosterctl contacts …` was asked to do, parsed from its arguments.
+enum ContactsCommand: Equatable {
+    /// Which slice of a list to print; no limit prints them all.
+    struct Page: Equatable {
+        var limit: Int?
+        var offset = 0
+    }
+
+    /// The fields a command sets; nil leaves a field alone, "" clears it (edit).
+    struct Fields: Equatable {
+        var name: String?
+        var phone: String?
+        var email: String?
+        var note: String?
+    }
+
+    case interactive
+    case list(Page)
+    case search(String, Page)
+    case add(Fields)
+    case edit(Int64, Fields)
+    case remove(Int64)
+    case importFile(String, ContactFormat?)
+    case export(ContactFormat)
+}
+
+/// `rosterctl contacts`: the live search on a terminal, and list, search, add, edit, rm, import and export
+/// for scripts. Every one of them acts as the stored log-in.
+struct ContactsVerb: Verb {
+    static let configuration = VerbConfiguration(
+        name: "contacts", usage: "contacts [COMMAND] [ARGUMENTS...]",
+        summary: "Search and edit the logged-in user's contacts (a live search on a terminal)", group: .contacts,
+        options: [("--limit N", "list, search: print at most N contacts (default: all)"),
+                  ("--offset N", "list, search: skip the first N"),
+                  ("--name NAME", "edit: the new name"),
+                  ("--phone PHONE", "add, edit: digits, spaces and + - ( ); \"\" clears it"),
+                  ("--email ADDRESS", "add, edit: an email address; \"\" clears it"),
+                  ("--note TEXT", "add, edit: a note; \"\" clears it"),
+                  ("--format vcard|csv", "import: the file's format (default: from its name or content)"),
+                  ("", "export: the format to write (default: vcard)")],
+        actions: [("contacts", "Search contacts as you type (on a terminal; else list)"),
+                  (usages.list, "List contacts by name"),
+                  (usages.search, "List the contacts matching QUERY, best first"),
+                  (usages.add, "Add a contact and print it with its ID"),
+                  (usages.edit, "Change a contact; \"\" clears an optional field"),
+                  (usages.remove, "Remove a contact"),
+                  (usages.importFile, "Import vCard or CSV (FILE - is stdin); exit 1 if any were rejected"),
+                  (usages.export, "Write every contact to stdout (vCard by default)")])
+
+    private static let usages = (
+        list: "contacts list [--limit N] [--offset N]",
+        search: "contacts search QUERY [--limit N] [--offset N]",
+        add: "contacts add NAME [--phone P] [--email E] [--note N]",
+        edit: "contacts edit ID [--name N] [--phone P] [--email E] [--note N]",
+        remove: "contacts rm ID",
+        importFile: "contacts import FILE [--format vcard|csv]",
+        export: "contacts export [--format vcard|csv]")
+
+    /// The daemon's `contacts.list` takes at most this many a call; longer lists are read page by page.
+    static let pageSize = 1000
+    /// An import piece's data as a JSON string: under the daemon's default 64 KiB line with room for the envelope.
+    static let importBudget = 60_000
+
+    let command: ContactsCommand
+
+    init(arguments: [String]) throws(UsageError) {
+        command = try ContactsVerb.parse(arguments)
+    }
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> ContactsCommand {
+        guard let action = arguments.first else { return .interactive }
+        let rest = Array(arguments.dropFirst())
+        let fieldOptions: Set<String> = ["--phone", "--email", "--note"]
+        switch action {
+        case "list":
+            let parsed = try VerbArguments(rest, verb: "contacts list", valued: ["--limit", "--offset"])
+            _ = try parsed.positionals(min: 0, max: 0, verb: "contacts list", usage: usages.list)
+            return .list(try page(parsed, verb: "contacts list"))
+        case "search":
+            let parsed = try VerbArguments(rest, verb: "contacts search", valued: ["--limit", "--offset"])
+            let words = try parsed.positionals(min: 1, max: 1, verb: "contacts search", usage: usages.search)
+            return .search(words[0], try page(parsed, verb: "contacts search"))
+        case "add":
+            let parsed = try VerbArguments(rest, verb: "contacts add", valued: fieldOptions)
+            let words = try parsed.positionals(min: 1, max: 1, verb: "contacts add", usage: usages.add)
+            // A new contact has nothing to clear: an empty option is the same as leaving it out.
+            func given(_ option: String) -> String? { parsed.values[option].flatMap { $0.isEmpty ? nil : $0 } }
+            return .add(.init(name: words[0], phone: given("--phone"), email: given("--email"), note: given("--note")))
+        case "edit":
+            let parsed = try VerbArguments(rest, verb: "contacts edit", valued: fieldOptions.union(["--name"]))
+            let words = try parsed.positionals(min: 1, max: 1, verb: "contacts edit", usage: usages.edit)
+            let fields = ContactsCommand.Fields(name: parsed.values["--name"], phone: parsed.values["--phone"],
+                                email: parsed.values["--email"], note: parsed.values["--note"])
+            guard fields != ContactsCommand.Fields() else {
+                throw UsageError(description: "contacts edit: nothing to change; give --name, --phone, --email or --note")
+            }
+            return .edit(try contactID(words[0], verb: "contacts edit"), fields)
+        case "rm":
+            let words = try VerbArguments(rest, verb: "contacts rm").positionals(min: 1, max: 1, verb: "contacts rm", usage: usages.remove)
+            return .remove(try contactID(words[0], verb: "contacts rm"))
+        case "import":
+            let parsed = try VerbArguments(rest, verb: "contacts import", valued: ["--format"])
+            let words = try parsed.positionals(min: 1, max: 1, verb: "contacts import", usage: usages.importFile)
+            return .importFile(words[0], try format(parsed, verb: "contacts import"))
+        case "export":
+            let parsed = try VerbArguments(rest, verb: "contacts export", valued: ["--format"])
+            _ = try parsed.positionals(min: 0, max: 0, verb: "contacts export", usage: usages.export)
+            return .export(try format(parsed, verb: "contacts export") ?? .vcard)
+        default:
+            throw UsageError(description: "contacts: unknown command '\(action)'; "
+                + "use list, search, add, edit, rm, import or export (see rosterctl contacts --help)")
+        }
+    }
+
+    private static func page(_ parsed: VerbArguments, verb: String) throws(UsageError) -> ContactsCommand.Page {
+        var page = ContactsCommand.Page()
+        if let text = parsed.values["--limit"] {
+            guard let limit = Int(text), limit > 0 else { throw UsageError(description: "\(verb): --limit takes a number above 0, not '\(text)'") }
+            page.limit = limit
+        }
+        if let text = parsed.values["--offset"] {
+            guard let offset = Int(text), offset >= 0 else { throw UsageError(description: "\(verb): --offset takes a number, not '\(text)'") }
+            page.offset = offset
+        }
+        return page
+    }
+
+    private static func contactID(_ text: String, verb: String) throws(UsageError) -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw UsageError(description: "\(verb): ID is a contact's number, not '\(text)'") }
+        return id
+    }
+
+    private static func format(_ parsed: VerbArguments, verb: String) throws(UsageError) -> ContactFormat? {
+        guard let text = parsed.values["--format"] else { return nil }
+        guard let format = ContactFormat(rawValue: text.lowercased()) else {
+            throw UsageError(description: "\(verb): --format takes vcard or csv, not '\(text)'")
+        }
+        return format
+    }
+
+    // MARK: running
+
+    func run(_ context: VerbContext) throws -> Int32 {
+        switch command {
+        case .interactive:
+            // Without a terminal there is no one to type a query: a script gets the whole list instead.
+            guard canRunInteractively(environment: context.environment) else { return try list(nil, ContactsCommand.Page(), context) }
+            return try ContactSearch.run(context)
+        case .list(let page): return try list(nil, page, context)
+        case .search(let query, let page): return try list(query, page, context)
+        case .add(let fields): return try add(fields, context)
+        case .edit(let id, let fields): return try edit(id, fields, context)
+        case .remove(let id): return try remove(id, context)
+        case .importFile(let path, let format): return try importFile(path, format, context)
+        case .export(let format): return try export(format, context)
+        }
+    }
+
+    /// `list` and `search`: every contact (or the page asked for), read in pages the daemon accepts.
+    private func list(_ query: String?, _ page: ContactsCommand.Page, _ context: VerbContext) throws -> Int32 {
+        let verb = query == nil ? "contacts list" : "contacts search"
+        let connection = try context.connectLoggedIn()
+        var items: [JSONValue] = []
+        var total: Int64 = 0
+        var offset = page.offset
+        while true {
+            let want = min(ContactsVerb.pageSize, page.limit.map { $0 - items.count } ?? ContactsVerb.pageSize)
+            var params: [(String, JSONValue)] = [("limit", .int(want)), ("offset", .int(offset))]
+            if let query { params.insert(("query", .string(query)), at: 0) }
+            let result: JSONValue
+            switch try connection.call(query == nil ? "contacts.list" : "contacts.search", .object(params)) {
+            case .success(let value): result = value
+            case .failure(let error): throw failure(verb, error)
+            }
+            let got = result["items"]?.arrayValue ?? []
+            items += got
+            total = result["total"]?.int64Value ?? Int64(items.count)
+            offset += got.count
+            let full = page.limit.map { items.count >= $0 } ?? false
+            if got.count < want || full || Int64(offset) >= total { break }
+        }
+        if context.json != nil {
+            context.printJSON(["items": .array(items), "total": .int(total)])
+            return 0
+        }
+        let legend = !context.options.noLegend
+        contactsTable(items.compactMap(ContactRecord.init)).render(legend: legend, style: context.style).forEach(printLine)
+        if legend {
+            let noun = total == 1 ? "contact" : "contacts"
+            printLine("")
+            printLine(Int64(items.count) == total ? "\(total) \(noun) listed." : "\(items.count) of \(total) \(noun) listed.")
+        }
+        return 0
+    }
+
+    private func add(_ fields: ContactsCommand.Fields, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        var params: [(String, JSONValue)] = [("name", .string(fields.name ?? ""))]
+        params += parameters(fields, includingName: false)
+        switch try connection.call("contacts.add", .object(params)) {
+        case .success(let result): return printContact(result, context)
+        case .failure(let error): throw failure("contacts add", error)
+        }
+    }
+
+    private func edit(_ id: Int64, _ fields: ContactsCommand.Fields, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        let params: [(String, JSONValue)] = [("id", .int(id))] + parameters(fields, includingName: true)
+        switch try connection.call("contacts.update", .object(params)) {
+        case .success(let result): return printContact(result, context)
+        case .failure(let error): throw failure("contacts edit \(id)", error)
+        }
+    }
+
+    private func parameters(_ fields: ContactsCommand.Fields, includingName: Bool) -> [(String, JSONValue)] {
+        let named: [(String, String?)] = [("name", includingName ? fields.name : nil), ("phone", fields.phone),
+                                          ("email", fields.email), ("note", fields.note)]
+        return named.compactMap { key, value in value.map { (key, JSONValue.string($0)) } }
+    }
+
+    /// An added or edited contact: the daemon's answer for scripts, a one-row table for people.
+    private func printContact(_ result: JSONValue, _ context: VerbContext) -> Int32 {
+        if context.json != nil {
+            context.printJSON(result)
+        } else if let contact = result["contact"].flatMap(ContactRecord.init) {
+            contactsTable([contact]).render(legend: !context.options.noLegend, style: context.style).forEach(printLine)
+        }
+        return 0
+    }
+
+    private func remove(_ id: Int64, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        if case .failure(let error) = try connection.call("contacts.remove", ["id": .int(id)]) {
+            throw failure("contacts rm \(id)", error)
+        }
+        if context.json != nil { context.printJSON(["removed": .int(id)]) } else { printLine("removed contact \(id)") }
+        return 0
+    }
+
+    private func export(_ format: ContactFormat, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        connection.answerTimeoutMs = 300_000
+        switch try connection.call("contacts.export", ["format": .string(format.rawValue)]) {
+        case .success(let result):
+            if context.json != nil {
+                context.printJSON(result)
+            } else {
+                // As the daemon wrote it, CRLF and all: that is what vCard and CSV files hold.
+                writeRaw(1, result["data"]?.stringValue ?? "")
+            }
+            return 0
+        case .failure(let error):
+            throw failure("contacts export", error)
+        }
+    }
+
+    /// Sends the file in pieces that fit the daemon's line limit, sums the answers and reports each rejection
+    /// with the file's own line number. Exit 1 when anything was rejected, so a script notices; the accepted
+    /// contacts are kept either way.
+    private func importFile(_ path: String, _ givenFormat: ContactFormat?, _ context: VerbContext) throws -> Int32 {
+        let content = try readImportFile(path)
+        let format = givenFormat ?? ContactFormat.guess(path: path, content: content)
+        let plan = ImportPlan(format: format, content: content)
+        let connection = try context.connectLoggedIn()
+        connection.answerTimeoutMs = 300_000
+        var tally = ImportTally()
+        var pieces = plan.pieces(budget: ContactsVerb.importBudget)
+        while !pieces.isEmpty {
+            let piece = pieces.removeFirst()
+            let params: JSONValue = ["format": .string(format.rawValue), "data": .string(plan.data(piece))]
+            switch try connection.callAlone("contacts.import", params) {
+            case .success(let result):
+                tally.add(result, plan: plan, piece: piece)
+            case .failure(let error) where error.reason == "request_too_large" && piece.count > 1:
+                // The daemon's limit is below the default: halve the piece and try again.
+                let middle = piece.lowerBound + piece.count / 2
+                pieces.insert(contentsOf: [piece.lowerBound..<middle, middle..<piece.upperBound], at: 0)
+            case .failure(let error) where error.reason == "request_too_large":
+                let line = plan.segments[piece].first?.line ?? 1
+                tally.rejected.append(.init(line: line, reason: error.reason))
+            case .failure(let error):
+                reportImport(tally, path: path, context)
+                let line = plan.segments[piece].first?.line ?? 1
+                throw CommandFailure(description: "contacts import: \(error.message) (\(error.reason)); stopped at line \(line)")
+            }
+        }
+        reportImport(tally, path: path, context)
+        return tally.rejected.isEmpty ? 0 : 1
+    }
+
+    private func reportImport(_ tally: ImportTally, path: String, _ context: VerbContext) {
+        if context.json != nil {
+            context.printJSON(tally.json)
+            return
+        }
+        printLine("added \(tally.added), skipped \(tally.skipped), rejected \(tally.rejected.count)")
+        let name = path == "-" ? "<stdin>" : path
+        for rejection in tally.rejected.sorted(by: { $0.line < $1.line }) {
+            writeError("\(name):\(rejection.line): \(rejection.reason) (\(describeImportReason(rejection.reason)))")
+        }
+    }
+
+    /// The whole file (or stdin for `-`), which must be UTF-8 text: the daemon takes nothing else.
+    private func readImportFile(_ path: String) throws(CommandFailure) -> [UInt8] {
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CommandFailure(description: "contacts import: cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { if fd != 0 { close(fd) } }
+        var content: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw CommandFailure(description: "contacts import: cannot read \(path): \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            content += chunk[..<count]
+        }
+        guard String(validating: content, as: UTF8.self) != nil else {
+            throw CommandFailure(description: "contacts import: \(path) is not UTF-8 text")
+        }
+        return content
+    }
+}
