@@ -28,12 +28,12 @@ extension Server {
 
     /// The register rules' verdict on a username, asking the database only when the local rules pass.
     private func usernameVerdict(_ username: String) -> FieldVerdict {
-        switch UsernameRules.validate(username, policy: config.policy) {
+        let canonical = Normalization.canonicalUsername(username)
+        switch UsernameRules.validate(canonical: canonical, policy: config.policy) {
         case .settled(let verdict):
             return verdict
         case .needsCheck:
-            let check = Check.usernameAvailable(canonical: Normalization.canonicalUsername(username))
-            return check.verdict(for: accounts.usernameAvailability(Normalization.canonicalUsername(username)))
+            return Check.usernameAvailable(canonical: canonical).verdict(for: accounts.usernameAvailability(canonical))
         }
     }
 

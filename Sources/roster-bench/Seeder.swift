@@ -38,25 +38,23 @@ enum Seeder {
         return prefix + String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
-    /// Adds one account (`owner`) with `count` generated contacts, keys computed as the daemon would.
-    static func seedContacts(databasePath: String, owner: String, count: Int, hash: String) throws -> [ContactName] {
+    /// The contacts `seedContacts` stores, in order; the same on every call.
+    static func contactNames(count: Int) -> [ContactName] {
+        var generator = ContactNameGenerator(seed: 8)
+        return (0..<count).map { _ in generator.next() }
+    }
+
+    /// Adds one account (`owner`) with `names` as contacts, search keys computed as the daemon would.
+    static func seedContacts(databasePath: String, owner: String, names: [ContactName], hash: String) throws {
         let database = try RosterSchema.open(path: databasePath, now: 0)
         defer { database.close() }
         let userID: Int64 = try UserStore(database: database)
             .insertUser(canonical: owner, display: owner, email: nil, passwordHash: hash, createdAt: 0).id
-        var generator = ContactNameGenerator(seed: 8)
-        var names: [ContactName] = []
-        names.reserveCapacity(count)
-        var rows: [(ContactDraft, ContactSearchKeys)] = []
-        rows.reserveCapacity(count)
-        for _ in 0..<count {
-            let name = generator.next()
-            names.append(name)
+        let rows = names.map { name in
             let draft = ContactDraft(name: name.text, phone: name.phone)
-            rows.append((draft, ContactSearchKeys(draft: draft)))
+            return (draft, ContactSearchKeys(draft: draft))
         }
         _ = try ContactStore(database: database).insertMany(userID: userID, rows, now: 0)
-        return names
     }
 }
 

@@ -47,7 +47,10 @@ extension Suite {
         let database = workDir + "/contacts.db"
         let owner = "owner1"
         let seedStarted = Clock.now()
-        let names = try Seeder.seedContacts(databasePath: database, owner: owner, count: count, hash: try passwordHash())
+        let names = Seeder.contactNames(count: count)
+        if access(database, F_OK) != 0 {
+            try Seeder.seedContacts(databasePath: database, owner: owner, names: names, hash: try passwordHash())
+        }
         notes.append("contacts: seeded \(count) contacts (search keys included) offline in "
                      + String(format: "%.1f", Double(Clock.now() - seedStarted) / 1e9) + " s")
         let classes = Self.queryClasses(names)
