@@ -3,7 +3,7 @@ SWIFT ?= swift
 PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps build release run test clean
+.PHONY: all deps build release run test bench clean
 
 all: build
 
@@ -40,6 +40,10 @@ run: release
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Issue 8: the standard benchmark set against the C floor (a few minutes; not part of `make test`).
+bench: release
+	$(CURDIR)/.build/release/roster-bench $(BENCH_ARGS)
 
 clean:
 	$(SWIFT) package clean
