@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "rosterd", targets: ["rosterd"]),
         .executable(name: "rosterctl", targets: ["rosterctl"]),
+        .executable(name: "roster-bench", targets: ["roster-bench"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
@@ -28,6 +29,9 @@ let package = Package(
         .executableTarget(name: "rosterd", dependencies: ["RosterServer"]),
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterCore"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "CLinux"]),
+        // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
+        .target(name: "CRosterFloor"),
+        .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCore", "CLinux"]),
 
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),

@@ -139,11 +139,14 @@ public struct JSONParser {
                 index += 1
             }
             guard let stop = current else { throw fail("unterminated string") }
-            var utf8 = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
             if stop == UInt8(ascii: "\"") {
                 index += 1
-                return try decodeUTF8(utf8)
+                // ASCII is valid UTF-8 as it stands: no copy, no validation (keys and most values are ASCII).
+                if !run.contains(where: { $0 >= 0x80 }) { return String(decoding: run, as: UTF8.self) }
+                return try decodeUTF8(Array(run))
             }
+            var utf8 = Array(run)
             while true {
                 guard let byte = current else { throw fail("unterminated string") }
                 switch byte {

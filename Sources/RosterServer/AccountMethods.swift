@@ -10,30 +10,30 @@ extension Server {
                 "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
                 params: [FieldSpec("username", .string)],
                 result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
-                   handler: checkUsername),
+                   handler: Server.checkUsername),
             Method(spec: MethodSpec(
                 "users.register", summary: "Create an account by the register form's rules; does not log in.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: registerUser),
+                result: .object([FieldSpec("username", .string)])), handler: Server.registerUser),
             Method(spec: MethodSpec(
                 "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string)],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: login),
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.login),
             Method(spec: MethodSpec(
                 "session.resume", summary: "Log this connection in with a token from a log-in.",
                 params: [FieldSpec("token", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: resume),
+                result: .object([FieldSpec("username", .string)])), handler: Server.resume),
         ]
     }
 
     /// The register rules' verdict on a username, asking the database only when the local rules pass.
     private func usernameVerdict(_ username: String) -> FieldVerdict {
-        switch UsernameRules.validate(username, policy: config.policy) {
+        let canonical = Normalization.canonicalUsername(username)
+        switch UsernameRules.validate(canonical: canonical, policy: config.policy) {
         case .settled(let verdict):
             return verdict
         case .needsCheck:
-            let check = Check.usernameAvailable(canonical: Normalization.canonicalUsername(username))
-            return check.verdict(for: accounts.usernameAvailability(Normalization.canonicalUsername(username)))
+            return Check.usernameAvailable(canonical: canonical).verdict(for: accounts.usernameAvailability(canonical))
         }
     }
 

@@ -18,13 +18,13 @@ extension Server {
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
                     FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
-                ])), handler: adminStats),
+                ])), handler: Server.adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
                 summary: "Copy the live database to an absolute path, checked with integrity_check (admin only).",
                 params: [FieldSpec("path", .string)],
                 result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
-                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: adminBackup),
+                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: Server.adminBackup),
         ]
     }
 

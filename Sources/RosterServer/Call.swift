@@ -62,8 +62,9 @@ final class Call {
     }
 }
 
-/// A method's spec and the code that serves it.
+/// A method's spec and the code that serves it. The handler is an unapplied method (`Server.hello`), so the
+/// server's table of methods does not hold the server itself: no cycle keeps it alive past its life.
 struct Method {
     let spec: MethodSpec
-    let handler: (Call) -> Void
+    let handler: (Server) -> (Call) -> Void
 }

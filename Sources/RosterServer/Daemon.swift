@@ -93,6 +93,7 @@ public enum Daemon {
                       [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
         notifier.ready()
         server.startHousekeeping(notifier: notifier)
+        defer { loop.onSignal = nil }
         do {
             try loop.run()
         } catch {

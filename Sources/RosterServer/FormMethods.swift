@@ -11,18 +11,18 @@ extension Server {
                 "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
                 params: [formParam],
                 result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
-                                 FieldSpec("submittable", .boolean)])), handler: openForm),
+                                 FieldSpec("submittable", .boolean)])), handler: Server.openForm),
             Method(spec: MethodSpec(
                 "form.input", summary: "A field's new value; its verdict follows as field events.",
                 params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
-                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: inputForm),
+                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.inputForm),
             Method(spec: MethodSpec(
                 "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
                 params: [formParam],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: submitForm),
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.submitForm),
             Method(spec: MethodSpec(
                 "form.close", summary: "Close a form; nothing more is sent for it.",
-                params: [formParam], result: .object([])), handler: closeForm),
+                params: [formParam], result: .object([])), handler: Server.closeForm),
         ]
     }
 

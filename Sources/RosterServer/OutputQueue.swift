@@ -17,6 +17,8 @@ struct OutputQueue {
     /// Bytes of `frames[head]` already written.
     private var written = 0
     private(set) var byteCount = 0
+    /// Where the frames queued by the current batch begin (see `beginBatch`), or nil outside a batch.
+    private var batchStart: Int?
 
     var isEmpty: Bool { head == frames.count }
 
@@ -24,14 +26,22 @@ struct OutputQueue {
         if let key, let index = supersededIndex(for: key) {
             byteCount -= frames[index].bytes.count
             frames.remove(at: index)
+            if let start = batchStart { batchStart = start - 1 }
         }
         frames.append(Frame(bytes: bytes, key: key))
         byteCount += bytes.count
     }
 
+    /// Lines queued from here to `endBatch` go out together in one `writev`. They are held back only to save
+    /// syscalls, not because the peer is slow, so none of them supersedes another: coalescing still applies
+    /// only to what the socket refused earlier.
+    mutating func beginBatch() { batchStart = frames.count }
+
+    mutating func endBatch() { batchStart = nil }
+
     /// A waiting (not partly written) frame with the same key, searched from the newest back.
     private func supersededIndex(for key: CoalesceKey) -> Int? {
-        var index = frames.count - 1
+        var index = (batchStart ?? frames.count) - 1
         let firstWhole = written > 0 ? head + 1 : head
         while index >= firstWhole {
             if frames[index].key == key { return index }
@@ -86,6 +96,10 @@ struct OutputQueue {
                 written += left
                 left = 0
             }
+        }
+        if head == frames.count || head > 256 {
+            // Indices shift below; a batch is never written while open, so this is only a safeguard.
+            batchStart = nil
         }
         if head == frames.count {
             frames.removeAll(keepingCapacity: frames.count < 1_024)

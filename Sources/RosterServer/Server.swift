@@ -167,7 +167,7 @@ public final class Server {
                 return
             }
             connection.inFlight += 1
-            method.handler(Call(id: request.id, params: params, connection: connection, server: self))
+            method.handler(self)(Call(id: request.id, params: params, connection: connection, server: self))
         }
     }
 

@@ -23,21 +23,21 @@ extension Server {
                     FieldSpec("protocol", .integer(1...1)), FieldSpec("locale", .oneOf(RosterLocale.allCases.map(\.rawValue))),
                     FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
                                                  FieldSpec("throttle_ms", .integer(Self.timingRange))])),
-                ])), handler: hello),
+                ])), handler: Server.hello),
             Method(spec: MethodSpec(
                 "session.whoami",
                 summary: "Who this connection is logged in as.",
-                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: whoami),
+                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: Server.whoami),
             Method(spec: MethodSpec(
                 "session.logout",
                 summary: "Log this connection out; a session event with user null follows.",
-                result: .object([])), handler: logout),
+                result: .object([])), handler: Server.logout),
             Method(spec: MethodSpec(
                 "rpc.describe",
                 summary: "Every method with its params and result shapes.",
                 result: .object([FieldSpec("protocol", .integer(1...1)),
                                  FieldSpec("methods", .array(.described("{name, summary, params, result}")))])),
-                   handler: describe),
+                   handler: Server.describe),
         ]
     }
 

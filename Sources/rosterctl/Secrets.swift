@@ -52,14 +52,14 @@ func readStandardInputLine() -> String? {
 
 /// Asks on the terminal with echo off; echo comes back even if reading fails.
 private func promptHidden(_ prompt: String) throws(CommandFailure) -> String {
-    var saved = termios()
-    guard tcgetattr(0, &saved) == 0 else { throw CommandFailure(description: "cannot read the terminal's settings") }
-    var quiet = saved
-    quiet.c_lflag &= ~tcflag_t(ECHO)
+    let saved = TerminalSettings()
+    guard saved.load(from: 0) else { throw CommandFailure(description: "cannot read the terminal's settings") }
+    let quiet = saved.copy()
+    quiet.pointer.pointee.c_lflag &= ~tcflag_t(ECHO)
     writeRaw(2, prompt)
-    tcsetattr(0, TCSANOW, &quiet)
+    quiet.apply(to: 0)
     let line = readStandardInputLine()
-    tcsetattr(0, TCSANOW, &saved)
+    saved.apply(to: 0)
     writeRaw(2, "\n")
     guard let line, !line.isEmpty else { throw CommandFailure(description: "no password given") }
     return line

@@ -144,12 +144,20 @@ func spawn(_ argv: [String], environment: [String], stdinPath: String? = nil, st
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = environment.map { strdup($0) } + [nil]
+    let cEnv = (environment + sanitizerOptions(notIn: environment)).map { strdup($0) } + [nil]
     defer { (cArgs + cEnv).forEach { free($0) } }
     var pid: pid_t = 0
     let result = posix_spawn(&pid, argv[0], &actions, &attributes, cArgs, cEnv)
     guard result == 0 else { throw HarnessError(description: "posix_spawn \(argv[0]): \(String(cString: strerror(result)))") }
     return pid
+}
+
+/// `make sanitize` sets these for the whole run; children built with the same sanitizer must see them too.
+private func sanitizerOptions(notIn environment: [String]) -> [String] {
+    ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"].compactMap { name in
+        guard !environment.contains(where: { $0.hasPrefix(name + "=") }), let value = getenv(name) else { return nil }
+        return "\(name)=\(String(cString: value))"
+    }
 }
 
 /// Runs a command to completion and returns its exit status.

@@ -3,14 +3,44 @@
 public enum UsernameRules {
     /// Local rules only; `.needsCheck` means the name is well-formed and only the database can say `taken`.
     public static func validate(_ raw: String, policy: Policy) -> RuleOutcome {
-        let canonical = Normalization.canonicalUsername(raw)
+        validate(canonical: Normalization.canonicalUsername(raw), policy: policy)
+    }
+
+    /// The same rules for a name already through `Normalization.canonicalUsername`, so a caller that needs the
+    /// canonical form anyway (to look it up) computes it once.
+    public static func validate(canonical: String, policy: Policy) -> RuleOutcome {
         if canonical.isEmpty { return .settled(.empty) }
+        if let verdict = validateASCII(canonical, policy: policy) { return verdict }
         if canonical.count < policy.usernameMinLength { return .settled(.invalid(.tooShort)) }
         if canonical.count > policy.usernameMaxLength { return .settled(.invalid(.tooLong)) }
         if canonical.contains(where: { isForbidden($0, policy: policy) }) {
             return .settled(.invalid(.forbiddenCharacters))
         }
         return .needsCheck
+    }
+
+    /// The rules above for a name of printable ASCII, byte by byte (nil for anything else, which takes the
+    /// general path). There a character is one byte (no "\r\n" pair to count as one), and the only
+    /// whitespace or control character is the space.
+    private static func validateASCII(_ canonical: String, policy: Policy) -> RuleOutcome? {
+        let outcome = canonical.utf8.withContiguousStorageIfAvailable { bytes -> RuleOutcome? in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return nil }
+            if bytes.count < policy.usernameMinLength { return .settled(.invalid(.tooShort)) }
+            if bytes.count > policy.usernameMaxLength { return .settled(.invalid(.tooLong)) }
+            var forbidden = (low: UInt64(0), high: UInt64(0))
+            for character in policy.usernameForbiddenCharacters {
+                guard let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1,
+                      scalar.value < 0x80 else { continue }
+                if scalar.value < 64 { forbidden.low |= 1 << UInt64(scalar.value) } else { forbidden.high |= 1 << UInt64(scalar.value - 64) }
+            }
+            for byte in bytes {
+                if byte == 0x20 { return .settled(.invalid(.forbiddenCharacters)) }
+                let hit = byte < 64 ? forbidden.low & (1 << UInt64(byte)) : forbidden.high & (1 << UInt64(byte - 64))
+                if hit != 0 { return .settled(.invalid(.forbiddenCharacters)) }
+            }
+            return .needsCheck
+        }
+        return outcome ?? nil
     }
 
     /// The verdict once the database has answered.

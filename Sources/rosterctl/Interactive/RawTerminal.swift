@@ -1,7 +1,7 @@
 import Glibc
 
 // The settings to put back, kept where a crash handler and atexit can reach them without Swift machinery.
-nonisolated(unsafe) private var savedSettings = termios()
+nonisolated(unsafe) private let savedSettings = TerminalSettings()
 nonisolated(unsafe) private var savedFD: Int32 = -1
 nonisolated(unsafe) private var rawActive = false
 
@@ -12,7 +12,7 @@ private func restoreTerminalNow() {
     rawActive = false
     let leave = "\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l"
     _ = leave.withCString { write(1, $0, strlen($0)) }
-    _ = tcsetattr(savedFD, TCSANOW, &savedSettings)
+    savedSettings.apply(to: savedFD)
 }
 
 /// Raw mode for the interactive forms, restored on every way out: `restore()`, exit (atexit), and fatal
@@ -22,7 +22,7 @@ final class RawTerminal {
 
     init(input: Int32 = 0) throws(CommandFailure) {
         self.input = input
-        guard tcgetattr(input, &savedSettings) == 0 else {
+        guard savedSettings.load(from: input) else {
             throw CommandFailure(description: "cannot read the terminal's settings: \(String(cString: strerror(errno)))")
         }
         savedFD = input
@@ -40,16 +40,16 @@ final class RawTerminal {
     ///
     /// TCSANOW, not TCSAFLUSH: flushing would drop keys typed ahead while the daemon was being asked.
     func enter() {
-        var raw = savedSettings
-        raw.c_iflag &= ~tcflag_t(IXON | ICRNL | BRKINT | INPCK | ISTRIP)
-        raw.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
-        raw.c_cflag |= tcflag_t(CS8)
-        withUnsafeMutableBytes(of: &raw.c_cc) { cc in
+        let raw = savedSettings.copy()
+        raw.pointer.pointee.c_iflag &= ~tcflag_t(IXON | ICRNL | BRKINT | INPCK | ISTRIP)
+        raw.pointer.pointee.c_lflag &= ~tcflag_t(ECHO | ICANON | ISIG | IEXTEN)
+        raw.pointer.pointee.c_cflag |= tcflag_t(CS8)
+        withUnsafeMutableBytes(of: &raw.pointer.pointee.c_cc) { cc in
             cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
         rawActive = true
-        tcsetattr(input, TCSANOW, &raw)
+        raw.apply(to: input)
         writeRaw(1, "\u{1B}[?1049h\u{1B}[H\u{1B}[2J")
     }
 

@@ -1,0 +1,108 @@
+/// roster-bench's command line.
+struct BenchOptions {
+    enum Scenario: String, CaseIterable {
+        case pingpong, pipelined, typing, idle, users, contacts, storm
+    }
+
+    var json = false
+    var quick = false
+    var runs = 3
+    var scenarios = Scenario.allCases
+    var rosterd: String?
+    var workDir: String?
+    var keepWorkDir = false
+    var users = 1_000_000
+    var contacts = 100_000
+    var sessions = 1_000
+    var idleConnections = 10_000
+    var stormLogins = 200
+    var roundTrips = 20_000
+    var searchesPerQueryClass = 500
+    var pipelinedConnections = 100
+    var pipelinedDepth = 32
+    var pipelinedSeconds = 2.0
+    var typingSeconds = 3.0
+    var keystrokeIntervalMs = 100.0
+    /// Set by the parent process: serve the C floor on this path instead of benchmarking.
+    var serveFloor: String?
+
+    static let usage = """
+        roster-bench [OPTIONS...]
+
+        Measures rosterd against a C epoll echo server (the floor) on the same socket path, with the same
+        client and the same requests, and prints min / median / max over repeated runs.
+
+          --json                 Print the report as JSON instead of a table
+          --quick                A few hundred operations per scenario (a smoke test, not a measurement)
+          --runs N               Repeat each scenario N times (default 3)
+          --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm
+          --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
+          --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
+          --keep                 Keep the work directory (seeded databases) afterwards
+          --users N              Accounts for the scale scenario (default 1000000)
+          --contacts N           Contacts for the scale scenario (default 100000)
+          --sessions N           Typing sessions (default 1000)
+          --idle-connections N   Connections for the idle-memory scenario (default 10000)
+          --storm-logins N       Concurrent log-ins in the storm (default 200)
+        """
+
+    static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions {
+        var options = BenchOptions()
+        var rest = arguments[...]
+        func value(_ name: String) throws(BenchError) -> String {
+            guard let next = rest.popFirst() else { throw BenchError("\(name) needs a value") }
+            return next
+        }
+        func number(_ name: String) throws(BenchError) -> Int {
+            let text = try value(name)
+            guard let parsed = Int(text), parsed >= 0 else { throw BenchError("\(name): not a count: \(text)") }
+            return parsed
+        }
+        while let argument = rest.popFirst() {
+            switch argument {
+            case "--json": options.json = true
+            case "--quick": options.quick = true
+            case "--keep": options.keepWorkDir = true
+            case "--runs": options.runs = max(1, try number(argument))
+            case "--rosterd": options.rosterd = try value(argument)
+            case "--work-dir": options.workDir = try value(argument)
+            case "--users": options.users = try number(argument)
+            case "--contacts": options.contacts = try number(argument)
+            case "--sessions": options.sessions = max(1, try number(argument))
+            case "--idle-connections": options.idleConnections = max(1, try number(argument))
+            case "--storm-logins": options.stormLogins = max(1, try number(argument))
+            case "--serve-floor": options.serveFloor = try value(argument)
+            case "--only":
+                var chosen: [Scenario] = []
+                for name in try value(argument).split(separator: ",") {
+                    guard let scenario = Scenario(rawValue: String(name)) else { throw BenchError("unknown scenario \(name)") }
+                    chosen.append(scenario)
+                }
+                options.scenarios = chosen
+            case "-h", "--help":
+                throw BenchError(usage)
+            default:
+                throw BenchError("unknown option \(argument)\n\n\(usage)")
+            }
+        }
+        if options.quick { options.shrinkForSmokeTest() }
+        return options
+    }
+
+    /// A few hundred operations each: proves every scenario runs end to end in seconds, measures nothing.
+    private mutating func shrinkForSmokeTest() {
+        runs = 1
+        users = min(users, 2_000)
+        contacts = min(contacts, 300)
+        sessions = min(sessions, 20)
+        idleConnections = min(idleConnections, 100)
+        stormLogins = min(stormLogins, 2)
+        roundTrips = 300
+        searchesPerQueryClass = 20
+        pipelinedConnections = 10
+        pipelinedDepth = 8
+        pipelinedSeconds = 0.2
+        typingSeconds = 0.5
+        keystrokeIntervalMs = 20
+    }
+}

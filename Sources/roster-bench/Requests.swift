@@ -1,0 +1,39 @@
+/// The request lines the scenarios send, built once as bytes so the client spends its time on the socket.
+enum Requests {
+    static func line(id: Int, method: String, params: String) -> [UInt8] {
+        Array("{\"jsonrpc\":\"2.0\",\"id\":\(id),\"method\":\"\(method)\",\"params\":\(params)}\n".utf8)
+    }
+
+    /// Names here are plain ASCII, so they need no JSON escaping.
+    static func checkUsername(_ name: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "users.check_username", params: "{\"username\":\"\(name)\"}")
+    }
+
+    static func hello(id: Int, debounceMs: Int) -> [UInt8] {
+        line(id: id, method: "session.hello", params: "{\"locale\":\"en\",\"timing\":{\"debounce_ms\":\(debounceMs)}}")
+    }
+
+    static func openRegister(id: Int) -> [UInt8] {
+        line(id: id, method: "form.open", params: "{\"form\":\"register\"}")
+    }
+
+    static func input(id: Int, value: String) -> [UInt8] {
+        line(id: id, method: "form.input", params: "{\"form\":\"register\",\"field\":\"username\",\"value\":\"\(value)\"}")
+    }
+
+    static func login(id: Int, username: String, password: String) -> [UInt8] {
+        line(id: id, method: "auth.login", params: "{\"username\":\"\(username)\",\"password\":\"\(password)\"}")
+    }
+
+    static func search(_ query: String, id: Int = 1) -> [UInt8] {
+        var escaped = ""
+        for scalar in query.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return line(id: id, method: "contacts.search", params: "{\"query\":\"\(escaped)\"}")
+    }
+}

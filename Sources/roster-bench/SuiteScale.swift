@@ -1,0 +1,105 @@
+import Glibc
+
+/// The scenarios on big databases, seeded offline: a million users, and a hundred thousand contacts.
+extension Suite {
+    func usersAtScale() throws {
+        let count = options.users
+        let database = workDir + "/users.db"
+        let seedStarted = Clock.now()
+        if access(database, F_OK) != 0 {
+            try Seeder.seedUsers(databasePath: database, prefix: "user", count: count, hash: try passwordHash())
+        }
+        let seedSeconds = Double(Clock.now() - seedStarted) / 1e9
+        // Half the checks hit a taken name, half a free one, spread over the whole key range.
+        let width = String(count).count
+        var requests: [[UInt8]] = []
+        for step in 0..<64 {
+            let number = 1 + (step * 7_919 * 127) % max(count, 1)
+            let name = step.isMultiple(of: 2) ? Seeder.userName(prefix: "user", number: number, width: width)
+                                              : Seeder.userName(prefix: "free", number: number, width: width)
+            requests.append(Requests.checkUsername(name))
+        }
+        let trips = options.roundTrips
+        var startups: [Double] = []
+        let results = try alternate(database: database) { server in
+            if server.kind == .rosterd { startups.append(server.startupMicroseconds / 1_000) }
+            let fd = try UnixSocket.connect(server.socketPath)
+            defer { close(fd) }
+            var samples = try RoundTrips.measure(fd: fd, requests: requests, count: trips, warmup: trips / 10)
+            return [samples.percentile(50), samples.percentile(99)]
+        }
+        let scenario = "\(count) users"
+        record(scenario, "check_username p50", unit: "µs", rosterd: results.rosterd.map { $0[0] },
+               floor: results.floor.map { $0[0] })
+        record(scenario, "check_username p99", unit: "µs", rosterd: results.rosterd.map { $0[1] },
+               floor: results.floor.map { $0[1] }, target: "≤ 100 µs") { mine, _ in mine.median <= 100 }
+        record(scenario, "start-up to READY=1", unit: "ms", rosterd: startups, floor: nil, target: "≤ 200 ms") { mine, _ in
+            mine.median <= 200
+        }
+        let bytes = fileSize(database) + fileSize(database + "-wal")
+        record(scenario, "database size", unit: "MiB", rosterd: [Double(bytes) / 1_048_576], floor: nil)
+        notes.append("users: seeded \(count) accounts offline in \(String(format: "%.1f", seedSeconds)) s "
+                     + "(\(count > 0 ? bytes / count : 0) bytes per account on disk)")
+    }
+
+    func contactsAtScale() throws {
+        let count = options.contacts
+        let database = workDir + "/contacts.db"
+        let owner = "owner1"
+        let seedStarted = Clock.now()
+        let names = Seeder.contactNames(count: count)
+        if access(database, F_OK) != 0 {
+            try Seeder.seedContacts(databasePath: database, owner: owner, names: names, hash: try passwordHash())
+        }
+        notes.append("contacts: seeded \(count) contacts (search keys included) offline in "
+                     + String(format: "%.1f", Double(Clock.now() - seedStarted) / 1e9) + " s")
+        let classes = Self.queryClasses(names)
+        let searches = options.searchesPerQueryClass
+        let login = Requests.login(id: 1, username: owner, password: Seeder.password)
+        let results = try alternate(database: database) { server in
+            let fd = try UnixSocket.connect(server.socketPath)
+            defer { close(fd) }
+            if server.kind == .rosterd {
+                let answer = try RoundTrips.call(fd: fd, login)
+                guard answer.contains("\"result\"") else { throw BenchError("log-in for the contacts scenario failed: \(answer)") }
+                // The first search loads the index from the rows; that is start-up, not search.
+                _ = try RoundTrips.call(fd: fd, Requests.search("a"))
+            }
+            var figures: [[Double]] = []
+            for (_, requests) in classes {
+                var samples = try RoundTrips.measure(fd: fd, requests: requests, count: searches, warmup: min(20, searches))
+                figures.append([samples.percentile(50), samples.percentile(99)])
+            }
+            return figures
+        }
+        for (position, (label, _)) in classes.enumerated() {
+            let scenario = "\(count) contacts"
+            record(scenario, "search \(label) p50", unit: "µs", rosterd: results.rosterd.map { $0[position][0] },
+                   floor: results.floor.map { $0[position][0] })
+            record(scenario, "search \(label) p99", unit: "µs", rosterd: results.rosterd.map { $0[position][1] },
+                   floor: results.floor.map { $0[position][1] }, target: "≤ 5000 µs") { mine, _ in mine.median <= 5_000 }
+        }
+    }
+
+    /// For each script and length 1, 3 and 5: up to 50 distinct prefixes of generated names, so every
+    /// query matches something and the set is the same from run to run.
+    static func queryClasses(_ names: [ContactName]) -> [(String, [[UInt8]])] {
+        var classes: [(String, [[UInt8]])] = []
+        for script in ContactName.Script.allCases {
+            for length in [1, 3, 5] {
+                var seen = Set<String>()
+                var requests: [[UInt8]] = []
+                for name in names where name.script == script {
+                    let characters = Array(name.text)
+                    guard characters.count >= length else { continue }
+                    let query = String(characters[0..<length]).lowercased()
+                    guard seen.insert(query).inserted else { continue }
+                    requests.append(Requests.search(query))
+                    if requests.count == 50 { break }
+                }
+                if !requests.isEmpty { classes.append(("\(script.rawValue) \(length)", requests)) }
+            }
+        }
+        return classes
+    }
+}
