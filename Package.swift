@@ -31,7 +31,7 @@ let package = Package(
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "CLinux"]),
         // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
         .target(name: "CRosterFloor"),
-        .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCore", "CLinux"]),
+        .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCore", "CLinux", "RosterProtocol"]),
 
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),

@@ -1,6 +1,7 @@
 import CLinux
 import CRosterFloor
 import Glibc
+import RosterProtocol
 
 /// A server under test in its own process, pinned to its own core: the C floor or rosterd.
 final class ServerProcess {
@@ -116,13 +117,7 @@ struct NotifyListener {
         self.path = path
         unlink(path)
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        guard var address = UnixSocketAddress.make(path) else { throw BenchError("socket path too long: \(path)") }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

@@ -1,18 +1,13 @@
 import CLinux
 import Glibc
+import RosterProtocol
 
 /// Client-side socket calls, blocking unless told otherwise.
 enum UnixSocket {
     static func connect(_ path: String, nonBlocking: Bool = false) throws(BenchError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
+        guard var address = UnixSocketAddress.make(path) else { throw BenchError("socket path too long: \(path)") }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))

@@ -48,21 +48,9 @@ enum ContactSearch {
                 if case .event(let event) = incoming { screen.apply(event: event) }
             }
             painter.paint(ContactsRenderer(text: text, rows: painter.size.rows, columns: painter.size.columns).frame(screen))
-            var entries = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: connection.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: signals.fileDescriptor, events: Int16(POLLIN), revents: 0)]
-            // A held ESC waits 40 ms for the rest of its sequence; after that it was the Escape key.
-            let ready = poll(&entries, 3, decoder.hasPending ? 40 : -1)
-            if ready < 0 && errno == EINTR { continue }
-            var keys: [Key] = []
-            if ready == 0 { keys = decoder.flush() }
-            if entries[0].revents != 0 {
-                var bytes = [UInt8](repeating: 0, count: 4096)
-                let count = bytes.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return .cancelled(signal: nil) }
-                if count > 0 { keys += decoder.feed(Array(bytes[..<count])) }
-            }
-            for key in keys {
+            let turn = TerminalTurn.next(decoder: &decoder, connection: connection, signals: signals)
+            if turn.inputClosed { return .cancelled(signal: nil) }
+            for key in turn.keys {
                 for action in screen.handle(key) {
                     switch action {
                     case .input(let query):
@@ -77,15 +65,13 @@ enum ContactSearch {
                     }
                 }
             }
-            if entries[1].revents != 0, let incoming = try connection.receive(timeoutMs: 0), case .event(let event) = incoming {
+            if turn.daemonReady, let incoming = try connection.receive(timeoutMs: 0), case .event(let event) = incoming {
                 screen.apply(event: event)
             }
-            if entries[2].revents != 0 {
-                for signal in signals.take() {
-                    guard signal == SIGWINCH else { return .cancelled(signal: signal) }
-                    painter.size = terminal.size()
-                    painter.invalidate()
-                }
+            for signal in turn.signals {
+                guard signal == SIGWINCH else { return .cancelled(signal: signal) }
+                painter.size = terminal.size()
+                painter.invalidate()
             }
         }
     }
