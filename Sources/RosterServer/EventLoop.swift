@@ -1,7 +1,6 @@
 import CLinux
 import Glibc
 import RosterCore
-import Synchronization
 
 /// One thread's epoll loop: sockets, a timerfd behind a timer heap, an eventfd for work handed in by
 /// other threads, and a signalfd for SIGTERM, SIGINT and SIGHUP. Everything but `execute` and `stop`
@@ -29,8 +28,8 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private var nextID: UInt64 = 16
     private var timers = TimerQueue()
     private var armedDeadline: Instant?
-    private let inbox = Mutex<[@Sendable () -> Void]>([])
-    private let stopRequested = Atomic<Bool>(false)
+    private let inbox = Locked<[@Sendable () -> Void]>([])
+    private let stopRequested = Locked(false)
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
     /// Called on the loop thread for each signal caught.
@@ -108,7 +107,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
 
     /// Makes `run` return after the current iteration; safe from any thread.
     public func stop() {
-        stopRequested.store(true, ordering: .releasing)
+        stopRequested.withLock { $0 = true }
         wake()
     }
 
@@ -173,8 +172,8 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
 
     /// Serves events until `stop()`; returns on the loop thread.
     public func run() throws(SystemError) {
-        stopRequested.store(false, ordering: .relaxed)
-        while !stopRequested.load(ordering: .acquiring) {
+        stopRequested.withLock { $0 = false }
+        while !stopRequested.withLock({ $0 }) {
             try runOnce(timeoutMs: -1)
         }
     }

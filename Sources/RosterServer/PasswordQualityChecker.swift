@@ -1,6 +1,5 @@
 import CPWQuality
 import RosterCore
-import Synchronization
 
 /// libpwquality, set up as systemd-homed does: the system's pwquality.conf, then our own length rules (which
 /// RosterCore already enforced) so that only dictionary, username and simplicity checks decide.
@@ -8,7 +7,7 @@ import Synchronization
 final class PasswordQualityChecker {
     /// cracklib, under libpwquality, keeps its open dictionary in static state: two checks at once on two
     /// threads corrupt each other ("index fseek failed"), so every check in the process takes turns.
-    private static let cracklibTurn = Mutex(())
+    private static let cracklibTurn = Locked(())
     private let settings: OpaquePointer?
 
     init() {

@@ -1,7 +1,6 @@
 import Dispatch
 import RosterCore
 import Glibc
-import Synchronization
 
 /// A fixed set of threads for work that must not run on the loop (Argon2id, libpwquality, durable writes),
 /// with a bounded queue: when it is full, `submit` refuses at once so the caller can answer `busy`.
@@ -21,7 +20,7 @@ public final class WorkerPool<Context>: @unchecked Sendable {
 
     public let threadCount: Int
     public let queueLimit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
 
