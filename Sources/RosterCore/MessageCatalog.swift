@@ -24,7 +24,9 @@ public enum MessageCatalog {
             return text("\(field).taken", locale: locale, arguments: arguments)
         case .invalidRequest(let problem):
             return text("error.invalid_request.\(problem)", locale: locale, arguments: arguments)
-        default:
+        case .parseError, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated, .forbidden, .unknownForm,
+             .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
+             .rateLimited, .busy, .storageFull, .internal:
             return text("error.\(error.reason)", locale: locale, arguments: arguments)
         }
     }
