@@ -1,7 +1,7 @@
 import Glibc
 
 // The settings to put back, kept where a crash handler and atexit can reach them without Swift machinery.
-nonisolated(unsafe) private let savedSettings = TerminalSettings()
+private let savedSettings = TerminalSettings()
 nonisolated(unsafe) private var savedFD: Int32 = -1
 nonisolated(unsafe) private var rawActive = false
 
