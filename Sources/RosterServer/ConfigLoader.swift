@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterProtocol
 
 /// Reads the configuration files from disk in cat-config order and parses them; the parsing itself is pure.
 public enum ConfigLoader {
@@ -20,7 +21,7 @@ public enum ConfigLoader {
         }
         var files: [(path: String, text: String)] = []
         for path in paths {
-            guard let text = readTextFile(path) else {
+            guard let text = TextFile.read(path) else {
                 throw ConfigError(kind: .invalidValue, path: path, line: 0, detail: "cannot read the file: \(String(cString: strerror(errno)))")
             }
             files.append((path, text))
@@ -43,22 +44,5 @@ public enum ConfigLoader {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
-    }
-
-    /// The whole file as UTF-8 text; a symlink to /dev/null (systemd's way to mask a drop-in) reads as empty.
-    static func readTextFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

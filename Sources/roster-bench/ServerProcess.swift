@@ -164,25 +164,12 @@ func selfExecutable() -> String {
 }
 
 func readText(_ path: String) throws(BenchError) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw BenchError("cannot read \(path)") }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    guard let text = TextFile.read(path) else { throw BenchError("cannot read \(path)") }
+    return text
 }
 
 func writeText(_ path: String, _ text: String) throws(BenchError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw BenchError("cannot write \(path)") }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard TextFile.write(path, text) else { throw BenchError("cannot write \(path)") }
 }
 
 func fileSize(_ path: String) -> Int {

@@ -187,23 +187,10 @@ func builtBinary(_ name: String) -> String {
 }
 
 func writeFile(_ path: String, _ text: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw HarnessError(description: "cannot write \(path)") }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard TextFile.write(path, text) else { throw HarnessError(description: "cannot write \(path)") }
 }
 
 func readFile(_ path: String) throws -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw HarnessError(description: "cannot read \(path)") }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count <= 0 { break }
-        bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
+    guard let text = TextFile.read(path) else { throw HarnessError(description: "cannot read \(path)") }
+    return text
 }
