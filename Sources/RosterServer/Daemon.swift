@@ -94,6 +94,7 @@ public enum Daemon {
         notifier.ready()
         server.startHousekeeping(notifier: notifier)
         defer { loop.onSignal = nil }
+        ThreadScheduling.loopThread()
         do {
             try loop.run()
         } catch {

@@ -86,22 +86,9 @@ public final class WorkerPool<Context>: @unchecked Sendable {
 
     private func startThread() {
         startDetachedThread { [self] in
-            WorkerPriority.standBack()
+            ThreadScheduling.workerThread()
             self.work()
         }
-    }
-}
-
-/// Hashing yields to the loop: on a small machine the loop shares a core with the workers, and a keystroke's
-/// event should not wait behind a 30 ms Argon2id run. Nice 10 gives the loop the core when it needs it, yet
-/// still leaves log-ins about a tenth of a busy core. SCHED_IDLE did better for the loop on a quiet machine, but
-/// on a loaded one it starved log-ins for many seconds (seen while other suites ran), which no user accepts.
-enum WorkerPriority {
-    static let nice: Int32 = 10
-
-    /// Called on the worker thread itself: nice is per thread on Linux, and 0 names the calling thread.
-    static func standBack() {
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
     }
 }
 
