@@ -16,6 +16,7 @@ final class Accounts {
     var policy: Policy
     /// Log-in attempts being verified right now, per rate-limit key.
     private var attemptsInFlight: [String: Int] = [:]
+    private var usernames = UsernameDirectory()
 
     init(loop: EventLoop, database: Database, pool: WorkerPool<WorkerContext>, policy: Policy, logger: Logger) {
         self.loop = loop
@@ -30,7 +31,8 @@ final class Accounts {
     // MARK: Reads on the loop
 
     func usernameAvailability(_ canonical: String) -> CheckResult {
-        readCheck { () throws(StoreError) in try users.usernameExists(canonical) ? .taken : .available }
+        if let taken = usernames.contains(canonical) { return taken ? .taken : .available }
+        return readCheck { () throws(StoreError) in try users.usernameExists(canonical) ? .taken : .available }
     }
 
     func emailAvailability(_ canonical: String) -> CheckResult {
@@ -42,7 +44,33 @@ final class Accounts {
     }
 
     func userCount() -> Int {
-        (try? users.userCount()) ?? 0
+        usernames.count ?? (try? users.userCount()) ?? 0
+    }
+
+    /// Whether username checks are answered from memory yet (`admin.stats`).
+    var usernameDirectoryPhase: UsernameDirectory.Phase { usernames.phase }
+
+    /// Fills the in-memory username directory from a worker's snapshot; called once, after READY.
+    func loadUsernameDirectory() {
+        let logger = self.logger
+        let started = loop.now
+        offload({ context in
+            do throws(StoreError) {
+                return .success(try UserStore(database: try context.database()).allCanonicalUsernames())
+            } catch {
+                logger.error("cannot read usernames into memory; the database answers every check: \(error)")
+                return .failure(.internal)
+            }
+        }, completion: { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let names):
+                self.usernames.fill(with: names)
+                self.logger.info("\(names.count) username(s) in memory after \(self.loop.now - started)")
+            case .failure:
+                self.usernames.fillFailed()
+            }
+        })
     }
 
     /// A canonical username, or an email when it holds an `@` (as the log-in form takes either).
@@ -94,7 +122,10 @@ final class Accounts {
                 logger.error("registration failed: \(error)")
                 return .failure(.internal)
             }
-        }, completion: completion)
+        }, completion: { [weak self] result in
+            if case .success(let user) = result { self?.usernames.add(user.canonical) }
+            completion(result)
+        })
     }
 
     /// Verifies a log-in under the shared rate limit: per account and per peer uid, failures counted durably.

@@ -92,6 +92,7 @@ public enum Daemon {
         logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue))",
                       [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
         notifier.ready()
+        server.warmUp()
         server.startHousekeeping(notifier: notifier)
         defer { loop.onSignal = nil }
         ThreadScheduling.loopThread()

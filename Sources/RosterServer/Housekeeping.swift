@@ -13,6 +13,11 @@ extension Server {
         repeatEvery(.seconds(600)) { [unowned self] in self.accounts.pruneExpired() }
     }
 
+    /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
+    public func warmUp() {
+        accounts.loadUsernameDirectory()
+    }
+
     /// What `systemctl status rosterd` shows under the unit's name.
     var statusLine: String {
         let loggedIn = connections.values.reduce(0) { $0 + ($1.session.user == nil ? 0 : 1) }

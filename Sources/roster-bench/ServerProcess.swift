@@ -12,6 +12,8 @@ final class ServerProcess {
     let socketPath: String
     /// From spawn to ready (rosterd: its READY=1 on NOTIFY_SOCKET; floor: the first connect), in µs.
     private(set) var startupMicroseconds: Double = 0
+    /// rosterd: from READY=1 until every username was in memory (`admin.stats` `username_directory`), in µs.
+    private(set) var warmUpMicroseconds: Double = 0
     private var stopped = false
 
     private init(kind: Kind, pid: pid_t, socketPath: String) {
@@ -53,7 +55,26 @@ final class ServerProcess {
         server.startupMicroseconds = Clock.microseconds(since: started)
         // Threads made before the pin inherited the old mask; pin every one now.
         if let cpu { server.pinAllThreads(cpu: cpu) }
+        let ready = Clock.now()
+        try server.waitUntilWarm()
+        server.warmUpMicroseconds = Clock.microseconds(since: ready)
         return server
+    }
+
+    /// Scenarios measure the steady state: rosterd fills its username directory after READY, and until then
+    /// the database answers checks (correct, slower). The wait is reported on its own.
+    private func waitUntilWarm() throws(BenchError) {
+        let fd = try UnixSocket.connect(socketPath)
+        defer { close(fd) }
+        for _ in 0..<60_000 {
+            let stats = try RoundTrips.call(fd: fd, Array("{\"id\":1,\"method\":\"admin.stats\"}\n".utf8))
+            if stats.contains("\"username_directory\":\"ready\"") { return }
+            if stats.contains("\"username_directory\":\"failed\"") {
+                throw BenchError("rosterd could not fill its username directory: \(stats)")
+            }
+            usleep(2_000)
+        }
+        throw BenchError("rosterd's username directory was not ready after two minutes")
     }
 
     private func waitUntilConnectable() throws(BenchError) {

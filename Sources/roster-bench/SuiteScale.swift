@@ -21,8 +21,12 @@ extension Suite {
         }
         let trips = options.roundTrips
         var startups: [Double] = []
+        var warmUps: [Double] = []
         let results = try alternate(database: database) { server in
-            if server.kind == .rosterd { startups.append(server.startupMicroseconds / 1_000) }
+            if server.kind == .rosterd {
+                startups.append(server.startupMicroseconds / 1_000)
+                warmUps.append(server.warmUpMicroseconds / 1_000)
+            }
             let fd = try UnixSocket.connect(server.socketPath)
             defer { close(fd) }
             var samples = try RoundTrips.measure(fd: fd, requests: requests, count: trips, warmup: trips / 10)
@@ -36,6 +40,7 @@ extension Suite {
         record(scenario, "start-up to READY=1", unit: "ms", rosterd: startups, floor: nil, target: "≤ 200 ms") { mine, _ in
             mine.median <= 200
         }
+        record(scenario, "usernames in memory after READY", unit: "ms", rosterd: warmUps, floor: nil)
         let bytes = fileSize(database) + fileSize(database + "-wal")
         record(scenario, "database size", unit: "MiB", rosterd: [Double(bytes) / 1_048_576], floor: nil)
         notes.append("users: seeded \(count) accounts offline in \(String(format: "%.1f", seedSeconds)) s "

@@ -1,0 +1,15 @@
+/// How `users.canonical` compares (`COLLATE NOCASE`: ASCII letters without case, everything else by bytes),
+/// as a key for a Swift set that must answer exactly as the column does.
+public enum UsernameKey {
+    public static func folded(_ canonical: String) -> String {
+        let hasCapital = canonical.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.contains { isCapital($0) }
+        } ?? canonical.utf8.contains { isCapital($0) }
+        guard hasCapital else { return canonical }
+        return String(decoding: canonical.utf8.map { isCapital($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    private static func isCapital(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    }
+}
