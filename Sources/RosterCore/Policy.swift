@@ -16,9 +16,9 @@ public struct Policy: Equatable, Sendable {
     public var passwordMinLength: Int
     public var passwordMaxLength: Int
     /// Characters refused in usernames (seed: `!@#$%^&*()`).
-    public var usernameForbiddenCharacters: Set<Character>
+    public var usernameForbiddenCharacters: ForbiddenCharacters
     /// Characters refused in passwords (seed: `!@#$%^&*()`, hardened: none).
-    public var passwordForbiddenCharacters: Set<Character>
+    public var passwordForbiddenCharacters: ForbiddenCharacters
     /// Whether passwords are normalized with NFKC (hardened) rather than OpaqueString's NFC (seed).
     public var passwordNFKC: Bool
     /// Whether passwords go through libpwquality (dictionary and username-derived passwords are refused).
@@ -43,8 +43,8 @@ public struct Policy: Equatable, Sendable {
         preset: .seed,
         usernameMinLength: 6, usernameMaxLength: 64,
         passwordMinLength: 6, passwordMaxLength: 128,
-        usernameForbiddenCharacters: Set("!@#$%^&*()"),
-        passwordForbiddenCharacters: Set("!@#$%^&*()"),
+        usernameForbiddenCharacters: ForbiddenCharacters("!@#$%^&*()"),
+        passwordForbiddenCharacters: ForbiddenCharacters("!@#$%^&*()"),
         passwordNFKC: false, passwordQualityCheck: false,
         debounce: .milliseconds(500), throttle: .milliseconds(300),
         revealUnknownUsers: true, rateLimitBurst: 10, rateLimitInterval: .seconds(300),

@@ -240,9 +240,9 @@ enum ConfigKey: CaseIterable {
         case .passwordMaxLength:
             return set(\.policy.passwordMaxLength, try value.integer(Self.passwordLengthsRange, " of characters"))
         case .usernameForbiddenCharacters:
-            return set(\.policy.usernameForbiddenCharacters, value.characters())
+            return set(\.policy.usernameForbiddenCharacters, ForbiddenCharacters(value.characters()))
         case .passwordForbiddenCharacters:
-            return set(\.policy.passwordForbiddenCharacters, value.characters())
+            return set(\.policy.passwordForbiddenCharacters, ForbiddenCharacters(value.characters()))
         case .passwordNFKC:
             return set(\.policy.passwordNFKC, try value.boolean())
         case .passwordQualityCheck:

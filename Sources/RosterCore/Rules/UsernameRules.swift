@@ -27,16 +27,9 @@ public enum UsernameRules {
             guard !bytes.contains(where: { $0 < 0x20 || $0 >= 0x7F }) else { return nil }
             if bytes.count < policy.usernameMinLength { return .settled(.invalid(.tooShort)) }
             if bytes.count > policy.usernameMaxLength { return .settled(.invalid(.tooLong)) }
-            var forbidden = (low: UInt64(0), high: UInt64(0))
-            for character in policy.usernameForbiddenCharacters {
-                guard let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1,
-                      scalar.value < 0x80 else { continue }
-                if scalar.value < 64 { forbidden.low |= 1 << UInt64(scalar.value) } else { forbidden.high |= 1 << UInt64(scalar.value - 64) }
-            }
-            for byte in bytes {
-                if byte == 0x20 { return .settled(.invalid(.forbiddenCharacters)) }
-                let hit = byte < 64 ? forbidden.low & (1 << UInt64(byte)) : forbidden.high & (1 << UInt64(byte - 64))
-                if hit != 0 { return .settled(.invalid(.forbiddenCharacters)) }
+            let forbidden = policy.usernameForbiddenCharacters
+            for byte in bytes where byte == 0x20 || forbidden.contains(asciiByte: byte) {
+                return .settled(.invalid(.forbiddenCharacters))
             }
             return .needsCheck
         }
