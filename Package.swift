@@ -20,11 +20,12 @@ let package = Package(
                        providers: [.apt(["libpwquality-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
-        .target(name: "RosterCore"),
+        .target(name: "RosterCore", swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterProtocol", dependencies: ["RosterCore"]),
         .target(name: "RosterStore", dependencies: ["RosterCore", "CSQLite", "CSodium"]),
         .target(name: "RosterServer",
-                dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd", "CPWQuality"]),
+                dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd", "CPWQuality"],
+                swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
         .executableTarget(name: "rosterd", dependencies: ["RosterServer"]),
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterCore"]),
@@ -42,3 +43,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// Issue 8: the runtime exclusivity checks on class properties were a tenth of a request's instructions in the
+/// daemon's hot path. Debug builds, which every test runs (including the daemon they spawn), keep checking; the
+/// release binary does not repeat the check at run time.
+var exclusivityCheckedInDebugOnly: [SwiftSetting] {
+    [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+}
+

@@ -27,7 +27,7 @@ extension Server {
     }
 
     /// The register rules' verdict on a username, asking the database only when the local rules pass.
-    private func usernameVerdict(_ username: String) -> FieldVerdict {
+    func usernameVerdict(_ username: String) -> FieldVerdict {
         let canonical = Normalization.canonicalUsername(username)
         switch UsernameRules.validate(canonical: canonical, policy: config.policy) {
         case .settled(let verdict):
@@ -38,14 +38,19 @@ extension Server {
     }
 
     private func checkUsername(_ call: Call) {
-        let verdict = usernameVerdict(call.params.string("username") ?? "")
+        call.succeed(checkUsernameResult(usernameVerdict(call.params.string("username") ?? ""),
+                                         locale: call.session.locale))
+    }
+
+    /// `users.check_username`'s result; the plain-request path sends the same one, pre-encoded.
+    func checkUsernameResult(_ verdict: FieldVerdict, locale: RosterLocale) -> JSONValue {
         let key = "\(FieldName.username.rawValue).\(verdict.code.rawValue)"
-        call.succeed([
+        return [
             "state": .string(verdict.state.rawValue),
             "code": .string(verdict.code.rawValue),
-            "message": .string(MessageCatalog.text(key, locale: call.session.locale,
+            "message": .string(MessageCatalog.text(key, locale: locale,
                                                    arguments: FieldName.username.messageArguments(policy: config.policy))),
-        ])
+        ]
     }
 
     private func registerUser(_ call: Call) {

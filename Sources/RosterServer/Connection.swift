@@ -26,6 +26,9 @@ final class Connection {
     private unowned let server: Server
     /// Requests read and not yet answered; a half-closed peer waits for these.
     var inFlight = 0
+    /// The server settings in force, kept here so that a send need not reach the server (issue 8: the server's
+    /// reference count lives in a side table, so every touch of it was slow); a reload updates them.
+    var settings: ServerSettings
 
     init(id: UInt64, fd: Int32, peer: PeerCredentials, session: Session, maxLineBytes: Int, server: Server) {
         self.id = id
@@ -34,6 +37,7 @@ final class Connection {
         self.session = session
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
         self.server = server
+        self.settings = server.config.server
     }
 
     func start(on loop: EventLoop) throws(SystemError) {
@@ -53,43 +57,59 @@ final class Connection {
     }
 
     private func readAvailable() {
+        let server = self.server
+        let buffer = server.readBuffer
         var outputs: [LineFramer.Output] = []
+        // A pipelining peer sends dozens of lines a read; growing from empty cost six allocations a wake-up.
+        outputs.reserveCapacity(64)
+        var lineEnded = false
+        isDispatching = true
+        output.beginBatch()
+        defer {
+            isDispatching = false
+            output.endBatch()
+            // The answers to every line of this wake-up leave in one writev (issue 8: one syscall per answer
+            // was a tenth of the daemon's time under pipelining).
+            if !isClosed && !output.isEmpty { flush() }
+            if readShutDown { readSideClosed() }
+        }
         // A bounded number of reads per wake-up keeps one chatty peer from starving the rest.
         for _ in 0..<4 {
-            let result = server.readBuffer.withUnsafeMutableBytes { buffer in
-                Result(catching: { () throws(SystemError) -> IOResult<Int> in
-                    try Syscall.nonBlocking("read") { read(fd, buffer.baseAddress, buffer.count) }
-                })
-            }
+            let result = Result(catching: { () throws(SystemError) -> IOResult<Int> in
+                try Syscall.nonBlocking("read") { read(fd, buffer.baseAddress, buffer.count) }
+            })
+            var filled = false
             switch result {
             case .success(.done(0)):
                 framer.finish(into: &outputs)
                 readShutDown = true
             case .success(.done(let count)):
-                server.readBuffer.withUnsafeBytes { framer.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &outputs) }
+                framer.feedBorrowing(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count), into: &outputs)
+                filled = count == buffer.count
             case .success(.wouldBlock):
                 break
             case .failure:
                 close()
                 return
             }
-            if readShutDown || result.isWouldBlock { break }
+            // Spans point into the shared buffer, so this read's lines are served before the next read.
+            lineEnded = lineEnded || !outputs.isEmpty
+            serve(outputs, readInto: buffer)
+            outputs.removeAll(keepingCapacity: true)
+            // A read that did not fill the buffer took everything there was; the level-triggered loop wakes us
+            // again for more, so asking now would only cost a read that says EAGAIN (issue 8).
+            if isClosed || readShutDown || !filled { break }
         }
-        watchPartialLine(lineEnded: !outputs.isEmpty)
-        isDispatching = true
-        output.beginBatch()
-        defer {
-            isDispatching = false
-            output.endBatch()
-            // The answers to every line of this read leave in one writev (issue 8: one syscall per answer
-            // was a tenth of the daemon's time under pipelining).
-            if !isClosed && !output.isEmpty { flush() }
-            if readShutDown { readSideClosed() }
-        }
+        if !isClosed { watchPartialLine(lineEnded: lineEnded) }
+    }
+
+    private func serve(_ outputs: [LineFramer.Output], readInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let server = self.server
         for output in outputs {
             guard !isClosed else { return }
             switch output {
-            case .line(let bytes): server.dispatch(line: bytes, from: self)
+            case .span(let range): server.dispatch(line: UnsafeBufferPointer(rebasing: buffer[range]), from: self)
+            case .line(let bytes): bytes.withUnsafeBufferPointer { server.dispatch(line: $0, from: self) }
             case .tooLarge: server.rejectOversizedLine(from: self)
             }
         }
@@ -124,29 +144,40 @@ final class Connection {
     func send(_ bytes: [UInt8], coalescing key: OutputQueue.CoalesceKey? = nil) {
         guard !isClosed else { return }
         output.append(bytes, coalescing: key)
+        queued()
+    }
+
+    /// Queues a line that `build` appends to the output in place (see `OutputQueue.appendPlain`).
+    func sendLine(_ build: (inout [UInt8]) -> Void) {
+        guard !isClosed else { return }
+        output.appendPlain(build)
+        queued()
+    }
+
+    private func queued() {
         if !isDispatching { flush() }
         if !isClosed { checkCongestion() }
     }
 
     /// A peer that does not read may hold the soft limit for a while, never the hard one.
     private func checkCongestion() {
-        let limits = server.config.server
-        if output.byteCount > limits.outputHardLimitBytes {
+        if output.byteCount > settings.outputHardLimitBytes {
             server.logger.warning("closing a connection that holds \(output.byteCount) unread bytes",
                                   [("ROSTER_CONNECTION", String(id))])
             return close()
         }
-        guard output.byteCount > limits.outputSoftLimitBytes else {
+        guard output.byteCount > settings.outputSoftLimitBytes else {
             congestedSince = nil
             return
         }
         guard congestedSince == nil else { return }
+        let stall = settings.outputStallTimeout
         let since = server.loop.now
         congestedSince = since
-        server.loop.schedule(at: since + limits.outputStallTimeout) { [weak self] in
+        server.loop.schedule(at: since + stall) { [weak self] in
             guard let self, !self.isClosed, self.congestedSince == since,
-                  self.output.byteCount > self.server.config.server.outputSoftLimitBytes else { return }
-            self.server.logger.warning("closing a connection that has not read for \(limits.outputStallTimeout)",
+                  self.output.byteCount > self.settings.outputSoftLimitBytes else { return }
+            self.server.logger.warning("closing a connection that has not read for \(stall)",
                                        [("ROSTER_CONNECTION", String(self.id))])
             self.close()
         }
@@ -204,12 +235,5 @@ final class Connection {
         if let registration { server.loop.deregister(registration) }
         Glibc.close(fd)
         server.connectionClosed(self)
-    }
-}
-
-private extension Result where Success == IOResult<Int> {
-    var isWouldBlock: Bool {
-        if case .success(.wouldBlock) = self { return true }
-        return false
     }
 }

@@ -32,6 +32,27 @@ struct OutputQueue {
         byteCount += bytes.count
     }
 
+    /// Appends a line that supersedes nothing, written by `build` straight into the newest waiting frame when
+    /// that one supersedes nothing either (issue 8: an array per answer, allocated and freed, was an eighth of a
+    /// pipelined request's instructions). A frame holds at most `plainFrameLimit` bytes before a new one starts.
+    mutating func appendPlain(_ build: (inout [UInt8]) -> Void) {
+        if let last = frames.indices.last, last >= head, frames[last].key == nil,
+           frames[last].bytes.count < OutputQueue.plainFrameLimit {
+            let before = frames[last].bytes.count
+            build(&frames[last].bytes)
+            byteCount += frames[last].bytes.count - before
+            return
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(OutputQueue.plainFrameCapacity)
+        build(&bytes)
+        byteCount += bytes.count
+        frames.append(Frame(bytes: bytes, key: nil))
+    }
+
+    static let plainFrameLimit = 65_536
+    static let plainFrameCapacity = 4_096
+
     /// Lines queued from here to `endBatch` go out together in one `writev`. They are held back only to save
     /// syscalls, not because the peer is slow, so none of them supersedes another: coalescing still applies
     /// only to what the socket refused earlier.

@@ -24,14 +24,16 @@ public final class Server {
     let contacts: ContactsService
     var stats = Stats()
     let startedAt: Instant
-    /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all.
-    var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
+    /// read's lines are served straight from it before the next read (see `LineFramer.feedBorrowing`).
+    let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 65_536)
     private var listener: UnixListener?
     private var listenerRegistration: EventLoop.RegistrationID?
     private(set) var connections: [UInt64: Connection] = [:]
     private var connectionsPerUID: [UInt32: Int] = [:]
     private var nextConnectionID: UInt64 = 1
     private var methods: [String: Method] = [:]
+    var plainAnswers = PlainAnswers()
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
@@ -47,6 +49,10 @@ public final class Server {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
+    }
+
+    deinit {
+        readBuffer.deallocate()
     }
 
     /// Every method's spec, sorted by name, for `rpc.describe`.
@@ -150,7 +156,13 @@ public final class Server {
 
     // MARK: Dispatching
 
-    func dispatch(line: [UInt8], from connection: Connection) {
+    /// Serves one line; the plain shape of a hot request is answered without a copy of the line.
+    func dispatch(line: UnsafeBufferPointer<UInt8>, from connection: Connection) {
+        if answerPlainRequest(line, from: connection) { return }
+        dispatchParsed(line: Array(line), from: connection)
+    }
+
+    private func dispatchParsed(line: [UInt8], from connection: Connection) {
         switch RPCRequest.parse(line: line) {
         case .failure(let envelope):
             if envelope.answer { sendError(envelope.error, id: envelope.id, to: connection) }

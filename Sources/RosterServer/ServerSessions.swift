@@ -17,6 +17,8 @@ extension Server {
 
     func configChanged() {
         accounts.policy = config.policy
+        plainAnswers = PlainAnswers()
+        for connection in connections.values { connection.settings = config.server }
         for form in allOpenForms { form.policyChanged(config.policy) }
     }
 

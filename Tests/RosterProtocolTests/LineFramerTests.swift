@@ -91,3 +91,49 @@ struct LineFramerTests {
         }
     }
 }
+
+@Suite("LineFramer, borrowing")
+struct LineFramerBorrowingTests {
+    /// Lines as bytes: spans resolved against the chunk they point into, right after the feed.
+    private func borrowed(_ framer: inout LineFramer, _ chunk: [UInt8]) -> [LineFramer.Output] {
+        var outputs: [LineFramer.Output] = []
+        chunk.withUnsafeBytes { framer.feedBorrowing($0, into: &outputs) }
+        return outputs.map { output in
+            if case .span(let range) = output { return .line(Array(chunk[range])) }
+            return output
+        }
+    }
+
+    @Test func givesWhatFeedGivesForEverySplit() {
+        let text = "{\"a\":1}\r\n  \n{\"b\":\"张三\"}\n" + String(repeating: "x", count: 40) + "\n" + String(repeating: "y", count: 41)
+            + "\r\n\t\r\n" + String(repeating: "z", count: 45) + "\nlast"
+        let bytes = Array(text.utf8)
+        var generator = SplitMix(seed: 8)
+        for _ in 0..<500 {
+            var copying = LineFramer(maxLineBytes: 40)
+            var borrowing = LineFramer(maxLineBytes: 40)
+            var expected: [LineFramer.Output] = []
+            var actual: [LineFramer.Output] = []
+            var start = 0
+            while start < bytes.count {
+                let end = min(bytes.count, start + 1 + Int(generator.next() % 60))
+                let chunk = Array(bytes[start..<end])
+                expected += copying.feed(chunk)
+                actual += borrowed(&borrowing, chunk)
+                #expect(copying.bufferedByteCount == borrowing.bufferedByteCount)
+                start = end
+            }
+            #expect(actual == expected)
+        }
+    }
+
+    @Test func aWholeLineInTheChunkIsASpanAndACarriedOneIsCopied() {
+        var framer = LineFramer(maxLineBytes: 100)
+        var outputs: [LineFramer.Output] = []
+        Array("ab\ncd".utf8).withUnsafeBytes { framer.feedBorrowing($0, into: &outputs) }
+        #expect(outputs == [.span(0..<2)])
+        outputs = []
+        Array("e\r\nf\n".utf8).withUnsafeBytes { framer.feedBorrowing($0, into: &outputs) }
+        #expect(outputs == [.line(Array("cde".utf8)), .span(3..<4)])
+    }
+}

@@ -48,3 +48,40 @@ struct OutputQueueTests {
         #expect(queue.byteCount > "newer\n".utf8.count)
     }
 }
+
+@Suite("Output queue, lines built in place")
+struct OutputQueuePlainLineTests {
+    private func drained(_ queue: inout OutputQueue) -> String {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        while !queue.isEmpty { _ = queue.write(to: fds[0]) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        let count = chunk.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        return String(decoding: chunk[..<max(0, count)], as: UTF8.self)
+    }
+
+    @Test func plainLinesKeepTheirPlaceAmongOthers() {
+        var queue = OutputQueue()
+        queue.appendPlain { $0 += Array("a1\n".utf8) }
+        queue.appendPlain { $0 += Array("a2\n".utf8) }
+        queue.append(Array("field:validating\n".utf8), coalescing: "field")
+        queue.appendPlain { $0 += Array("a3\n".utf8) }
+        queue.append(Array("field:valid\n".utf8), coalescing: "field")
+        #expect(queue.byteCount == "a1\na2\na3\nfield:valid\n".utf8.count)
+        #expect(drained(&queue) == "a1\na2\na3\nfield:valid\n")
+        #expect(queue.byteCount == 0)
+    }
+
+    @Test func manyPlainLinesDrainWhole() {
+        var queue = OutputQueue()
+        var expected = ""
+        for index in 0..<5_000 {
+            let line = "answer \(index)\n"
+            expected += line
+            queue.appendPlain { $0 += Array(line.utf8) }
+        }
+        #expect(queue.byteCount == expected.utf8.count)
+        #expect(drained(&queue) == expected)
+    }
+}
