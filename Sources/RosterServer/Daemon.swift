@@ -95,7 +95,6 @@ public enum Daemon {
         server.warmUp()
         server.startHousekeeping(notifier: notifier)
         defer { loop.onSignal = nil }
-        ThreadScheduling.loopThread()
         do {
             try loop.run()
         } catch {

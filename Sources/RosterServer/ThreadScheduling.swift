@@ -1,39 +1,33 @@
 import CLinux
 import Glibc
 
-/// How the loop and the hashing workers share a core: a keystroke's event should not wait behind a 30 ms
+/// How the loop and the pool's threads share the cores: a keystroke's event should not wait behind a 30 ms
 /// Argon2id run.
 ///
-/// Workers run at nice 10, which still leaves log-ins about a tenth of a busy core (SCHED_IDLE did better for
-/// the loop on a quiet machine, but on a loaded one it starved log-ins for many seconds, which no user accepts).
-/// Nice alone is not enough on Linux 6.6+ (EEVDF): a running worker keeps the core until its slice (about 3 ms)
-/// is used, whatever its weight, so the loop waited milliseconds on wake-up (issue 8's log-in storm). The loop
-/// therefore asks for the shortest slice, which lets it preempt a worker at once; its share of the CPU is
-/// unchanged. Both calls are per thread and need no privilege (lowering priority and choosing a slice are free).
+/// Pool workers run under SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough
+/// on Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
+/// during issue 8's log-in storm (a shorter slice for the loop did not change that). SCHED_IDLE gets only idle
+/// time, so on a host whose cores are all busy it could starve; the pool's reserve thread, at nice 10, then
+/// takes over whenever queued work has not moved for a while (see `WorkerPool`).
 enum ThreadScheduling {
-    static let workerNice: Int32 = 10
-    /// The kernel's minimum slice: 0.1 ms.
-    static let loopSliceNanoseconds: UInt64 = 100_000
+    static let reserveNice: Int32 = 10
 
-    /// Called on the loop thread before it runs. Keeps the thread's nice value (systemd's `Nice=` still applies).
-    static func loopThread() {
-        guard let nice = currentNice() else { return }
-        _ = roster_set_fair_scheduling(nice, loopSliceNanoseconds)
-    }
-
-    /// Called on each worker thread itself: threads inherit their creator's slice, and workers should have the
-    /// default one. Falls back to plain nice where sched_setattr is refused.
+    /// Called on each worker thread itself (policy is per thread on Linux). Falls back to nice 10 where the
+    /// policy is refused.
     static func workerThread() {
-        let nice = max(currentNice() ?? workerNice, workerNice)
-        if roster_set_fair_scheduling(nice, 0) != 0 {
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice)
-        }
+        if roster_schedule_idle() != 0 { standBack(to: reserveNice) }
     }
 
-    /// getpriority may rightly answer -1, so errno tells a failure apart.
-    private static func currentNice() -> Int32? {
+    /// Called on the pool's reserve thread.
+    static func reserveThread() {
+        standBack(to: reserveNice)
+    }
+
+    /// Lowers the calling thread's priority to `nice`, never raising it (systemd's `Nice=` may already be lower).
+    private static func standBack(to nice: Int32) {
         errno = 0
-        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        return errno == 0 ? nice : nil
+        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let target = errno == 0 ? max(current, nice) : nice
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, target)
     }
 }

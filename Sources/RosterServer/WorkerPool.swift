@@ -5,6 +5,10 @@ import Glibc
 /// A fixed set of threads for work that must not run on the loop (Argon2id, libpwquality, durable writes),
 /// with a bounded queue: when it is full, `submit` refuses at once so the caller can answer `busy`.
 ///
+/// Workers run at idle priority (see `ThreadScheduling`). One more thread, the reserve, sleeps at nice 10 and
+/// takes a job only when jobs are waiting and none has started or finished for `stallLimit`: on a host whose
+/// cores are all busy, idle-priority workers get no time at all, and a log-in must still be answered.
+///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
 public final class WorkerPool<Context>: @unchecked Sendable {
     public typealias Job = @Sendable (inout Context) -> Void
@@ -12,24 +16,52 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     private struct State {
         var jobs: [Job] = []
         var head = 0
-        var running = 0
         var stopping = false
+        /// When a job last started or finished, or when the queue stopped being empty (monotonic ns).
+        var lastProgress: UInt64 = 0
+        /// Jobs the reserve thread ran, for tests and `admin.stats`.
+        var rescued = 0
 
         var waiting: Int { jobs.count - head }
+
+        mutating func take(now: UInt64) -> Job? {
+            guard head < jobs.count else { return nil }
+            let job = jobs[head]
+            head += 1
+            lastProgress = now
+            if head > 1_024 && head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return job
+        }
     }
 
     public let threadCount: Int
     public let queueLimit: Int
     private let state = Locked(State())
+    /// How long queued work may stand still before the reserve thread runs it.
+    public let stallLimit: Duration
     private let available = DispatchSemaphore(value: 0)
+    /// Signalled on every submit, so the reserve sleeps for good while nothing is queued.
+    private let reserveWake = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
 
-    public init(threads: Int, queueLimit: Int, makeContext: @escaping @Sendable () -> Context) {
+    public init(threads: Int, queueLimit: Int, stallLimit: Duration = .milliseconds(500),
+                makeContext: @escaping @Sendable () -> Context) {
         self.threadCount = max(1, threads)
         self.queueLimit = max(1, queueLimit)
+        self.stallLimit = stallLimit
         self.makeContext = makeContext
         for _ in 0..<threadCount { startThread() }
+        startDetachedThread { [self] in
+            ThreadScheduling.reserveThread()
+            self.reserve()
+        }
     }
+
+    /// Jobs the reserve thread has run because the workers stood still.
+    public var rescuedCount: Int { state.withLock { $0.rescued } }
 
     /// Jobs waiting for a thread (not counting those running).
     public var waitingCount: Int { state.withLock { $0.waiting } }
@@ -38,12 +70,18 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     /// `bounded: false` is for cheap follow-up work (a token after a verified password), which must not be
     /// refused after the expensive part already ran.
     public func submit(bounded: Bool = true, _ job: @escaping Job) -> Bool {
+        let now = Self.monotonicNow()
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping, !bounded || state.waiting < queueLimit else { return false }
+            // Waiting starts now; an idle pool has not stalled.
+            if state.waiting == 0 { state.lastProgress = max(state.lastProgress, now) }
             state.jobs.append(job)
             return true
         }
-        if accepted { available.signal() }
+        if accepted {
+            available.signal()
+            reserveWake.signal()
+        }
         return accepted
     }
 
@@ -57,20 +95,13 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     public func stop() {
         state.withLock { $0.stopping = true }
         for _ in 0..<threadCount { available.signal() }
+        reserveWake.signal()
     }
 
     private func next() -> Job? {
         available.wait()
-        return state.withLock { state -> Job? in
-            guard state.head < state.jobs.count else { return nil }
-            let job = state.jobs[state.head]
-            state.head += 1
-            if state.head > 1_024 && state.head * 2 > state.jobs.count {
-                state.jobs.removeFirst(state.head)
-                state.head = 0
-            }
-            return job
-        }
+        let now = Self.monotonicNow()
+        return state.withLock { $0.take(now: now) }
     }
 
     private func work() {
@@ -81,7 +112,50 @@ public final class WorkerPool<Context>: @unchecked Sendable {
                 continue
             }
             job(&context)
+            let now = Self.monotonicNow()
+            state.withLock { $0.lastProgress = now }
         }
+    }
+
+    /// Sleeps until something is queued, then looks every half `stallLimit` whether the queue stood still for
+    /// a whole `stallLimit`, and if so runs its next job. Its context is built on first need.
+    private func reserve() {
+        var context: Context?
+        let stall = UInt64(stallLimit.components.seconds) * 1_000_000_000
+            + UInt64(stallLimit.components.attoseconds / 1_000_000_000)
+        while true {
+            reserveWake.wait()
+            while true {
+                let now = Self.monotonicNow()
+                let (job, waiting, stopping) = state.withLock { state -> (Job?, Int, Bool) in
+                    guard state.waiting > 0, now &- state.lastProgress >= stall else {
+                        return (nil, state.waiting, state.stopping)
+                    }
+                    state.rescued += 1
+                    return (state.take(now: now), state.waiting, state.stopping)
+                }
+                if let job {
+                    var working = context ?? makeContext()
+                    job(&working)
+                    context = working
+                    let finished = Self.monotonicNow()
+                    state.withLock { $0.lastProgress = finished }
+                    // The job the reserve took still has a semaphore count a worker will find empty.
+                    continue
+                }
+                if waiting == 0 {
+                    if stopping { return }
+                    break
+                }
+                usleep(useconds_t(max(1_000, min(stall / 2_000, 1_000_000))))
+            }
+        }
+    }
+
+    private static func monotonicNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     private func startThread() {
