@@ -34,8 +34,9 @@ let package = Package(
         .target(name: "CRosterFloor"),
         .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCore", "CLinux", "RosterProtocol"]),
 
-        .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore"]),
-        .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol"]),
+        .target(name: "RosterTestSupport", path: "Tests/RosterTestSupport"),
+        .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
+        .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterTestSupport"]),
         .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterClient", "CLinux"]),

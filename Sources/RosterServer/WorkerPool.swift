@@ -5,9 +5,10 @@ import Glibc
 /// A fixed set of threads for work that must not run on the loop (Argon2id, libpwquality, durable writes),
 /// with a bounded queue: when it is full, `submit` refuses at once so the caller can answer `busy`.
 ///
-/// Workers run at idle priority (see `ThreadScheduling`). One more thread, the reserve, sleeps at nice 10 and
-/// takes a job only when jobs are waiting and none has started or finished for `stallLimit`: on a host whose
-/// cores are all busy, idle-priority workers get no time at all, and a log-in must still be answered.
+/// Workers run at idle priority (see `ThreadScheduling`). One more thread, the reserve, runs at the daemon's
+/// own priority and takes jobs only while jobs are waiting and no worker has started or finished one for
+/// `stallLimit`: on a host whose cores are all busy, idle-priority workers get no time at all, and a log-in
+/// must still be answered.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
 public final class WorkerPool<Context>: @unchecked Sendable {
@@ -17,18 +18,19 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         var jobs: [Job] = []
         var head = 0
         var stopping = false
-        /// When a job last started or finished, or when the queue stopped being empty (monotonic ns).
+        /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
+        /// The reserve's own jobs do not count: while the workers stay stalled, it keeps going.
         var lastProgress: UInt64 = 0
         /// Jobs the reserve thread ran, for tests and `admin.stats`.
         var rescued = 0
 
         var waiting: Int { jobs.count - head }
 
-        mutating func take(now: UInt64) -> Job? {
+        mutating func take(now: UInt64?) -> Job? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             head += 1
-            lastProgress = now
+            if let now { lastProgress = now }
             if head > 1_024 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
@@ -54,10 +56,7 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         self.stallLimit = stallLimit
         self.makeContext = makeContext
         for _ in 0..<threadCount { startThread() }
-        startDetachedThread { [self] in
-            ThreadScheduling.reserveThread()
-            self.reserve()
-        }
+        startDetachedThread { [self] in self.reserve() }
     }
 
     /// Jobs the reserve thread has run because the workers stood still.
@@ -117,8 +116,8 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         }
     }
 
-    /// Sleeps until something is queued, then looks every half `stallLimit` whether the queue stood still for
-    /// a whole `stallLimit`, and if so runs its next job. Its context is built on first need.
+    /// Sleeps until something is queued, then looks every half `stallLimit` whether the workers stood still for
+    /// a whole `stallLimit`, and if so runs queued jobs until they move again. Its context is built on first need.
     private func reserve() {
         var context: Context?
         let stall = UInt64(stallLimit.components.seconds) * 1_000_000_000
@@ -132,14 +131,12 @@ public final class WorkerPool<Context>: @unchecked Sendable {
                         return (nil, state.waiting, state.stopping)
                     }
                     state.rescued += 1
-                    return (state.take(now: now), state.waiting, state.stopping)
+                    return (state.take(now: nil), state.waiting, state.stopping)
                 }
                 if let job {
                     var working = context ?? makeContext()
                     job(&working)
                     context = working
-                    let finished = Self.monotonicNow()
-                    state.withLock { $0.lastProgress = finished }
                     // The job the reserve took still has a semaphore count a worker will find empty.
                     continue
                 }

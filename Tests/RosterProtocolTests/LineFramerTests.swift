@@ -1,3 +1,4 @@
+import RosterTestSupport
 import Testing
 @testable import RosterProtocol
 
@@ -108,7 +109,7 @@ struct LineFramerBorrowingTests {
         let text = "{\"a\":1}\r\n  \n{\"b\":\"张三\"}\n" + String(repeating: "x", count: 40) + "\n" + String(repeating: "y", count: 41)
             + "\r\n\t\r\n" + String(repeating: "z", count: 45) + "\nlast"
         let bytes = Array(text.utf8)
-        var generator = SplitMix(seed: 8)
+        var generator = SplitMix64(seed: 8)
         for _ in 0..<500 {
             var copying = LineFramer(maxLineBytes: 40)
             var borrowing = LineFramer(maxLineBytes: 40)

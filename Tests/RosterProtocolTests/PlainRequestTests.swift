@@ -1,3 +1,4 @@
+import RosterTestSupport
 import Testing
 @testable import RosterProtocol
 
@@ -54,7 +55,7 @@ struct PlainRequestTests {
     /// Whatever the scanner accepts, the general parser reads the same way; this is what lets the server answer
     /// from the scan alone.
     @Test func agreesWithTheGeneralParserOnRandomLines() {
-        var generator = SplitMix(seed: 2026)
+        var generator = SplitMix64(seed: 2026)
         let pieces = [#"{"#, #"}"#, #"""#, #":"#, #","#, " ", "\t", "\\", "\u{1}", "é", "id", "method", "params", "jsonrpc",
                       "2.0", "users.check_username", "username", "-", "0", "7", "42", ".", "e", "null", "abc", "[", "]"]
         let templates = [
@@ -89,18 +90,5 @@ struct PlainRequestTests {
             #expect(request.params.first?.1 == .string(plain.value), "\(line)")
         }
         #expect(accepted > 1_000)
-    }
-}
-
-/// A small deterministic generator, so a failure reproduces.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
