@@ -78,20 +78,13 @@ public struct PlainRequest: Equatable, Sendable {
             }
         }
 
-        /// The bytes between a `"` and the next one, unchecked. A loop, not memchr: these texts are short.
+        /// The bytes between a `"` and the next one, unchecked.
         mutating func quoted() -> Range<Int>? {
-            guard take(UInt8(ascii: "\"")) else { return nil }
-            // Locals and unchecked arithmetic keep the loop in registers (index < count bounds it).
+            guard take(UInt8(ascii: "\"")),
+                  let quote = memchr(base + index, Int32(UInt8(ascii: "\"")), count - index) else { return nil }
             let start = index
-            var position = start
-            while position < count {
-                if base[position] == UInt8(ascii: "\"") {
-                    index = position &+ 1
-                    return start..<position
-                }
-                position &+= 1
-            }
-            return nil
+            index = UnsafeRawPointer(quote) - UnsafeRawPointer(base) + 1
+            return start..<(index - 1)
         }
 
         func isPlain(_ range: Range<Int>) -> Bool {

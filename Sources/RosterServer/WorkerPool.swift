@@ -49,13 +49,15 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     private let reserveWake = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
 
-    public init(threads: Int, queueLimit: Int, stallLimit: Duration = .milliseconds(500),
+    /// `idleWorkers: false` keeps the workers at the caller's priority (tests of the pool's own logic, which
+    /// must not depend on how busy the machine running them is).
+    public init(threads: Int, queueLimit: Int, stallLimit: Duration = .milliseconds(500), idleWorkers: Bool = true,
                 makeContext: @escaping @Sendable () -> Context) {
         self.threadCount = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.stallLimit = stallLimit
         self.makeContext = makeContext
-        for _ in 0..<threadCount { startThread() }
+        for _ in 0..<threadCount { startThread(idle: idleWorkers) }
         startDetachedThread { [self] in self.reserve() }
     }
 
@@ -127,7 +129,8 @@ public final class WorkerPool<Context>: @unchecked Sendable {
             while true {
                 let now = Self.monotonicNow()
                 let (job, waiting, stopping) = state.withLock { state -> (Job?, Int, Bool) in
-                    guard state.waiting > 0, now &- state.lastProgress >= stall else {
+                    // A worker may have moved after `now` was read: then it has not stalled.
+                    guard state.waiting > 0, now >= state.lastProgress, now - state.lastProgress >= stall else {
                         return (nil, state.waiting, state.stopping)
                     }
                     state.rescued += 1
@@ -155,9 +158,9 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    private func startThread() {
+    private func startThread(idle: Bool) {
         startDetachedThread { [self] in
-            ThreadScheduling.workerThread()
+            if idle { ThreadScheduling.workerThread() }
             self.work()
         }
     }
