@@ -22,10 +22,12 @@ extension Suite {
         let trips = options.roundTrips
         var startups: [Double] = []
         var warmUps: [Double] = []
+        var residents: [Double] = []
         let results = try alternate(database: database) { server in
             if server.kind == .rosterd {
                 startups.append(server.startupMicroseconds / 1_000)
                 warmUps.append(server.warmUpMicroseconds / 1_000)
+                residents.append(Double(server.residentBytes()) / 1_048_576)
             }
             let fd = try UnixSocket.connect(server.socketPath)
             defer { close(fd) }
@@ -41,6 +43,7 @@ extension Suite {
             mine.median <= 200
         }
         record(scenario, "usernames in memory after READY", unit: "ms", rosterd: warmUps, floor: nil)
+        record(scenario, "daemon RSS, usernames in memory", unit: "MiB", rosterd: residents, floor: nil)
         let bytes = fileSize(database) + fileSize(database + "-wal")
         record(scenario, "database size", unit: "MiB", rosterd: [Double(bytes) / 1_048_576], floor: nil)
         notes.append("users: seeded \(count) accounts offline in \(String(format: "%.1f", seedSeconds)) s "

@@ -136,7 +136,9 @@ struct OperationsTests {
     @Test func aSocketPassedBySystemdIsServedAndLeftInPlace() throws {
         let directory = try TemporaryDirectory()
         let socket = directory.path + "/activated.sock"
-        let pid = try spawn(["/usr/bin/systemd-socket-activate", "-l", socket, TestDaemon.binary,
+        // systemd-socket-activate passes on only the variables named with -E, and a sanitizer's must get through.
+        let passed = sanitizerOptions().flatMap { ["-E", $0] }
+        let pid = try spawn(["/usr/bin/systemd-socket-activate", "-l", socket] + passed + [TestDaemon.binary,
                              "--database", directory.path + "/state/roster.db", "--config", "/dev/null"],
                             environment: ["PATH=/usr/bin:/bin", "HOME=\(directory.path)"], stderrPath: directory.path + "/err")
         defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
@@ -149,7 +151,7 @@ struct OperationsTests {
         kill(pid, SIGTERM)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
-        #expect(decode(status) == 0)
+        #expect(decode(status) == 0, "\((try? readFile(directory.path + "/err")) ?? "")")
         #expect(access(socket, F_OK) == 0)
     }
 }

@@ -153,7 +153,7 @@ func spawn(_ argv: [String], environment: [String], stdinPath: String? = nil, st
 }
 
 /// `make sanitize` sets these for the whole run; children built with the same sanitizer must see them too.
-private func sanitizerOptions(notIn environment: [String]) -> [String] {
+func sanitizerOptions(notIn environment: [String] = []) -> [String] {
     ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"].compactMap { name in
         guard !environment.contains(where: { $0.hasPrefix(name + "=") }), let value = getenv(name) else { return nil }
         return "\(name)=\(String(cString: value))"
