@@ -22,10 +22,18 @@ struct PlainRequestTests {
         #expect(scan(spaced)?.value == "bob")
         #expect(scan(#"{"id":-12,"method":"users.check_username","params":{"username":""}}"#)?.id == "-12")
         #expect(scan(#"{"id":0,"method":"users.check_username","params":{"username":"x y"}}"#)?.value == "x y")
+        // The compact form with a space or two is still read, by the general scan.
+        let loose = #"{"jsonrpc":"2.0","id": 3,"method":"users.check_username","params":{"username":"cd"}} "#
+        #expect(scan(loose)?.id == "3")
+        #expect(scan(loose)?.value == "cd")
     }
 
     @Test(arguments: [
         #"{"id":1,"method":"users.check_username","params":{"username":"al\u0069ce"}}"#,  // an escape
+        #"{"jsonrpc":"2.0","id":1,"method":"users.check_username","params":{"username":"a\tb"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"users.check_username","params":{"username":"ab"}}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"users.check_username","params":{"username":"ab"},"id":2}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"users.check_username","params":{"username":"ab"}"#,
         #"{"id":1,"method":"users.check_username","params":{"username":"josé"}}"#,         // not ASCII
         #"{"id":1,"method":"users.check_username","params":{"username":"a\"b"}}"#,         // an escaped quote
         #"{"id":1,"method":"users.check_usernamex","params":{"username":"a"}}"#,           // another method
