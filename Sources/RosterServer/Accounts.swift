@@ -66,7 +66,8 @@ final class Accounts {
             switch result {
             case .success(let names):
                 self.usernames.fill(with: names)
-                self.logger.info("\(names.count) username(s) in memory after \(self.loop.now - started)")
+                let elapsed = (self.loop.now - started).nanoseconds / 1_000_000
+                self.logger.info("\(names.count) username(s) in memory, read in \(elapsed) ms")
             case .failure:
                 self.usernames.fillFailed()
             }
