@@ -122,8 +122,7 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     /// a whole `stallLimit`, and if so runs queued jobs until they move again. Its context is built on first need.
     private func reserve() {
         var context: Context?
-        let stall = UInt64(stallLimit.components.seconds) * 1_000_000_000
-            + UInt64(stallLimit.components.attoseconds / 1_000_000_000)
+        let stall = UInt64(max(0, stallLimit.nanoseconds))
         while true {
             reserveWake.wait()
             while true {
