@@ -22,9 +22,19 @@ struct roster_ucred {
 static const int ROSTER_SO_PEERCRED = SO_PEERCRED;
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-// SCHED_IDLE is hidden behind _GNU_SOURCE. Returns 0, or -1 with errno.
-static inline int roster_schedule_idle(void) {
+// SCHED_IDLE, RLIMIT_NICE and gettid are hidden behind _GNU_SOURCE.
+static const int ROSTER_SCHED_IDLE = 5;
+static const int ROSTER_RLIMIT_NICE = 13;
+
+/// Sets the scheduling policy of thread `tid` (0: the caller) to `policy` at static priority 0.
+static inline int roster_set_policy(pid_t tid, int policy) {
     struct sched_param param = { .sched_priority = 0 };
-    return sched_setscheduler(0, 5 /* SCHED_IDLE */, &param);
+    return sched_setscheduler(tid, policy, &param);
+}
+
+static inline pid_t roster_gettid(void) {
+    return (pid_t)syscall(SYS_gettid);
 }

@@ -18,7 +18,7 @@ extension Server {
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
                     FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
-                    FieldSpec("hash_rescued", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
+                    FieldSpec("hash_raised", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
                 ])), handler: Server.adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
@@ -67,7 +67,7 @@ extension Server {
             "hash_workers": .int(accounts.pool.threadCount),
             "hash_queue": .int(accounts.pool.waitingCount),
             "hash_queue_limit": .int(accounts.pool.queueLimit),
-            "hash_rescued": .int(accounts.pool.rescuedCount),
+            "hash_raised": .int(accounts.pool.raisedCount),
             "username_directory": .string(accounts.usernameDirectoryPhase.rawValue),
         ])
     }

@@ -1,21 +1,60 @@
 import CLinux
+import Dispatch
 import Glibc
 
-/// How the loop and the pool's threads share the cores: a keystroke's event should not wait behind a 30 ms
-/// Argon2id run.
+/// How the loop and the pool's workers share the cores: a keystroke's event should not wait behind a 30 ms
+/// Argon2id run, and a log-in must not wait forever on a busy host.
 ///
-/// Pool workers run under SCHED_IDLE, so the loop preempts them the moment it wakes. Nice 10 was not enough
-/// on Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
-/// during issue 8's log-in storm (a shorter slice for the loop did not change that). SCHED_IDLE gets only idle
-/// time, so on a host whose cores are all busy it could starve; the pool's reserve thread, at the daemon's own
-/// priority, then runs the queued work (see `WorkerPool`).
+/// Workers rest at SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough on
+/// Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
+/// during issue 8's log-in storm (a shorter slice for the loop did not change that). But SCHED_IDLE gets only
+/// what the host leaves over, so the pool raises its workers to SCHED_OTHER at nice 10 whenever work stands
+/// still (see `WorkerPool`), and they return to idle once the queue is empty. Going back from SCHED_IDLE
+/// needs RLIMIT_NICE of 10 or more (the units set `LimitNICE=10`) or root; without it the workers simply
+/// run at nice 10 all the time, as before.
 enum ThreadScheduling {
-    static let fallbackNice: Int32 = 10
+    static let workerNice: Int32 = 10
 
-    /// Called on each worker thread itself (policy is per thread on Linux). Falls back to nice 10 where the
-    /// policy is refused.
-    static func workerThread() {
-        if roster_schedule_idle() != 0 { standBack(to: fallbackNice) }
+    /// Whether a worker lowered to SCHED_IDLE can be raised again. Raises the soft RLIMIT_NICE to what that
+    /// needs when the hard limit allows, then tries it on a short-lived thread: root in a container may lack
+    /// CAP_SYS_NICE, and only the kernel knows.
+    static let workersCanRestAtIdle: Bool = {
+        var limit = rlimit()
+        let needed = rlim_t(20 - workerNice)
+        if getrlimit(ROSTER_RLIMIT_NICE, &limit) == 0, limit.rlim_cur < needed, limit.rlim_max >= needed {
+            limit.rlim_cur = needed
+            _ = setrlimit(ROSTER_RLIMIT_NICE, &limit)
+        }
+        let answer = Locked(false)
+        let done = DispatchSemaphore(value: 0)
+        startDetachedThread {
+            standBack(to: workerNice)
+            let raisable = roster_set_policy(0, ROSTER_SCHED_IDLE) == 0 && roster_set_policy(0, 0) == 0
+            answer.withLock { $0 = raisable }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 }
+    }()
+
+    /// Called on each worker thread itself: nice 10, then SCHED_IDLE when it can be undone.
+    static func workerThread(restAtIdle: Bool) {
+        standBack(to: workerNice)
+        if restAtIdle { rest() }
+    }
+
+    /// The calling thread goes (back) to SCHED_IDLE.
+    static func rest() {
+        _ = roster_set_policy(0, ROSTER_SCHED_IDLE)
+    }
+
+    /// Thread `tid` runs as an ordinary thread again (its nice stays 10).
+    static func raise(_ tid: pid_t) {
+        _ = roster_set_policy(tid, 0)
+    }
+
+    static func currentThreadID() -> pid_t {
+        roster_gettid()
     }
 
     /// Lowers the calling thread's priority to `nice`, never raising it (systemd's `Nice=` may already be lower).

@@ -5,64 +5,86 @@ import Glibc
 /// A fixed set of threads for work that must not run on the loop (Argon2id, libpwquality, durable writes),
 /// with a bounded queue: when it is full, `submit` refuses at once so the caller can answer `busy`.
 ///
-/// Workers run at idle priority (see `ThreadScheduling`). One more thread, the reserve, runs at the daemon's
-/// own priority and takes jobs only while jobs are waiting and no worker has started or finished one for
-/// `stallLimit`: on a host whose cores are all busy, idle-priority workers get no time at all, and a log-in
-/// must still be answered.
+/// Workers rest at idle priority (see `ThreadScheduling`). A watchdog thread, asleep while nothing is queued,
+/// raises them to nice 10 when jobs wait and no worker has started or finished one for `stallLimit`, or when
+/// a job has run that long: on a host whose cores are all busy, idle-priority threads get almost no time,
+/// and a log-in must still be answered. A raised worker rests again once it finds the queue empty.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
 public final class WorkerPool<Context>: @unchecked Sendable {
     public typealias Job = @Sendable (inout Context) -> Void
 
+    private struct Worker {
+        var thread: pid_t = 0
+        /// When its current job started (monotonic ns), or nil between jobs.
+        var busySince: UInt64?
+        var raised = false
+    }
+
     private struct State {
         var jobs: [Job] = []
         var head = 0
         var stopping = false
+        var workers: [Worker] = []
         /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
-        /// The reserve's own jobs do not count: while the workers stay stalled, it keeps going.
         var lastProgress: UInt64 = 0
-        /// Jobs the reserve thread ran, for tests and `admin.stats`.
-        var rescued = 0
+        /// How many times the watchdog raised the workers.
+        var raisings = 0
 
         var waiting: Int { jobs.count - head }
 
-        mutating func take(now: UInt64?) -> Job? {
+        mutating func take(worker: Int, now: UInt64) -> Job? {
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             head += 1
-            if let now { lastProgress = now }
+            lastProgress = now
+            workers[worker].busySince = now
             if head > 1_024 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
             }
             return job
         }
+
+        /// Whether work has stood still for `stall` ns: jobs waiting with no progress, or a job running that long.
+        func stalled(now: UInt64, stall: UInt64) -> Bool {
+            // A worker may have moved after `now` was read: then it has not stalled.
+            func since(_ time: UInt64) -> Bool { now >= time && now - time >= stall }
+            return (waiting > 0 && since(lastProgress)) || workers.contains { $0.busySince.map(since) ?? false }
+        }
+
+        var busy: Bool { waiting > 0 || workers.contains { $0.busySince != nil } }
     }
 
     public let threadCount: Int
     public let queueLimit: Int
-    private let state = Locked(State())
-    /// How long queued work may stand still before the reserve thread runs it.
+    /// How long work may stand still before the workers are raised.
     public let stallLimit: Duration
+    /// Whether the workers rest at idle priority (false: they stay at the caller's).
+    public let idleWorkers: Bool
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
-    /// Signalled on every submit, so the reserve sleeps for good while nothing is queued.
-    private let reserveWake = DispatchSemaphore(value: 0)
+    /// Signalled on every submit, so the watchdog sleeps for good while nothing is queued.
+    private let watchdogWake = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
 
     /// `idleWorkers: false` keeps the workers at the caller's priority (tests of the pool's own logic, which
-    /// must not depend on how busy the machine running them is).
+    /// must not depend on how busy the machine running them is). Idle workers also need to be raisable
+    /// (`ThreadScheduling.workersCanRestAtIdle`); where they are not, they run at nice 10 throughout.
     public init(threads: Int, queueLimit: Int, stallLimit: Duration = .milliseconds(500), idleWorkers: Bool = true,
                 makeContext: @escaping @Sendable () -> Context) {
         self.threadCount = max(1, threads)
         self.queueLimit = max(1, queueLimit)
         self.stallLimit = stallLimit
+        self.idleWorkers = idleWorkers && ThreadScheduling.workersCanRestAtIdle
         self.makeContext = makeContext
-        for _ in 0..<threadCount { startThread(idle: idleWorkers) }
-        startDetachedThread { [self] in self.reserve() }
+        state.withLock { $0.workers = Array(repeating: Worker(), count: threadCount) }
+        for index in 0..<threadCount { startWorker(index) }
+        if self.idleWorkers { startDetachedThread { [self] in self.watch() } }
     }
 
-    /// Jobs the reserve thread has run because the workers stood still.
-    public var rescuedCount: Int { state.withLock { $0.rescued } }
+    /// How many times the workers were raised because work stood still.
+    public var raisedCount: Int { state.withLock { $0.raisings } }
 
     /// Jobs waiting for a thread (not counting those running).
     public var waitingCount: Int { state.withLock { $0.waiting } }
@@ -81,7 +103,7 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         }
         if accepted {
             available.signal()
-            reserveWake.signal()
+            watchdogWake.signal()
         }
         return accepted
     }
@@ -96,53 +118,61 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     public func stop() {
         state.withLock { $0.stopping = true }
         for _ in 0..<threadCount { available.signal() }
-        reserveWake.signal()
+        watchdogWake.signal()
     }
 
-    private func next() -> Job? {
-        available.wait()
-        let now = Self.monotonicNow()
-        return state.withLock { $0.take(now: now) }
+    private func startWorker(_ index: Int) {
+        startDetachedThread { [self] in
+            ThreadScheduling.workerThread(restAtIdle: idleWorkers)
+            let thread = ThreadScheduling.currentThreadID()
+            state.withLock { $0.workers[index].thread = thread }
+            work(index)
+        }
     }
 
-    private func work() {
+    private func work(_ index: Int) {
         var context = makeContext()
         while true {
-            guard let job = next() else {
+            available.wait()
+            let started = Self.monotonicNow()
+            guard let job = state.withLock({ $0.take(worker: index, now: started) }) else {
                 if state.withLock({ $0.stopping && $0.waiting == 0 }) { return }
                 continue
             }
             job(&context)
-            let now = Self.monotonicNow()
-            state.withLock { $0.lastProgress = now }
+            let finished = Self.monotonicNow()
+            state.withLock { state in
+                state.lastProgress = finished
+                state.workers[index].busySince = nil
+                // Raised because work stood still; with nothing left to do, it rests again.
+                if state.workers[index].raised && state.waiting == 0 {
+                    state.workers[index].raised = false
+                    ThreadScheduling.rest()
+                }
+            }
         }
     }
 
-    /// Sleeps until something is queued, then looks every half `stallLimit` whether the workers stood still for
-    /// a whole `stallLimit`, and if so runs queued jobs until they move again. Its context is built on first need.
-    private func reserve() {
-        var context: Context?
+    /// Sleeps until something is queued, then looks every half `stallLimit` whether work stood still for a
+    /// whole `stallLimit`, and if so raises every resting worker. Policy changes happen under the lock, so a
+    /// worker resting again and the watchdog raising it cannot cross.
+    private func watch() {
         let stall = UInt64(max(0, stallLimit.nanoseconds))
         while true {
-            reserveWake.wait()
+            watchdogWake.wait()
             while true {
                 let now = Self.monotonicNow()
-                let (job, waiting, stopping) = state.withLock { state -> (Job?, Int, Bool) in
-                    // A worker may have moved after `now` was read: then it has not stalled.
-                    guard state.waiting > 0, now >= state.lastProgress, now - state.lastProgress >= stall else {
-                        return (nil, state.waiting, state.stopping)
+                let (busy, stopping) = state.withLock { state -> (Bool, Bool) in
+                    if state.stalled(now: now, stall: stall), state.workers.contains(where: { !$0.raised }) {
+                        state.raisings += 1
+                        for index in state.workers.indices where !state.workers[index].raised {
+                            state.workers[index].raised = true
+                            ThreadScheduling.raise(state.workers[index].thread)
+                        }
                     }
-                    state.rescued += 1
-                    return (state.take(now: nil), state.waiting, state.stopping)
+                    return (state.busy, state.stopping)
                 }
-                if let job {
-                    var working = context ?? makeContext()
-                    job(&working)
-                    context = working
-                    // The job the reserve took still has a semaphore count a worker will find empty.
-                    continue
-                }
-                if waiting == 0 {
+                if !busy {
                     if stopping { return }
                     break
                 }
@@ -155,13 +185,6 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
-    private func startThread(idle: Bool) {
-        startDetachedThread { [self] in
-            if idle { ThreadScheduling.workerThread() }
-            self.work()
-        }
     }
 }
 

@@ -86,14 +86,14 @@ struct PlainRequestPathTests {
         #expect(try admin.waitForField("username", state: "invalid")["code"] == "taken")
     }
 
-    /// The storm fix: hashing workers run under SCHED_IDLE, so the loop always preempts them; every other
-    /// thread (the loop, the pool's reserve) keeps the daemon's own policy.
+    /// The storm fix: hashing workers rest under SCHED_IDLE, so the loop always preempts them; every other
+    /// thread (the loop, the pool's watchdog) keeps the daemon's own policy.
     @Test func hashingWorkersRunAtIdlePriority() throws {
         let daemon = try TestDaemon()
         defer { daemon.stop() }
         let stats = try daemon.connect().call("admin.stats")["result"]
         let workers = stats?["hash_workers"]?.int64Value ?? 0
-        #expect(stats?["hash_rescued"] == 0)
+        #expect(stats?["hash_raised"] == 0)
         var policies: [String: String] = [:]
         let tasks = try capture(["/bin/ls", "/proc/\(daemon.pid)/task"], in: daemon.directory).stdout
         for tid in tasks.split(separator: "\n") {
