@@ -86,6 +86,9 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     /// How many times the workers were raised because work stood still.
     public var raisedCount: Int { state.withLock { $0.raisings } }
 
+    /// The workers' kernel thread ids (0 until a thread has started), so tests can read their policy.
+    var workerThreads: [pid_t] { state.withLock { $0.workers.map(\.thread) } }
+
     /// Jobs waiting for a thread (not counting those running).
     public var waitingCount: Int { state.withLock { $0.waiting } }
 

@@ -8,26 +8,32 @@ import Testing
 struct WorkerPoolTests {
     /// A job that runs longer than the stall limit looks, from outside, like a worker starved by a busy host:
     /// the watchdog must raise it to an ordinary thread, and once the queue is empty it rests at idle again.
+    /// Policies are read from outside the worker, so a loaded machine that delays it cannot change the answer.
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
     func aStalledWorkerIsRaisedAndRestsAgainAfterwards() {
         let pool = WorkerPool<Int>(threads: 1, queueLimit: 8, stallLimit: .milliseconds(20)) { 0 }
-        let policies = Locked<[Int32]>([])
-        let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit { _ in
-            policies.withLock { $0.append(sched_getscheduler(0)) }
-            // Wait (bounded) until the watchdog has raised this thread.
-            for _ in 0..<1_000 where sched_getscheduler(0) != 0 { usleep(10_000) }
-            policies.withLock { $0.append(sched_getscheduler(0)) }
-            done.signal()
-        })
-        #expect(done.wait(timeout: .now() + 15) == .success)
-        // The worker rests right after that job; the next one finds it idle.
-        usleep(50_000)
-        #expect(pool.submit { _ in policies.withLock { $0.append(sched_getscheduler(0)) }; done.signal() })
-        #expect(done.wait(timeout: .now() + 15) == .success)
-        #expect(policies.withLock { $0 } == [ROSTER_SCHED_IDLE, 0, ROSTER_SCHED_IDLE])
+        let thread = waitFor { pool.workerThreads.first.flatMap { $0 == 0 ? nil : $0 } }
+        guard let thread else {
+            Issue.record("the worker never started")
+            return
+        }
+        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        let release = DispatchSemaphore(value: 0)
+        #expect(pool.submit { _ in release.wait() })
+        #expect(waitFor { sched_getscheduler(thread) == 0 ? true : nil } == true)
         #expect(pool.raisedCount == 1)
+        release.signal()
+        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         pool.stop()
+    }
+
+    /// Polls `probe` every 10 ms for up to 15 s.
+    private func waitFor<T>(_ probe: () -> T?) -> T? {
+        for _ in 0..<1_500 {
+            if let value = probe() { return value }
+            usleep(10_000)
+        }
+        return nil
     }
 
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
