@@ -10,8 +10,8 @@ import Glibc
 /// during issue 8's log-in storm (a shorter slice for the loop did not change that). But SCHED_IDLE gets only
 /// what the host leaves over, so the pool raises its workers to SCHED_OTHER at nice 10 whenever work stands
 /// still (see `WorkerPool`), and they return to idle once the queue is empty. Going back from SCHED_IDLE
-/// needs RLIMIT_NICE of 10 or more (the units set `LimitNICE=10`) or root; without it the workers simply
-/// run at nice 10 all the time, as before.
+/// needs RLIMIT_NICE of 10 or more (the system unit sets `LimitNICE=10`) or CAP_SYS_NICE; without it the
+/// workers simply run at nice 10 all the time, as before.
 enum ThreadScheduling {
     static let workerNice: Int32 = 10
 
