@@ -63,7 +63,7 @@ struct RandomizedFormTests {
         }
     }
 
-    private func run<Form: DrivableForm>(_ start: FormDriver<Form>, fields: [FieldName],
+    private func run<Form: FormMachine>(_ start: FormDriver<Form>, fields: [FieldName],
                                          codes: (FieldName) -> [FieldCode], coverage: inout Coverage,
                                          using generator: inout SplitMix64) throws {
         var driver = start

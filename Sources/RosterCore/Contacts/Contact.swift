@@ -41,6 +41,7 @@ public struct ContactDraft: Equatable, Hashable, Sendable {
         self.note = note.flatMap { $0.isEmpty ? nil : ContactDraft.unifiedLineBreaks($0) }
     }
 
+    /// CRLF and a lone CR become LF: the one place line breaks are unified (notes and vCard lines alike).
     static func unifiedLineBreaks(_ text: String) -> String {
         guard text.unicodeScalars.contains("\r") else { return text }
         var scalars = String.UnicodeScalarView()

@@ -60,14 +60,8 @@ struct VCardLine {
     /// with a space or tab continues the one before. Blank lines are dropped; a leading BOM is ignored.
     static func logicalLines(_ text: String) -> [(scalars: [Unicode.Scalar], line: Int)] {
         var physical: [[Unicode.Scalar]] = [[]]
-        var previousWasCR = false
-        for scalar in text.unicodeScalars {
-            if scalar == "\n" && previousWasCR {
-                previousWasCR = false
-                continue
-            }
-            previousWasCR = scalar == "\r"
-            if scalar == "\n" || scalar == "\r" {
+        for scalar in ContactDraft.unifiedLineBreaks(text).unicodeScalars {
+            if scalar == "\n" {
                 physical.append([])
             } else {
                 physical[physical.count - 1].append(scalar)

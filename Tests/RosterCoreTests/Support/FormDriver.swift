@@ -1,32 +1,8 @@
 import RosterCore
 
-/// What the driver needs from a form machine; both forms have it.
-protocol DrivableForm {
-    static var form: FormName { get }
-    var snapshot: FormSnapshot { get }
-    mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
-        -> (rev: Int, actions: [FormAction])
-    mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction]
-    mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction]
-    mutating func submitRequested(now: Instant) -> [FormAction]
-    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction]
-}
-
-extension RegisterForm: DrivableForm {
-    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
-        registrationCompleted(result)
-    }
-}
-
-extension LoginForm: DrivableForm {
-    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
-        loginCompleted(result)
-    }
-}
-
 /// A runtime stand-in on a manual clock: performs timer and check actions the way the loop would, and
 /// records every action so tests can assert the whole history.
-struct FormDriver<Form: DrivableForm> {
+struct FormDriver<Form: FormMachine> {
     var form: Form
     private(set) var now = Instant.zero
     private(set) var timers: [FormTimer: Instant] = [:]
