@@ -28,6 +28,7 @@ extension Server {
 
     /// The register rules' verdict on a username, asking the database only when the local rules pass.
     func usernameVerdict(_ username: String) -> FieldVerdict {
+        if UsernameRules.isTooLongToNormalize(username, policy: config.policy) { return .invalid(.tooLong) }
         let canonical = Normalization.canonicalUsername(username)
         switch UsernameRules.validate(canonical: canonical, policy: config.policy) {
         case .settled(let verdict):

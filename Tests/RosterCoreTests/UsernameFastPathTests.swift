@@ -15,8 +15,9 @@ struct UsernameFastPathTests {
     private static func modelRules(_ raw: String, policy: Policy) -> RuleOutcome {
         let canonical = modelCanonical(raw)
         if canonical.isEmpty { return .settled(.empty) }
+        // The maximum counts code points and the minimum characters ("\r\n" is one character, two code points).
+        if canonical.unicodeScalars.count > policy.usernameMaxLength { return .settled(.invalid(.tooLong)) }
         if canonical.count < policy.usernameMinLength { return .settled(.invalid(.tooShort)) }
-        if canonical.count > policy.usernameMaxLength { return .settled(.invalid(.tooLong)) }
         let forbidden = canonical.contains { character in
             policy.usernameForbiddenCharacters.contains(character) || character.isWhitespace
                 || character.unicodeScalars.contains { scalar in

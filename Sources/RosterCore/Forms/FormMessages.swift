@@ -28,6 +28,24 @@ enum FormMessages {
             .vi: "Tên đăng nhập không được chứa khoảng trắng hay ký tự đặc biệt như !@#$%^&*()",
             .ko: "아이디에는 공백이나 !@#$%^&*() 같은 특수 문자를 쓸 수 없습니다",
         ],
+        "username.disallowed_character": [
+            .zhHans: "用户名包含不能使用的字符（如表情符号、不可见字符或花体字母）",
+            .en: "The username contains a character that usernames cannot hold (such as an emoji, an invisible character or a styled letter)",
+            .vi: "Tên đăng nhập chứa ký tự không được dùng (như biểu tượng cảm xúc, ký tự vô hình hoặc chữ kiểu cách)",
+            .ko: "아이디에 쓸 수 없는 문자(이모지, 보이지 않는 문자, 장식 글자 등)가 들어 있습니다",
+        ],
+        "username.bidi_rule": [
+            .zhHans: "用户名中从右向左书写的文字排列不符合规则",
+            .en: "The username mixes right-to-left text with other characters in a way that is not allowed",
+            .vi: "Tên đăng nhập trộn chữ viết từ phải sang trái với ký tự khác theo cách không được phép",
+            .ko: "아이디에 오른쪽에서 왼쪽으로 쓰는 문자가 허용되지 않는 방식으로 섞여 있습니다",
+        ],
+        "username.mixed_script": [
+            .zhHans: "用户名不能混用多种文字（例如拉丁字母和西里尔字母）",
+            .en: "The username must not mix writing systems (such as Latin and Cyrillic letters)",
+            .vi: "Tên đăng nhập không được trộn nhiều hệ chữ viết (ví dụ chữ Latinh và chữ Kirin)",
+            .ko: "아이디에 여러 문자 체계(예: 라틴 문자와 키릴 문자)를 섞어 쓸 수 없습니다",
+        ],
         "username.taken": [
             .zhHans: "用户名已存在", .en: "This username is already taken",
             .vi: "Tên đăng nhập này đã có người sử dụng", .ko: "이미 사용 중인 아이디입니다",

@@ -2,8 +2,10 @@
 //
 // RULES
 //   Fields, in order: username, password, confirm, email.
-//   username  empty → empty · shorter than UsernameMinLength → too_short · longer than the max → too_long ·
-//             any forbidden character, whitespace or control character → forbidden_characters ·
+//   username  empty → empty · longer than the max (code points) → too_long · shorter than UsernameMinLength →
+//             too_short · any forbidden character, whitespace or control character → forbidden_characters ·
+//             outside PRECIS IdentifierClass → disallowed_character · against the Bidi Rule → bidi_rule ·
+//             more than one script → mixed_script (see UsernameRules) ·
 //             else the store decides: taken → invalid/taken, free → valid/available.
 //             Judged on the PRECIS UsernameCaseMapped form, so "ＡＬＩＣＥ１２" is "alice12".
 //   password  enabled only while username's latest final verdict is valid. Normalized (OpaqueString; NFKC
@@ -55,8 +57,8 @@ public struct RegisterForm: Sendable {
     /// Every field code this form can send per field; each has a message in every locale.
     public static func possibleCodes(_ field: FieldName) -> [FieldCode] {
         switch field {
-        case .username: [.empty, .validating, .tooShort, .tooLong, .forbiddenCharacters, .taken, .available,
-                         .checkFailed]
+        case .username: [.empty, .validating, .tooShort, .tooLong, .forbiddenCharacters, .disallowedCharacter,
+                         .bidiRule, .mixedScript, .taken, .available, .checkFailed]
         case .password: [.empty, .validating, .tooShort, .tooLong, .forbiddenCharacters, .valid, .checkFailed]
             + FieldCode.qualityCodes
         case .confirm: [.empty, .mismatch, .valid]

@@ -5,6 +5,13 @@ public enum FieldCode: String, CaseIterable, Sendable {
     case tooShort = "too_short"
     case tooLong = "too_long"
     case forbiddenCharacters = "forbidden_characters"
+    /// A code point PRECIS IdentifierClass refuses: a compatibility character (𝐚, ﬁ, ⅰ, ¹), an invisible
+    /// one (U+3164, U+FE0F), a symbol or emoji, non-ASCII punctuation, or one newer than the rules' Unicode.
+    case disallowedCharacter = "disallowed_character"
+    /// Right-to-left text arranged against RFC 5893's Bidi Rule.
+    case bidiRule = "bidi_rule"
+    /// Letters of more than one script (UTS #39 Highly Restrictive), as a Cyrillic а among Latin letters.
+    case mixedScript = "mixed_script"
     case taken
     case available
     case notFound = "not_found"
