@@ -140,8 +140,7 @@ final class Accounts {
             completion(.failure(.internal))
             return
         }
-        // One key per person: a name and an email of the same account must not double the guesses.
-        let accountKey = "account:" + (found?.canonical ?? identifier)
+        let accountKey = LoginRateLimit.accountKey(found: found?.canonical, identifier: identifier)
         let peerKey = "uid:\(peerUID)"
         let perAccount = LoginRateLimit.perAccount(policy)
         let perPeer = LoginRateLimit.perPeer(policy)

@@ -38,4 +38,16 @@ struct LoginRateLimitTests {
         #expect(LoginRateLimit.perPeer(.seed).burst == 100)
         #expect(LoginRateLimit.perAccount(.seed) == LoginRateLimit(burst: 10, interval: .seconds(300)))
     }
+
+    @Test func accountKeysAreBoundedButNeverShareARealAccountsCount() {
+        #expect(LoginRateLimit.accountKey(found: "alice1", identifier: "alice@example.com") == "account:alice1")
+        #expect(LoginRateLimit.accountKey(found: nil, identifier: "nobody1") == "account:nobody1")
+        let huge = String(repeating: "x", count: 60_000)
+        #expect(LoginRateLimit.accountKey(found: nil, identifier: huge).utf8.count < 1_100)
+        // The longest name the most permissive configuration accepts keeps its own count.
+        let longest = String(repeating: "\u{10348}", count: 256)
+        #expect(LoginRateLimit.accountKey(found: nil, identifier: longest) == "account:" + longest)
+        // A stored account is counted under its own name however long an older daemon let it be.
+        #expect(LoginRateLimit.accountKey(found: huge, identifier: huge) == "account:" + huge)
+    }
 }

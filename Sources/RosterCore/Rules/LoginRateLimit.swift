@@ -29,6 +29,20 @@ public struct LoginRateLimit: Equatable, Sendable {
         LoginRateLimit(burst: policy.rateLimitBurst * 10, interval: policy.rateLimitInterval)
     }
 
+    /// The failure count's key for a log-in by `identifier` (canonical), of the account `found` when there is
+    /// one: one key per person, so a name and an email of the same account do not double the guesses. An
+    /// unknown identifier longer than any name or email can be is cut short, so that guesses with a 60 KB
+    /// name do not store 60 KB rows; such names can never be registered, and sharing a count only stops
+    /// their sender sooner.
+    public static func accountKey(found: String?, identifier: String) -> String {
+        if let found { return "account:" + found }
+        guard identifier.utf8.count > maxStoredIdentifierBytes else { return "account:" + identifier }
+        return "account:" + String(decoding: identifier.utf8.prefix(maxStoredIdentifierBytes), as: UTF8.self) + "…"
+    }
+
+    /// Past any name (256 code points of 4 bytes at the most permissive UsernameMaxLength) and any email.
+    static let maxStoredIdentifierBytes = 1_024
+
     /// The earliest failure time that still counts at `now`.
     public func windowStart(now: Int64) -> Int64 { now - intervalMs + 1 }
 
