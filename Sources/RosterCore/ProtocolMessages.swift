@@ -35,6 +35,11 @@ enum ProtocolMessages {
             .vi: "Yêu cầu chỉ được chứa jsonrpc, id, method và params",
             .ko: "요청에는 jsonrpc, id, method, params만 넣을 수 있습니다",
         ],
+        "error.invalid_request.duplicate_member": [
+            .zhHans: "请求中同一个对象里有重复的键", .en: "The request holds the same key twice in one object",
+            .vi: "Yêu cầu có một khóa lặp lại hai lần trong cùng một đối tượng",
+            .ko: "요청의 한 객체 안에 같은 키가 두 번 들어 있습니다",
+        ],
         "error.request_too_large": [
             .zhHans: "请求超过 {limit} 字节，已丢弃", .en: "The request is longer than {limit} bytes and was discarded",
             .vi: "Yêu cầu dài hơn {limit} byte và đã bị bỏ qua", .ko: "요청이 {limit}바이트를 넘어 버려졌습니다",

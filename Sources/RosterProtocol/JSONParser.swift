@@ -10,7 +10,18 @@ public struct JSONParser {
     /// Deep enough for any real request, shallow enough that recursion cannot exhaust the stack.
     public static let maxDepth = 64
 
+    /// The value, refusing an object that holds a key twice (at any depth): which of the two counts is a
+    /// guess that readers make differently, so an ambiguous document is an error, not a choice.
     public static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
+        let (value, duplicate) = try parseKeepingDuplicateKeys(bytes)
+        if let duplicate { throw Failure(offset: duplicate.offset, problem: "a key appears twice in one object") }
+        return value
+    }
+
+    /// The value even when an object holds a key twice, with the shallowest such place, so that a caller can
+    /// still say which request was ambiguous.
+    public static func parseKeepingDuplicateKeys(_ bytes: some Collection<UInt8>) throws(Failure)
+        -> (value: JSONValue, duplicateKey: DuplicateKey?) {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { buffer throws(Failure) in
             var parser = Cursor(bytes: buffer)
@@ -18,13 +29,22 @@ public struct JSONParser {
             let value = try parser.value(depth: 0)
             parser.skipWhitespace()
             guard parser.index == buffer.count else { throw parser.fail("unexpected data after the JSON value") }
-            return value
+            return (value, parser.duplicateKey)
         }
+    }
+
+    /// An object that holds `key` twice, `depth` objects and arrays deep (0 for the top level), ending at `offset`.
+    public struct DuplicateKey: Equatable, Sendable {
+        public let key: String
+        public let depth: Int
+        public let offset: Int
     }
 
     private struct Cursor {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// The shallowest repeated key seen so far.
+        var duplicateKey: DuplicateKey?
 
         func fail(_ problem: String) -> Failure { Failure(offset: index, problem: problem) }
 
@@ -81,10 +101,32 @@ public struct JSONParser {
                 skipWhitespace()
                 switch current {
                 case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "}"): index += 1; return .object(members)
+                case UInt8(ascii: "}"):
+                    index += 1
+                    noteDuplicate(in: members, depth: depth)
+                    return .object(members)
                 default: throw fail("expected ',' or '}'")
                 }
             }
+        }
+
+        /// Keys compare as Swift strings do (canonically equivalent is equal), which is how they are looked up.
+        mutating func noteDuplicate(in members: [(String, JSONValue)], depth: Int) {
+            guard members.count > 1, depth < duplicateKey?.depth ?? Int.max else { return }
+            var repeated: String?
+            if members.count <= 8 {
+                // A request's handful of members: comparing each pair costs less than hashing them.
+                outer: for later in 1..<members.count {
+                    for earlier in 0..<later where members[earlier].0 == members[later].0 {
+                        repeated = members[later].0
+                        break outer
+                    }
+                }
+            } else {
+                var seen = Set<String>(minimumCapacity: members.count)
+                repeated = members.first { !seen.insert($0.0).inserted }?.0
+            }
+            if let repeated { duplicateKey = DuplicateKey(key: repeated, depth: depth, offset: index) }
         }
 
         mutating func array(depth: Int) throws(Failure) -> JSONValue {

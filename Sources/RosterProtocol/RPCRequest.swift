@@ -29,8 +29,9 @@ extension RPCRequest {
     /// Parses one framed line into a request, or says which §2 rule it broke.
     public static func parse(line: [UInt8]) -> Result<RPCRequest, RPCEnvelopeError> {
         let document: JSONValue
+        let duplicate: JSONParser.DuplicateKey?
         do {
-            document = try JSONParser.parse(line)
+            (document, duplicate) = try JSONParser.parseKeepingDuplicateKeys(line)
         } catch {
             return .failure(RPCEnvelopeError(id: .null, error: .parseError, answer: true))
         }
@@ -39,7 +40,9 @@ extension RPCRequest {
                                                      : "not_an_object"
             return .failure(RPCEnvelopeError(id: .null, error: .invalidRequest(problem: problem), answer: true))
         }
-        let rawID = document["id"]
+        // Two ids name no request: the answer goes to null, as for an id that cannot be read.
+        let idIsAmbiguous = members.count(where: { $0.0 == "id" }) > 1
+        let rawID = idIsAmbiguous ? JSONValue.null : document["id"]
         var id: JSONValue? = nil
         if let rawID {
             switch rawID {
@@ -51,6 +54,13 @@ extension RPCRequest {
         }
         func invalid(_ problem: String) -> Result<RPCRequest, RPCEnvelopeError> {
             .failure(RPCEnvelopeError(id: id ?? .null, error: .invalidRequest(problem: problem), answer: true))
+        }
+        // Whichever of two values a reader took (the last, in most), another may take the first: `method` or a
+        // param said twice is refused rather than guessed. Deeper than the envelope, a notification's refusal
+        // goes unanswered like any other about its params.
+        if let duplicate {
+            return .failure(RPCEnvelopeError(id: id ?? .null, error: .invalidRequest(problem: "duplicate_member"),
+                                             answer: duplicate.depth == 0 || id != nil))
         }
         if let version = document["jsonrpc"], version != .string("2.0") {
             return invalid("invalid_version")

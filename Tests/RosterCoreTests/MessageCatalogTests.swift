@@ -7,7 +7,7 @@ struct MessageCatalogTests {
         .parseError, .invalidRequest(problem: "batch_unsupported"), .invalidRequest(problem: "not_an_object"),
         .invalidRequest(problem: "invalid_id"), .invalidRequest(problem: "invalid_version"),
         .invalidRequest(problem: "missing_method"), .invalidRequest(problem: "invalid_method"),
-        .invalidRequest(problem: "unknown_member"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
+        .invalidRequest(problem: "unknown_member"), .invalidRequest(problem: "duplicate_member"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
         .invalidParams(param: "p", problem: .missing), .invalidParams(param: "p", problem: .wrongType),
         .invalidParams(param: "p", problem: .outOfRange), .invalidParams(param: "p", problem: .unknown),
         .invalidParams(param: "p", problem: .unsupportedLocale), .unauthenticated, .forbidden,

@@ -24,6 +24,19 @@ struct JSONTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
+    @Test func refusesAKeyTwiceInOneObjectAtAnyDepth() throws {
+        for text in [#"{"a":1,"a":2}"#, #"[{"a":1,"b":2,"a":3}]"#, #"{"x":{"y":{"a":1,"a":1}}}"#,
+                     #"{"café":1,"café":2}"#] {
+            #expect(throws: JSONParser.Failure.self, "\(text)") { try JSONParser.parse(Array(text.utf8)) }
+        }
+        let (value, duplicate) = try JSONParser.parseKeepingDuplicateKeys(Array(#"{"x":{"a":1,"a":2},"x":3}"#.utf8))
+        #expect(value["x"] != nil)
+        #expect(duplicate?.depth == 0)
+        #expect(duplicate?.key == "x")
+        #expect(try JSONParser.parseKeepingDuplicateKeys(Array(#"{"x":{"a":1,"a":2}}"#.utf8)).duplicateKey?.depth == 1)
+        #expect(try JSONParser.parse(Array(#"{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}"#.utf8))["b"] != nil)
+    }
+
     @Test func refusesInvalidUTF8AndNUL() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xC3, 0x22]) }

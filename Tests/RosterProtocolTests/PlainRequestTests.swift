@@ -70,6 +70,12 @@ struct PlainRequestTests {
             #"{"jsonrpc":"2.0","id":ID,"method":"users.check_username","params":{"username":"VALUE"}}"#,
             #"{ "params": {"username": "VALUE"}, "id": ID, "method": "users.check_username" }"#,
             #"{"id":ID,"method":"users.check_username","params":{"username":"VALUE"},"jsonrpc":"2.0"}"#,
+            // A member twice, at the top or in params: the parser refuses these, so the scanner must decline.
+            #"{"jsonrpc":"2.0","id":ID,"method":"users.check_username","params":{"username":"VALUE"},"method":"users.check_username"}"#,
+            #"{"id":ID,"method":"users.check_username","params":{"username":"VALUE","username":"VALUE"}}"#,
+            #"{"jsonrpc":"2.0","jsonrpc":"2.0","id":ID,"method":"users.check_username","params":{"username":"VALUE"}}"#,
+            #"{"id":ID,"method":"users.check_username","params":{"username":"VALUE"},"params":{"username":"VALUE"}}"#,
+            #"{"id":ID,"id":ID,"method":"users.check_username","params":{"username":"VALUE"}}"#,
         ]
         var accepted = 0
         for _ in 0..<20_000 {

@@ -56,6 +56,35 @@ struct RPCRequestTests {
         #expect(failure(#"{"id":3,"method":"m","extra":1}"#)?.error.reason == "invalid_request")
     }
 
+    /// A key said twice is refused at every depth, whichever key it is, and never resolved to either value.
+    @Test(arguments: [
+        (#"{"id":3,"method":"session.logout","method":"session.whoami"}"#, JSONValue.number("3"), true),
+        (#"{"id":3,"jsonrpc":"2.0","jsonrpc":"2.0","method":"m"}"#, .number("3"), true),
+        (#"{"id":3,"method":"m","params":{},"params":{}}"#, .number("3"), true),
+        (#"{"id":3,"method":"m","params":{"a":1,"a":1}}"#, .number("3"), true),
+        (#"{"id":3,"method":"m","params":{"a":{"b":1,"b":2}}}"#, .number("3"), true),
+        (#"{"id":3,"method":"m","params":{"a":[{"b":1,"c":0,"b":2}]}}"#, .number("3"), true),
+        (#"{"id":3,"method":"m","params":{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k1":0}}"#,
+         .number("3"), true),
+        (#"{"id":3,"id":4,"method":"m"}"#, .null, true),
+        (#"{"id":3,"method":"m","id":3}"#, .null, true),
+        (#"{"method":"m","method":"n"}"#, .null, true),
+        // A notification's params are its own business: refused, not answered.
+        (#"{"method":"m","params":{"a":1,"a":2}}"#, .null, false),
+    ])
+    func duplicateKeysAreInvalidRequests(_ text: String, _ id: JSONValue, _ answered: Bool) {
+        let error = failure(text)
+        #expect(error?.error == .invalidRequest(problem: "duplicate_member"), "\(text)")
+        #expect(error.map { ErrorCodes.code(for: $0.error) } == -32600)
+        #expect(error?.id == id, "\(text)")
+        #expect(error?.answer == answered, "\(text)")
+    }
+
+    @Test func equalKeysInDifferentObjectsAreFine() throws {
+        let request = try parse(#"{"id":1,"method":"m","params":{"id":1,"method":"x","a":{"id":2},"b":[{"id":3},{"id":4}]}}"#).get()
+        #expect(request.params.count == 4)
+    }
+
     @Test func anInvalidIdIsAnsweredWithNull() {
         for text in [#"{"id":{},"method":"m"}"#, #"{"id":[1],"method":"m"}"#, #"{"id":true,"method":"m"}"#] {
             #expect(failure(text)?.id == .null)

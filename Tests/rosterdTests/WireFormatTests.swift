@@ -38,6 +38,15 @@ struct WireFormatTests {
             ("{\"id\":8,\"method\":\"session.hello\",\"params\":{\"timing\":{\"debounce_ms\":10001}}}", 8, -32602, "out_of_range"),
             ("{\"id\":9,\"method\":\"session.hello\",\"params\":{\"locale\":\"fr\"}}", 9, -32602, "unsupported_locale"),
             ("{\"id\":\"s\",\"method\":\"session.hello\",\"params\":[1]}", "s", -32602, "wrong_type"),
+            // A key twice is never resolved to one of its values, even in the plain fast lane's shape.
+            ("{\"id\":10,\"method\":\"session.logout\",\"method\":\"session.whoami\"}", 10, -32600, "invalid_request"),
+            ("{\"id\":11,\"method\":\"session.hello\",\"params\":{\"locale\":\"en\",\"locale\":\"ko\"}}", 11, -32600,
+             "invalid_request"),
+            ("{\"id\":12,\"id\":13,\"method\":\"session.whoami\"}", .null, -32600, "invalid_request"),
+            ("{\"id\":14,\"method\":\"users.check_username\",\"params\":{\"username\":\"a\",\"username\":\"b\"}}", 14,
+             -32600, "invalid_request"),
+            ("{\"id\":15,\"method\":\"users.check_username\",\"params\":{\"username\":\"a\"},\"id\":15}", .null, -32600,
+             "invalid_request"),
         ]
         for entry in cases {
             try client.send(entry.line + "\n")
@@ -47,6 +56,9 @@ struct WireFormatTests {
             #expect(answer["error"]?["code"]?.int64Value == Int64(entry.code), "\(entry.line)")
             #expect(answer["error"]?["data"]?["reason"] == .string(entry.reason), "\(entry.line)")
             #expect(answer["error"]?["message"]?.stringValue?.isEmpty == false, "\(entry.line)")
+            if entry.code == -32600, entry.line.contains("\"id\":1") {
+                #expect(answer["error"]?["data"]?["problem"] == "duplicate_member", "\(entry.line)")
+            }
         }
         #expect(try client.call("session.whoami")["result"] == ["user": nil])
     }
