@@ -93,8 +93,7 @@ extension Server {
             accounts.register(username: canonical, password: normalized, email: storedEmail) { [self] result in
                 switch result {
                 case .success(let user):
-                    announceRegistration(of: user, from: nil)
-                    logger.info("registered", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(call.peer.uid))])
+                    accountRegistered(user, by: call.peer, from: nil)
                     call.succeed(["username": .string(user.canonical)])
                 case .failure(let error):
                     call.fail(error)

@@ -168,7 +168,7 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
             guard let self else { return }
             switch result {
             case .success(let user):
-                self.server.announceRegistration(of: user, from: self)
+                self.server.accountRegistered(user, by: self.connection.peer, from: self)
                 self.logIn(user)
             case .failure(let error):
                 self.feed(.submitCompleted(.failure(error)))

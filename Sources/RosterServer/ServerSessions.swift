@@ -8,8 +8,10 @@ extension Server {
     /// Every session's open forms, for what concerns them all (a registration, a reload).
     var allOpenForms: [OpenForm] { connections.values.flatMap { $0.session.forms.values } }
 
-    /// A registration anywhere re-checks every other open register form that holds the name or email.
-    func announceRegistration(of user: UserRecord, from origin: OpenForm?) {
+    /// Every registration, by `users.register` or a register form, ends here: it is logged once, and every
+    /// other open register form that holds the name or email is re-checked.
+    func accountRegistered(_ user: UserRecord, by peer: PeerCredentials, from origin: OpenForm?) {
+        logger.info("registered", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(peer.uid))])
         for form in allOpenForms where form !== origin {
             form.accountRegistered(username: user.canonical, email: user.email)
         }

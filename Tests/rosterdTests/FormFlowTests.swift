@@ -71,6 +71,26 @@ struct FormFlowTests {
         #expect(!daemon.stderr.contains("secret1"))
     }
 
+    /// Issue 12 §13: a registration is logged once, whichever way it came.
+    @Test func everyRegistrationIsLoggedOnceWhicheverWayItCame() throws {
+        let daemon = try TestDaemon()
+        let client = try greeted(daemon, locale: "en")
+        _ = try client.call("users.register", ["username": "carol1", "password": "secret1"])
+        _ = try client.call("form.open", ["form": "register"])
+        _ = try input(client, "register", "username", "dave12")
+        _ = try client.waitForField("username", state: "valid")
+        _ = try input(client, "register", "password", "secret1")
+        _ = try client.waitForField("password", state: "valid")
+        _ = try input(client, "register", "confirm", "secret1")
+        _ = try client.waitForField("confirm", state: "valid")
+        #expect(try client.call("form.submit", ["form": "register"])["result"]?["username"] == "dave12")
+        for name in ["carol1", "dave12"] {
+            let line = "registered roster_user=\(name) roster_peer_uid=\(getuid())"
+            #expect(daemon.waitForLog(line), "\(daemon.stderr)")
+            #expect(daemon.stderr.components(separatedBy: line).count == 2, "\(daemon.stderr)")
+        }
+    }
+
     @Test func theSeedLogInFlowInEnglish() throws {
         let daemon = try TestDaemon()
         let setup = try daemon.connect()
