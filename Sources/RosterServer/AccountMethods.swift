@@ -10,11 +10,11 @@ extension Server {
                 "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
                 params: [FieldSpec("username", .string)],
                 result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
-                   handler: Server.checkUsername),
+                   handler: Server.checkUsername, dependence: .none),
             Method(spec: MethodSpec(
                 "users.register", summary: "Create an account by the register form's rules; does not log in.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: Server.registerUser),
+                result: .object([FieldSpec("username", .string)])), handler: Server.registerUser, dependence: .none),
             Method(spec: MethodSpec(
                 "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string)],
@@ -114,7 +114,7 @@ extension Server {
         let identifier = Normalization.canonicalLoginIdentifier(call.params.string("username") ?? "")
         let password = Normalization.normalizedPassword(Secret(call.params.string("password") ?? ""),
                                                         nfkc: config.policy.passwordNFKC)
-        call.inAuthOrder { [self] answer in
+        call.asAuthChange { [self] answer in
             accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid) { [self] result in
                 switch result {
                 case .failure(let error):
@@ -134,11 +134,14 @@ extension Server {
 
     private func resume(_ call: Call) {
         let bearer = call.params.string("token") ?? ""
-        call.inAuthOrder { [self] answer in
+        call.asAuthChange { [self] answer in
+            let started = revocations.resumeStarted()
             accounts.resume(bearer: bearer) { [self] result in
-                answer(result.map { user, hash in
+                let revokedMeanwhile = revocations.resumeEnded(startedAt: started, hash: try? result.get().1)
+                answer(result.flatMap { user, hash in
+                    guard !revokedMeanwhile else { return .failure(.notFound) }
                     logIn(call.connection, as: user, tokenHash: hash)
-                    return ["username": .string(user.canonical)]
+                    return .success(["username": .string(user.canonical)])
                 })
             }
         }

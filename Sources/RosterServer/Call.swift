@@ -11,6 +11,7 @@ final class Call {
     let connection: Connection
     private unowned let server: Server
     private var answered = false
+    private var isAuthChange = false
 
     init(id: JSONValue?, params: Params, connection: Connection, server: Server) {
         self.id = id
@@ -25,13 +26,13 @@ final class Call {
     func succeed(_ result: JSONValue) {
         guard begin() else { return }
         if let id { connection.send(RPCMessage.result(id: id, result)) }
-        connection.requestFinished()
+        end()
     }
 
     func fail(_ error: RosterError) {
         guard begin() else { return }
         if let id { server.sendError(error, id: id, to: connection) }
-        connection.requestFinished()
+        end()
     }
 
     func finish(_ result: Result<JSONValue, RosterError>) {
@@ -41,14 +42,25 @@ final class Call {
         }
     }
 
-    /// Runs `body` in the session's auth order (see `Session.inAuthOrder`); the next change starts once this call is answered.
-    func inAuthOrder(_ body: @escaping (_ answer: @escaping (Result<JSONValue, RosterError>) -> Void) -> Void) {
-        session.inAuthOrder { [self] done in
-            body { result in
-                self.finish(result)
-                done()
-            }
-        }
+    /// Marks this request as a change of who the session is: until it is answered, later requests that depend
+    /// on that wait (see `SessionDependence`), so they see the session as this one leaves it.
+    func beginAuthChange() {
+        guard !isAuthChange, !answered else { return }
+        isAuthChange = true
+        session.authChangesRunning += 1
+    }
+
+    /// Runs `body` as a change of who the session is (see `beginAuthChange`), answering with what it hands back.
+    func asAuthChange(_ body: (_ answer: @escaping (Result<JSONValue, RosterError>) -> Void) -> Void) {
+        beginAuthChange()
+        body { result in self.finish(result) }
+    }
+
+    private func end() {
+        connection.requestFinished()
+        guard isAuthChange else { return }
+        session.authChangesRunning -= 1
+        server.authChangeEnded(on: connection)
     }
 
     private func begin() -> Bool {
@@ -67,4 +79,6 @@ final class Call {
 struct Method {
     let spec: MethodSpec
     let handler: (Server) -> (Call) -> Void
+    /// Whether the request waits for a change of who the session is; most do.
+    var dependence: SessionDependence = .identity
 }

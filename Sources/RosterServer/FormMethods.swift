@@ -11,18 +11,20 @@ extension Server {
                 "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
                 params: [formParam],
                 result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
-                                 FieldSpec("submittable", .boolean)])), handler: Server.openForm),
+                                 FieldSpec("submittable", .boolean)])), handler: Server.openForm, dependence: .form),
             Method(spec: MethodSpec(
                 "form.input", summary: "A field's new value; its verdict follows as field events.",
                 params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
-                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.inputForm),
+                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.inputForm,
+                dependence: .form),
             Method(spec: MethodSpec(
                 "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
                 params: [formParam],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.submitForm),
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.submitForm,
+                dependence: .formSubmit),
             Method(spec: MethodSpec(
                 "form.close", summary: "Close a form; nothing more is sent for it.",
-                params: [formParam], result: .object([])), handler: Server.closeForm),
+                params: [formParam], result: .object([])), handler: Server.closeForm, dependence: .form),
         ]
     }
 
@@ -82,7 +84,10 @@ extension Server {
 
     private func submitForm(_ call: Call) {
         do throws(RosterError) {
-            try openRunner(call).1.submit(call)
+            let (form, runner) = try openRunner(call)
+            // The register and log-in forms log the session in when they succeed.
+            if form != .contacts { call.beginAuthChange() }
+            runner.submit(call)
         } catch {
             call.fail(error)
         }

@@ -12,6 +12,12 @@ protocol OpenForm: AnyObject {
     func close()
     func policyChanged(_ policy: Policy)
     func accountRegistered(username: String, email: String?)
+    /// Whether a submit is running, which a second `form.submit` joins.
+    var isSubmitting: Bool { get }
+}
+
+extension OpenForm {
+    var isSubmitting: Bool { false }
 }
 
 /// Binds one form machine to the loop: it performs the machine's actions against the loop's timers, the
@@ -47,6 +53,8 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     }
 
     var snapshot: FormSnapshot { machine.snapshot }
+
+    var isSubmitting: Bool { !waitingSubmits.isEmpty }
 
     func input(field: FieldName, value: String) throws(RosterError) -> Int {
         machine.debounce = connection.session.debounce(under: server.config.policy)

@@ -34,6 +34,9 @@ public final class Server {
     private var nextConnectionID: UInt64 = 1
     private var methods: [String: Method] = [:]
     var plainAnswers = PlainAnswers()
+    var revocations = RevocationsDuringResumes()
+    /// The bytes of every connection's held requests (see `HeldRequests`).
+    var heldRequestBytes = 0
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
@@ -147,6 +150,7 @@ public final class Server {
     func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.session.closeAllForms()
+        dropHeld(of: connection)
         if let user = connection.session.user { releaseIfUnused(user.id) }
         let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
         connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
@@ -156,31 +160,39 @@ public final class Server {
 
     // MARK: Dispatching
 
-    /// Serves one line; the plain shape of a hot request is answered without a copy of the line.
+    /// Serves one line; the plain shape of a hot request is answered without a copy of the line. Behind a
+    /// request that waits for a change of who the session is, every line waits (see `SessionDependence`).
     func dispatch(line: UnsafeBufferPointer<UInt8>, from connection: Connection) {
+        guard connection.session.held.isEmpty else { return hold(Array(line), on: connection) }
+        // users.check_username is the same whoever the session is, so it need not wait for a log-in.
         if answerPlainRequest(line, from: connection) { return }
-        dispatchParsed(line: Array(line), from: connection)
+        let bytes = Array(line)
+        if !serve(bytes, from: connection) { hold(bytes, on: connection) }
     }
 
-    private func dispatchParsed(line: [UInt8], from connection: Connection) {
+    /// Starts the request on `line`, or answers why it cannot be one; false (with nothing done) when it must
+    /// wait for a change of who the session is.
+    func serve(_ line: [UInt8], from connection: Connection) -> Bool {
         switch RPCRequest.parse(line: line) {
         case .failure(let envelope):
             if envelope.answer { sendError(envelope.error, id: envelope.id, to: connection) }
         case .success(let request):
             guard let method = methods[request.method] else {
                 if let id = request.id { sendError(.methodNotFound(method: request.method), id: id, to: connection) }
-                return
+                return true
             }
             let params: Params
             do {
                 params = try Params(validating: request.params, against: method.spec.params)
             } catch {
                 if let id = request.id { sendError(error, id: id, to: connection) }
-                return
+                return true
             }
+            if mustWait(method, params: params, on: connection.session) { return false }
             connection.inFlight += 1
             method.handler(self)(Call(id: request.id, params: params, connection: connection, server: self))
         }
+        return true
     }
 
     func rejectOversizedLine(from connection: Connection) {

@@ -37,6 +37,16 @@ extension Server {
         logger.info("logged in", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(connection.peer.uid))])
     }
 
+    /// A revoked token ends every session bound to it, on every connection (`except` the one that asked, which
+    /// logs itself out): each gets its `session` event `user: null`, and its contacts form closes. Every
+    /// revocation of a token goes through here.
+    func tokenRevoked(_ hash: [UInt8], except origin: Connection? = nil) {
+        revocations.tokenRevoked(hash)
+        for connection in connections.values where connection !== origin && connection.session.tokenHash == hash {
+            logOut(connection)
+        }
+    }
+
     func logOut(_ connection: Connection) {
         let previous = connection.session.user
         connection.session.user = nil

@@ -14,25 +14,12 @@ final class Session {
     var tokenHash: [UInt8]?
     var forms: [FormName: OpenForm] = [:]
     private var formsOpened: UInt64 = 0
-    private var pendingAuthChanges: [(@escaping () -> Void) -> Void] = []
-    private var authChangeRunning = false
-
-    /// Log-in, resume and log-out change who the session is. Their answers may come back in any order, but they
-    /// take effect in the order they arrived, so "log in, log out" pipelined ends logged out.
-    func inAuthOrder(_ change: @escaping (_ done: @escaping () -> Void) -> Void) {
-        pendingAuthChanges.append(change)
-        runNextAuthChange()
-    }
-
-    private func runNextAuthChange() {
-        guard !authChangeRunning, !pendingAuthChanges.isEmpty else { return }
-        authChangeRunning = true
-        let change = pendingAuthChanges.removeFirst()
-        change { [weak self] in
-            self?.authChangeRunning = false
-            self?.runNextAuthChange()
-        }
-    }
+    /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there
+    /// are any, a request that depends on who the session is waits in `held`, and so does all that follows it.
+    var authChangesRunning = 0
+    var held = HeldRequests()
+    /// Whether `Server.authChangeEnded` is serving `held` further up the stack.
+    var isServingHeld = false
 
     func debounce(under policy: Policy) -> Duration { debounceOverride ?? policy.debounce }
     func throttle(under policy: Policy) -> Duration { throttleOverride ?? policy.throttle }

@@ -23,7 +23,7 @@ extension Server {
                     FieldSpec("protocol", .integer(1...1)), FieldSpec("locale", .oneOf(RosterLocale.allCases.map(\.rawValue))),
                     FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
                                                  FieldSpec("throttle_ms", .integer(Self.timingRange))])),
-                ])), handler: Server.hello),
+                ])), handler: Server.hello, dependence: .none),
             Method(spec: MethodSpec(
                 "session.whoami",
                 summary: "Who this connection is logged in as.",
@@ -37,7 +37,7 @@ extension Server {
                 summary: "Every method with its params and result shapes.",
                 result: .object([FieldSpec("protocol", .integer(1...1)),
                                  FieldSpec("methods", .array(.described("{name, summary, params, result}")))])),
-                   handler: Server.describe),
+                   handler: Server.describe, dependence: .none),
         ]
     }
 
@@ -77,15 +77,17 @@ extension Server {
         call.succeed(["user": .object(described)])
     }
 
-    /// Revokes the token first, so that once the answer arrives the token no longer resumes anything.
+    /// Revokes the token first, so that once the answer arrives the token no longer resumes anything, and every
+    /// other connection that resumed it is logged out too.
     private func logout(_ call: Call) {
-        call.inAuthOrder { [self] answer in
+        call.asAuthChange { [self] answer in
             guard let tokenHash = call.session.tokenHash else {
                 logOut(call.connection)
                 return answer(.success([:]))
             }
             accounts.revoke(tokenHash: tokenHash) { [self] result in
                 answer(result.map { _ in
+                    tokenRevoked(tokenHash, except: call.connection)
                     logOut(call.connection)
                     return [:]
                 })
