@@ -22,7 +22,7 @@ OTHER_IDENTIFIER_CODE_POINTS = {*range(0x21, 0x7F), 0x200C, 0x200D,
                          0x00B7, 0x0375, 0x05F3, 0x05F4, 0x30FB, *range(0x0660, 0x066A), *range(0x06F0, 0x06FA)}
 # The scripts the restriction-level check names; each must exist in Scripts.txt.
 NAMED_SCRIPTS = ["Common", "Inherited", "Latin", "Han", "Hiragana", "Katakana", "Bopomofo", "Hangul",
-                 "Greek", "Cyrillic", "Armenian", "Hebrew", "Arabic"]
+                 "Greek", "Hebrew"]
 SEE_EXTENSIONS = 255
 
 
@@ -165,6 +165,12 @@ def main():
     for start in range(0, len(order), 8):
         out.write("        " + ", ".join(f'"{name}"' for name in order[start:start + 8]) + ",\n")
     out.write("    ]\n\n")
+    out.write("    /// The ids of the scripts the rules name.\n")
+    out.write("    enum Script {\n")
+    for name in NAMED_SCRIPTS:
+        camel = name[0].lower() + name[1:]
+        out.write(f"        static let {camel}: UInt8 = {script_id[name]}\n")
+    out.write("    }\n\n")
     out.write(f"    /// The run value meaning \"several scripts\": see `scriptExtensions`.\n")
     out.write(f"    static let seeExtensions: UInt8 = {SEE_EXTENSIONS}\n\n")
     out.write(f"    /// {len(script_runs)} runs of Script (or Script_Extensions, when it names one script).\n")

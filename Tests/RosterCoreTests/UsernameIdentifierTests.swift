@@ -1,6 +1,9 @@
 import Testing
 @testable import RosterCore
 
+private typealias Script = UnicodeTables.Script
+
+
 /// Issue 12 §10: usernames are PRECIS UsernameCaseMapped (RFC 8265) — IdentifierClass code points, the Bidi
 /// Rule — and single-script (UTS #39 Highly Restrictive), with a length cap in code points.
 @Suite("Username identifier rules")
@@ -153,18 +156,18 @@ struct UsernameIdentifierTests {
     }
 
     @Test func theGeneratedTablesNameTheScriptsTheCodeUses() {
-        let named: [(UInt8, String)] = [(ScriptSet.common, "Common"), (ScriptSet.inherited, "Inherited"),
-                                        (ScriptSet.latin, "Latin"), (ScriptSet.han, "Han"), (ScriptSet.hiragana, "Hiragana"),
-                                        (ScriptSet.katakana, "Katakana"), (ScriptSet.bopomofo, "Bopomofo"),
-                                        (ScriptSet.hangul, "Hangul"), (ScriptSet.greek, "Greek"), (ScriptSet.hebrew, "Hebrew")]
+        let named: [(UInt8, String)] = [(Script.common, "Common"), (Script.inherited, "Inherited"),
+                                        (Script.latin, "Latin"), (Script.han, "Han"), (Script.hiragana, "Hiragana"),
+                                        (Script.katakana, "Katakana"), (Script.bopomofo, "Bopomofo"),
+                                        (Script.hangul, "Hangul"), (Script.greek, "Greek"), (Script.hebrew, "Hebrew")]
         for (id, name) in named { #expect(UnicodeTables.scriptNames[Int(id)] == name) }
         #expect(UnicodeTables.scriptNames.count < Int(ScriptSet.japanese))
         #expect(zip(UnicodeTables.scriptRuns, UnicodeTables.scriptRuns.dropFirst()).allSatisfy { $0 >> 8 < $1 >> 8 })
         #expect(zip(UnicodeTables.bidiRuns, UnicodeTables.bidiRuns.dropFirst()).allSatisfy { $0 >> 8 < $1 >> 8 })
-        #expect(UnicodeProperties.scripts(of: "a") == ScriptSet([ScriptSet.latin]))
+        #expect(UnicodeProperties.scripts(of: "a") == ScriptSet([Script.latin]))
         #expect(UnicodeProperties.scripts(of: "1") == nil)
         #expect(UnicodeProperties.scripts(of: "\u{301}") == nil)
-        #expect(UnicodeProperties.scripts(of: "\u{5D0}") == ScriptSet([ScriptSet.hebrew]))
+        #expect(UnicodeProperties.scripts(of: "\u{5D0}") == ScriptSet([Script.hebrew]))
         #expect(UnicodeProperties.bidiGroup(of: "\u{5D0}") == .rightToLeft)
         #expect(UnicodeProperties.bidiGroup(of: "\u{627}") == .rightToLeft)
         #expect(UnicodeProperties.bidiGroup(of: "\u{661}") == .arabicNumber)

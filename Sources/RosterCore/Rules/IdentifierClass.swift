@@ -1,5 +1,7 @@
 import Foundation
 
+private typealias Script = UnicodeTables.Script
+
 /// PRECIS IdentifierClass (RFC 8264 §9, with RFC 5892's exceptions and context rules), which RFC 8265's
 /// UsernameCaseMapped applies to a name after width mapping, lower-casing and NFC.
 ///
@@ -99,12 +101,12 @@ public enum IdentifierClass {
             // Catalan's "l·l".
             return before == "l" && after == "l"
         case 0x0375:
-            return isScript(after, ScriptSet.greek)
+            return isScript(after, Script.greek)
         case 0x05F3, 0x05F4:
-            return isScript(before, ScriptSet.hebrew)
+            return isScript(before, Script.hebrew)
         case 0x30FB:
             return scalars.contains { $0.value != 0x30FB
-                && (isScript($0, ScriptSet.hiragana) || isScript($0, ScriptSet.katakana) || isScript($0, ScriptSet.han)) }
+                && (isScript($0, Script.hiragana) || isScript($0, Script.katakana) || isScript($0, Script.han)) }
         case 0x0660...0x0669:
             return !scalars.contains { (0x06F0...0x06F9).contains($0.value) }
         case 0x06F0...0x06F9:

@@ -1,3 +1,5 @@
+private typealias Script = UnicodeTables.Script
+
 /// UTS #39 §5.2's "Highly Restrictive" level, so that `аlice1` (a Cyrillic а) is refused next to `alice1`.
 ///
 /// A name passes when its letters share one script (Common and Inherited characters, such as digits and
@@ -11,7 +13,7 @@ public enum RestrictionLevel {
         for scalar in name.unicodeScalars {
             guard let scripts = UnicodeProperties.scripts(of: scalar) else { continue }
             resolved = resolved.intersection(scripts)
-            if !scripts.contains(ScriptSet.latin) { resolvedWithoutLatin = resolvedWithoutLatin.intersection(scripts) }
+            if !scripts.contains(Script.latin) { resolvedWithoutLatin = resolvedWithoutLatin.intersection(scripts) }
         }
         return !resolved.isEmpty || !resolvedWithoutLatin.intersection(.combinedWithLatin).isEmpty
     }

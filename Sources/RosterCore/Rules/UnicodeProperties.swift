@@ -1,3 +1,5 @@
+private typealias Script = UnicodeTables.Script
+
 /// Lookups in `UnicodeTables` (Script_Extensions and Bidi_Class of the code points a username may hold).
 enum UnicodeProperties {
     /// The run of `runs` that holds `value`; nil below the first run.
@@ -17,7 +19,7 @@ enum UnicodeProperties {
         let value = scalar.value
         guard let id = run(value, in: UnicodeTables.scriptRuns) else { return nil }
         switch id {
-        case ScriptSet.common, ScriptSet.inherited:
+        case Script.common, Script.inherited:
             return nil
         case UnicodeTables.seeExtensions:
             guard let entry = UnicodeTables.scriptExtensions.first(where: { $0.first <= value && value <= $0.last })
@@ -66,26 +68,17 @@ enum UnicodeProperties {
 /// A set of script ids (`UnicodeTables.scriptNames`), plus UTS #39's three writing systems that join
 /// several scripts, so that one intersection decides "single script" in its augmented sense.
 struct ScriptSet: Equatable {
-    static let common: UInt8 = 0
-    static let inherited: UInt8 = 1
-    static let latin: UInt8 = 2
-    static let han: UInt8 = 3
-    static let hiragana: UInt8 = 4
-    static let katakana: UInt8 = 5
-    static let bopomofo: UInt8 = 6
-    static let hangul: UInt8 = 7
-    static let greek: UInt8 = 8
-    static let hebrew: UInt8 = 11
     // UTS #39 §5.1's augmented sets: Japanese, Korean, and Han with Bopomofo, past the table's own ids.
     static let japanese: UInt8 = 252
     static let korean: UInt8 = 253
     static let hanWithBopomofo: UInt8 = 254
 
-    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// 256 bits, one per id.
+    private var words = InlineArray<4, UInt64>(repeating: 0)
 
     static let all: ScriptSet = {
         var set = ScriptSet([])
-        set.words = (~0, ~0, ~0, ~0)
+        set.words = InlineArray(repeating: ~0)
         return set
     }()
 
@@ -93,40 +86,29 @@ struct ScriptSet: Equatable {
 
     init(_ ids: [UInt8]) {
         for id in ids { insert(id) }
-        if contains(ScriptSet.han) { insert(ScriptSet.japanese); insert(ScriptSet.korean); insert(ScriptSet.hanWithBopomofo) }
-        if contains(ScriptSet.hiragana) || contains(ScriptSet.katakana) { insert(ScriptSet.japanese) }
-        if contains(ScriptSet.hangul) { insert(ScriptSet.korean) }
-        if contains(ScriptSet.bopomofo) { insert(ScriptSet.hanWithBopomofo) }
-    }
-
-    var isEmpty: Bool { words == (0, 0, 0, 0) }
-
-    func contains(_ id: UInt8) -> Bool {
-        let bit = UInt64(1) << UInt64(id & 63)
-        switch id >> 6 {
-        case 0: return words.0 & bit != 0
-        case 1: return words.1 & bit != 0
-        case 2: return words.2 & bit != 0
-        default: return words.3 & bit != 0
+        if contains(Script.han) {
+            insert(ScriptSet.japanese)
+            insert(ScriptSet.korean)
+            insert(ScriptSet.hanWithBopomofo)
         }
+        if contains(Script.hiragana) || contains(Script.katakana) { insert(ScriptSet.japanese) }
+        if contains(Script.hangul) { insert(ScriptSet.korean) }
+        if contains(Script.bopomofo) { insert(ScriptSet.hanWithBopomofo) }
     }
 
-    private mutating func insert(_ id: UInt8) {
-        let bit = UInt64(1) << UInt64(id & 63)
-        switch id >> 6 {
-        case 0: words.0 |= bit
-        case 1: words.1 |= bit
-        case 2: words.2 |= bit
-        default: words.3 |= bit
-        }
-    }
+    var isEmpty: Bool { words.indices.allSatisfy { words[$0] == 0 } }
+
+    func contains(_ id: UInt8) -> Bool { words[Int(id >> 6)] & (1 << UInt64(id & 63)) != 0 }
+
+    private mutating func insert(_ id: UInt8) { words[Int(id >> 6)] |= 1 << UInt64(id & 63) }
 
     func intersection(_ other: ScriptSet) -> ScriptSet {
         var result = self
-        result.words = (words.0 & other.words.0, words.1 & other.words.1, words.2 & other.words.2,
-                        words.3 & other.words.3)
+        for index in words.indices { result.words[index] &= other.words[index] }
         return result
     }
 
-    static func == (left: ScriptSet, right: ScriptSet) -> Bool { left.words == right.words }
+    static func == (left: ScriptSet, right: ScriptSet) -> Bool {
+        left.words.indices.allSatisfy { left.words[$0] == right.words[$0] }
+    }
 }
