@@ -22,7 +22,7 @@ let package = Package(
 
         .target(name: "RosterCore", swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterProtocol", dependencies: ["RosterCore"]),
-        .target(name: "RosterStore", dependencies: ["RosterCore", "CSQLite", "CSodium"]),
+        .target(name: "RosterStore", dependencies: ["RosterCore", "CSQLite", "CSodium", "CLinux"]),
         .target(name: "RosterServer",
                 dependencies: ["RosterCore", "RosterProtocol", "RosterStore", "CLinux", "CSystemd", "CPWQuality"],
                 swiftSettings: exclusivityCheckedInDebugOnly),

@@ -38,3 +38,10 @@ static inline int roster_set_policy(pid_t tid, int policy) {
 static inline pid_t roster_gettid(void) {
     return (pid_t)syscall(SYS_gettid);
 }
+
+#include <stdio.h>
+
+// renameat2 is declared only under _GNU_SOURCE; glibc has exported it since 2.28. RENAME_NOREPLACE is from
+// <linux/fs.h>: the rename fails with EEXIST instead of replacing a file that appeared meanwhile.
+extern int renameat2(int, const char *, int, const char *, unsigned int);
+static const unsigned int ROSTER_RENAME_NOREPLACE = 1;

@@ -69,6 +69,30 @@ enum ProtocolMessages {
             .vi: "Ngôn ngữ không được hỗ trợ; hãy dùng zh-Hans, en, vi hoặc ko",
             .ko: "지원하지 않는 언어입니다. zh-Hans, en, vi, ko 중 하나를 쓰세요",
         ],
+        "error.target_exists": [
+            .zhHans: "备份路径已存在，备份从不覆盖文件，请换一个新路径",
+            .en: "Something already exists at the backup path; a backup never replaces a file, so choose a new path",
+            .vi: "Đường dẫn sao lưu đã tồn tại; bản sao lưu không bao giờ ghi đè tệp, hãy chọn đường dẫn mới",
+            .ko: "백업 경로에 이미 무언가가 있습니다. 백업은 파일을 덮어쓰지 않으니 새 경로를 고르세요",
+        ],
+        "error.not_a_regular_file": [
+            .zhHans: "备份路径指向的不是普通文件（目录、设备或其他特殊文件）",
+            .en: "The backup path names a directory, a device or another special file, not a regular file",
+            .vi: "Đường dẫn sao lưu là thư mục, thiết bị hoặc tệp đặc biệt, không phải tệp thường",
+            .ko: "백업 경로가 일반 파일이 아니라 디렉터리, 장치 또는 다른 특수 파일입니다",
+        ],
+        "error.live_database": [
+            .zhHans: "备份路径是正在使用的数据库或其附属文件，已拒绝",
+            .en: "The backup path is the live database or one of its files; refused",
+            .vi: "Đường dẫn sao lưu là cơ sở dữ liệu đang chạy hoặc một tệp của nó; đã từ chối",
+            .ko: "백업 경로가 사용 중인 데이터베이스이거나 그 파일 중 하나여서 거부했습니다",
+        ],
+        "error.bad_directory": [
+            .zhHans: "备份路径所在的目录不存在，或无法在其中创建文件",
+            .en: "The backup path's directory does not exist or no file can be created in it",
+            .vi: "Thư mục của đường dẫn sao lưu không tồn tại hoặc không thể tạo tệp trong đó",
+            .ko: "백업 경로의 디렉터리가 없거나 그 안에 파일을 만들 수 없습니다",
+        ],
         "error.unauthenticated": [
             .zhHans: "请先登录", .en: "Log in first", .vi: "Vui lòng đăng nhập trước", .ko: "먼저 로그인하세요",
         ],

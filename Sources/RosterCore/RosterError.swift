@@ -94,12 +94,20 @@ public enum ErrorDetail: Equatable, Sendable {
 }
 
 /// What is wrong with a param; the raw value is the error's `reason`.
-public enum ParamProblem: String, Sendable {
+public enum ParamProblem: String, Sendable, CaseIterable {
     case missing = "missing_param"
     case wrongType = "wrong_type"
     case outOfRange = "out_of_range"
     case unknown = "unknown_param"
     case unsupportedLocale = "unsupported_locale"
+    /// `admin.backup`: something exists at the path; a backup never replaces a file.
+    case targetExists = "target_exists"
+    /// `admin.backup`: the path names a directory, a device or another special file.
+    case notARegularFile = "not_a_regular_file"
+    /// `admin.backup`: the path is the live database or one of its files.
+    case liveDatabase = "live_database"
+    /// `admin.backup`: the path's directory is missing or no file can be created in it.
+    case badDirectory = "bad_directory"
 }
 
 extension RosterError: CustomStringConvertible {

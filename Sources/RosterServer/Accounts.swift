@@ -17,6 +17,8 @@ final class Accounts {
     /// Log-in attempts being verified right now, per rate-limit key.
     private var attemptsInFlight: [String: Int] = [:]
     private var usernames = UsernameDirectory()
+    private var backupInFlight = false
+    private static let backupRetryAfterMs: Int64 = 1_000
 
     init(loop: EventLoop, database: Database, pool: WorkerPool<WorkerContext>, policy: Policy, logger: Logger) {
         self.loop = loop
@@ -263,17 +265,24 @@ final class Accounts {
         }, completion: completion)
     }
 
-    /// An online copy of the database, made by a worker's own connection while the loop keeps serving.
+    /// An online copy of the database, made by a worker's own connection while the loop keeps serving. One at a
+    /// time: each holds a worker and reads the whole file for seconds, so a second one waits its turn (`busy`).
     func backup(to path: String, completion: @escaping Completion<BackupSummary>) {
+        guard !backupInFlight else { return completion(.failure(.busy(retryAfterMs: Self.backupRetryAfterMs))) }
+        backupInFlight = true
         let logger = self.logger
         offload({ context in
-            do throws(StoreError) {
-                return .success(try context.database().backup(to: path))
+            do throws(BackupError) {
+                let database: Database
+                do throws(StoreError) { database = try context.database() } catch { throw .store(error) }
+                return .success(try database.backup(to: path))
             } catch {
-                logger.error("backup to \(path) failed: \(error)")
-                return .failure(error.isFull ? .storageFull : .internal)
+                return .failure(error.rosterError(logger: logger, path: path))
             }
-        }, completion: completion)
+        }, completion: { [weak self] result in
+            self?.backupInFlight = false
+            completion(result)
+        })
     }
 
     /// Drops failures older than the window and tokens idle past their limit; both are dead weight by then.

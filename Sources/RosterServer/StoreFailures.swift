@@ -23,3 +23,28 @@ extension UserStoreError {
         }
     }
 }
+
+extension BackupError {
+    /// A refused target is the `path` param's fault, with its own reason; a store failure is mapped as above.
+    func rosterError(logger: Logger, path: String) -> RosterError {
+        switch self {
+        case .refused(let refusal):
+            logger.notice("backup to \(path) refused: \(refusal.rawValue)", [("ROSTER_EVENT", "backup_refused")])
+            return .invalidParams(param: "path", problem: refusal.problem)
+        case .store(let error):
+            return error.rosterError(logger: logger, "backup to \(path)")
+        }
+    }
+}
+
+extension BackupRefusal {
+    /// The wire's name for it: the same stable string.
+    var problem: ParamProblem {
+        switch self {
+        case .targetExists: .targetExists
+        case .notARegularFile: .notARegularFile
+        case .liveDatabase: .liveDatabase
+        case .badDirectory: .badDirectory
+        }
+    }
+}

@@ -1,5 +1,5 @@
 import CSQLite
-import Foundation
+import Glibc
 
 /// What a finished backup holds, for the admin's answer.
 public struct BackupSummary: Equatable, Sendable {
@@ -9,19 +9,75 @@ public struct BackupSummary: Equatable, Sendable {
 }
 
 extension Database {
+    /// The database at `path` as the source of an offline backup: opened read-write, so that SQLite's locking and
+    /// WAL recovery work as for any reader beside a running daemon, but never created, checked or switched to
+    /// another journal mode (it may not even be Roster's; copying it changes nothing).
+    public static func backupSource(path: String) throws(StoreError) -> Database {
+        try Database(opening: path, flags: SQLITE_OPEN_READWRITE)
+    }
+
+    /// Removes the backup partials that dead processes left beside the database at `path`, and returns their
+    /// names. Only for start-up, under the `DatabaseLock`: a partial carrying our own PID is then a dead
+    /// predecessor's, since nothing of ours is in flight yet. Backups into other directories clean theirs when
+    /// the next backup goes there.
+    public static func removeStaleBackupPartials(besideDatabaseAt path: String) -> [String] {
+        BackupPartial.removeStale(in: DatabaseFiles(path: path).directory, includingOurPID: true)
+    }
+
     /// Copies this database to `path` with SQLite's online backup API while others keep using it, checks the copy
-    /// with `PRAGMA integrity_check`, and only then moves it into place (so `path` is never a half-written file).
-    /// The copy is a standalone file in rollback-journal mode, ready to be opened or copied elsewhere.
-    public func backup(to path: String) throws(StoreError) -> BackupSummary {
-        guard let source = rawHandle else { throw .closed(operation: "backup") }
-        let temporary = path + ".partial"
-        unlink(temporary)
-        let destination = try Database(path: temporary)
-        var finished = false
-        defer {
+    /// with `PRAGMA integrity_check`, and only then publishes it under `path`.
+    ///
+    /// `path` must name nothing yet: an existing file, a device, a directory or any file of the live database is
+    /// refused before anything is written (`BackupRefusal`), and the copy is published without ever replacing
+    /// what may have appeared there meanwhile. The copy is built in a `BackupPartial` of its own, so concurrent
+    /// backups never share a file, and the partial is removed on every failure. The copy is a standalone file in
+    /// rollback-journal mode, with no `-wal` or `-shm`, ready to be opened or copied elsewhere.
+    public func backup(to path: String) throws(BackupError) -> BackupSummary {
+        guard let source = rawHandle else { throw .store(.closed(operation: "backup")) }
+        let target = try BackupTarget(path: path, live: DatabaseFiles(path: self.path))
+        let directoryPath = target.directoryPath
+        BackupPartial.removeStale(in: directoryPath, includingOurPID: false)
+        let partial = try BackupPartial(for: target)
+        let partialPath = directoryPath + "/" + partial.name
+        return try withExtendedLifetime(partial) { () throws(BackupError) -> BackupSummary in
+            // NOFOLLOW and the identity check: the name must still be the file we created with O_EXCL.
+            let destination = try storing { () throws(StoreError) in
+                try Database(opening: partialPath, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW)
+            }
+            defer { destination.close() }
+            guard partial.isStillOurs() else { throw .refused(.badDirectory) }
+            let pages = try storing { () throws(StoreError) in
+                // No journal: a partial that fails is deleted, so there is nothing to roll back, and no sidecar.
+                _ = try destination.pragmaValue("PRAGMA journal_mode=OFF")
+                return try Self.copyPages(from: source, into: destination)
+            }
             destination.close()
-            if !finished { unlink(temporary) }
+            try partial.markRollbackJournal()
+            try storing { () throws(StoreError) in
+                let copy = try Database(opening: partialPath, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW)
+                defer { copy.close() }
+                guard try copy.pragmaValue("PRAGMA integrity_check") == "ok" else {
+                    throw .sqlite(code: SQLITE_CORRUPT, extendedCode: SQLITE_CORRUPT, systemErrno: 0,
+                                  operation: "backup integrity check")
+                }
+            }
+            guard partial.isStillOurs() else { throw .refused(.badDirectory) }
+            try partial.publish()
+            var info = stat()
+            let bytes = fstatat(target.directory, target.name, &info, Int32(AT_SYMLINK_NOFOLLOW)) == 0 ? Int64(info.st_size) : 0
+            return BackupSummary(path: path, pages: pages, bytes: bytes)
         }
+    }
+
+    private func storing<T>(_ body: () throws(StoreError) -> T) throws(BackupError) -> T {
+        do throws(StoreError) {
+            return try body()
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    private static func copyPages(from source: OpaquePointer, into destination: Database) throws(StoreError) -> Int {
         guard let target = destination.rawHandle,
               let backup = sqlite3_backup_init(target, "main", source, "main") else {
             throw .sqlite(code: SQLITE_ERROR, extendedCode: SQLITE_ERROR, systemErrno: 0, operation: "backup start")
@@ -35,19 +91,9 @@ extension Database {
         let pages = Int(sqlite3_backup_pagecount(backup))
         sqlite3_backup_finish(backup)
         guard code == SQLITE_DONE else {
-            throw .sqlite(code: code & 0xff, extendedCode: code, systemErrno: 0, operation: "backup step")
+            let errno = sqlite3_system_errno(target)
+            throw .sqlite(code: code & 0xff, extendedCode: code, systemErrno: errno, operation: "backup step")
         }
-        _ = try destination.pragmaValue("PRAGMA journal_mode=DELETE")
-        guard try destination.pragmaValue("PRAGMA integrity_check") == "ok" else {
-            throw .sqlite(code: SQLITE_CORRUPT, extendedCode: SQLITE_CORRUPT, systemErrno: 0, operation: "backup integrity check")
-        }
-        destination.close()
-        guard rename(temporary, path) == 0 else {
-            throw .sqlite(code: SQLITE_CANTOPEN, extendedCode: SQLITE_CANTOPEN, systemErrno: errno, operation: "backup rename")
-        }
-        finished = true
-        var info = stat()
-        let bytes = stat(path, &info) == 0 ? Int64(info.st_size) : 0
-        return BackupSummary(path: path, pages: pages, bytes: bytes)
+        return pages
     }
 }

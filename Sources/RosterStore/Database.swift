@@ -22,23 +22,9 @@ public final class Database: @unchecked Sendable {
     /// A new file is created with mode 0600 before SQLite opens it; SQLite gives the -wal and -shm
     /// files the same mode, so password hashes are never world-readable whatever the umask.
     /// `busyTimeoutMs` bounds how long a call waits for another connection's lock.
-    public init(path: String, busyTimeoutMs: Int32 = 5_000) throws(StoreError) {
-        self.path = path
+    public convenience init(path: String, busyTimeoutMs: Int32 = 5_000) throws(StoreError) {
         Self.createPrivately(path)
-
-        var connection: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
-        let code = sqlite3_open_v2(path, &connection, flags, nil)
-        guard code == SQLITE_OK, let connection else {
-            let errno = connection.map { sqlite3_system_errno($0) } ?? 0
-            // sqlite3_open_v2 allocates a handle even on failure; it must still be released.
-            sqlite3_close_v2(connection)
-            throw .sqlite(code: code & 0xff, extendedCode: code, systemErrno: errno, operation: "open")
-        }
-        handle = connection
-        sqlite3_extended_result_codes(connection, 1)
-        sqlite3_busy_timeout(connection, busyTimeoutMs)
-
+        try self.init(opening: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, busyTimeoutMs: busyTimeoutMs)
         do throws(StoreError) {
             let mode = try pragmaValue("PRAGMA journal_mode=WAL")
             guard mode?.lowercased() == "wal" else { throw .walUnavailable }
@@ -48,6 +34,29 @@ public final class Database: @unchecked Sendable {
             close()
             throw error
         }
+    }
+
+    /// Opens `path` with exactly `flags` and none of Roster's settings: for looking at a file before deciding
+    /// to use it (read-only), for a scratch `:memory:` database, and for a backup's copy.
+    init(opening path: String, flags: Int32, busyTimeoutMs: Int32 = 5_000) throws(StoreError) {
+        self.path = path
+        var connection: OpaquePointer?
+        let code = sqlite3_open_v2(path, &connection, flags | SQLITE_OPEN_FULLMUTEX, nil)
+        guard code == SQLITE_OK, let connection else {
+            let errno = connection.map { sqlite3_system_errno($0) } ?? 0
+            // sqlite3_open_v2 allocates a handle even on failure; it must still be released.
+            sqlite3_close_v2(connection)
+            throw .sqlite(code: code & 0xff, extendedCode: code, systemErrno: errno, operation: "open")
+        }
+        handle = connection
+        sqlite3_extended_result_codes(connection, 1)
+        sqlite3_busy_timeout(connection, busyTimeoutMs)
+    }
+
+    /// True when SQLite opened the file read-only although it was asked for read-write (a write-protected file):
+    /// it says so only here, and every write would then fail.
+    public var isReadOnly: Bool {
+        handle.map { sqlite3_db_readonly($0, "main") == 1 } ?? true
     }
 
     deinit {

@@ -7,14 +7,12 @@ struct MessageCatalogTests {
         .parseError, .invalidRequest(problem: "batch_unsupported"), .invalidRequest(problem: "not_an_object"),
         .invalidRequest(problem: "invalid_id"), .invalidRequest(problem: "invalid_version"),
         .invalidRequest(problem: "missing_method"), .invalidRequest(problem: "invalid_method"),
-        .invalidRequest(problem: "unknown_member"), .invalidRequest(problem: "duplicate_member"), .requestTooLarge(limit: 1), .methodNotFound(method: "m"),
-        .invalidParams(param: "p", problem: .missing), .invalidParams(param: "p", problem: .wrongType),
-        .invalidParams(param: "p", problem: .outOfRange), .invalidParams(param: "p", problem: .unknown),
-        .invalidParams(param: "p", problem: .unsupportedLocale), .unauthenticated, .forbidden,
+        .invalidRequest(problem: "unknown_member"), .invalidRequest(problem: "duplicate_member"),
+        .requestTooLarge(limit: 1), .methodNotFound(method: "m"), .unauthenticated, .forbidden,
         .unknownForm(form: "f"), .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"),
         .fieldDisabled(form: "f", field: "x"), .notSubmittable(form: "f"), .notFound, .wrongPassword,
         .invalidCredentials, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .storageFull, .internal,
-    ]
+    ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
 
     @Test(arguments: errors)
     func everyRequestErrorHasATextInEveryLocale(error: RosterError) {

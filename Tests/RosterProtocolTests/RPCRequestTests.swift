@@ -139,7 +139,7 @@ struct ParamsTests {
     }
 
     @Test func everyParamsProblemMapsToInvalidParamsCode() {
-        for problem in [ParamProblem.missing, .wrongType, .outOfRange, .unknown, .unsupportedLocale] {
+        for problem in ParamProblem.allCases {
             #expect(ErrorCodes.code(for: .invalidParams(param: "p", problem: problem)) == -32602)
         }
     }

@@ -59,3 +59,12 @@ func fastHasher() throws -> PasswordHasher {
 
 /// A valid-looking Argon2id string for tests that need a user but never verify a password.
 let placeholderHash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+
+/// Adds `count` accounts `user0`, `user1`, … in one statement (one fsync, not one per account).
+func addUsers(_ database: Database, count: Int) throws {
+    try database.execute("""
+        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < \(count))
+        INSERT INTO users(canonical, display, password_hash, created_at)
+        SELECT 'user' || i, 'user' || i, '\(placeholderHash)', 0 FROM n
+        """)
+}
