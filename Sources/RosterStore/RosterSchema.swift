@@ -1,5 +1,16 @@
 /// Roster's schema history. Append only: a shipped migration is never edited, renamed or reordered.
 public enum RosterSchema {
+    /// `PRAGMA application_id` of a Roster database: ASCII "RSTR". It marks the file as ours, so that another
+    /// application's SQLite file is refused instead of being migrated into a Roster database.
+    public static let applicationID: Int32 = 0x5253_5452
+
+    static var applicationIDText: String { hex(applicationID) }
+
+    static func hex(_ id: Int32) -> String {
+        let digits = String(UInt32(bitPattern: id), radix: 16)
+        return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
     /// Every migration, oldest first.
     public static let migrations: [Migrator.Migration] = [
         (name: "0001_users", sql: """
@@ -54,10 +65,42 @@ public enum RosterSchema {
             """),
     ]
 
-    /// Opens the database at `path` and brings its schema up to date, stamping new migrations with `now`.
+    /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system
+    /// accept writes, and the file is empty, Roster's, or adoptable. They come before the daemon makes its lock
+    /// file, so that another application's database is refused without a new file beside it.
+    public static func preflight(path: String) throws(StoreError) {
+        try DatabaseCheck.requireWritable(path)
+        _ = try DatabaseCheck.identity(ofFileAt: path, migrations: migrations)
+    }
+
+    /// Opens the database at `path`, checks it, and brings its schema up to date, stamping new migrations with `now`.
+    ///
+    /// In order, each refusal (`StoreError.refused`) leaving the file as it was: the file and its directory must
+    /// be writable; the file must be empty, carry Roster's application id, or hold exactly the schema of Roster's
+    /// migrations (a database from before the id, which is then adopted); and it must pass `PRAGMA quick_check`.
     public static func open(path: String, now: Int64, busyTimeoutMs: Int32 = 5_000) throws(StoreError) -> Database {
-        let database = try Database(path: path, busyTimeoutMs: busyTimeoutMs)
-        try Migrator.migrate(database, migrations: migrations, now: now)
+        try DatabaseCheck.requireWritable(path)
+        let identity = try DatabaseCheck.identity(ofFileAt: path, migrations: migrations)
+        let database: Database
+        do throws(StoreError) {
+            database = try Database(path: path, busyTimeoutMs: busyTimeoutMs)
+        } catch {
+            throw DatabaseCheck.refusal(for: error, path: path)
+        }
+        guard !database.isReadOnly else {
+            database.close()
+            throw .refused(DatabaseRefusal(.notWritable, path: path, detail: "SQLite could open it only read-only"))
+        }
+        do throws(StoreError) {
+            try DatabaseCheck.requireIntact(database, path: path)
+            if identity != .roster {
+                try database.execute("PRAGMA application_id=\(applicationID)")
+            }
+            try Migrator.migrate(database, migrations: migrations, now: now)
+        } catch {
+            database.close()
+            throw error
+        }
         return database
     }
 }

@@ -19,6 +19,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case duplicateMigration(name: String)
     /// A text or blob longer than SQLite can bind.
     case valueTooLarge(operation: String)
+    /// The database file was checked at open and is not one Roster will serve.
+    case refused(DatabaseRefusal)
 
     // Extended result codes are macros the Swift importer cannot read, so they are rebuilt here
     // from sqlite3.h's definitions.
@@ -67,19 +69,23 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return .closed(operation: operation)
         case .valueTooLarge:
             return .valueTooLarge(operation: operation)
-        case .walUnavailable, .unknownAppliedMigration, .migrationOrderChanged, .duplicateMigration:
+        case .walUnavailable, .unknownAppliedMigration, .migrationOrderChanged, .duplicateMigration, .refused:
             return self
         }
+    }
+
+    /// SQLite's fixed English text for the code, or the description for a failure that is not SQLite's.
+    /// sqlite3_errstr is used, not sqlite3_errmsg, whose text depends on the statement and may hold values.
+    var sqliteText: String {
+        guard case let .sqlite(_, extended, _, _) = self else { return description }
+        return sqlite3_errstr(extended).map { String(cString: $0) } ?? "unknown error"
     }
 
     public var description: String {
         switch self {
         case let .sqlite(code, extended, errno, operation):
-            // sqlite3_errstr gives the fixed English text for a code; sqlite3_errmsg is avoided
-            // because its text depends on the statement and is not guaranteed value-free.
-            let text = sqlite3_errstr(extended).map { String(cString: $0) } ?? "unknown error"
             let os = errno == 0 ? "" : ", errno \(errno)"
-            return "store: \(operation) failed: \(text) (SQLite \(code)/\(extended)\(os))"
+            return "store: \(operation) failed: \(sqliteText) (SQLite \(code)/\(extended)\(os))"
         case let .closed(operation):
             return "store: \(operation) on a closed database"
         case .walUnavailable:
@@ -92,6 +98,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "store: migration \(name) is listed twice"
         case let .valueTooLarge(operation):
             return "store: \(operation) failed: value too large to bind"
+        case let .refused(refusal):
+            return "store: \(refusal)"
         }
     }
 }
