@@ -12,13 +12,16 @@ public enum Daemon {
             print("configuration ok (preset \(config.policy.preset.rawValue))")
             return 0
         } catch {
-            writeToStandardError("rosterd: configuration refused: \(error)\n")
+            writeToStandardError("rosterd: configuration refused: \(LogText.escaped("\(error)"))\n")
             return 1
         }
     }
 
-    /// `--backup PATH`: the database as the daemon would find it, copied and checked.
+    /// `--backup PATH`: the database as the daemon would find it, copied and checked. It takes no `DatabaseLock`:
+    /// it only reads, through SQLite's locking, so it is as safe beside a running daemon as `admin.backup`, and
+    /// holding the lock would keep a daemon from starting while it runs.
     public static func backup(to target: String, _ options: DaemonOptions, environment: [String: String]) -> Int32 {
+        func say(_ text: String) { writeToStandardError("rosterd: \(LogText.escaped(text))\n") }
         do {
             let config = try ConfigLoader.load(configPath: options.configPath)
             let paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
@@ -26,14 +29,18 @@ public enum Daemon {
                                                 configDatabase: config.server.databasePath,
                                                 environment: environment, isRoot: getuid() == 0)
             guard access(paths.database, R_OK) == 0 else {
-                writeToStandardError("rosterd: no database at \(paths.database)\n")
+                say("no database at \(paths.database)")
                 return 1
             }
-            let summary = try Database(path: paths.database).backup(to: target)
-            print("backed up \(paths.database) to \(summary.path) (\(summary.pages) pages, \(summary.bytes) bytes)")
+            let summary = try Database.backupSource(path: paths.database).backup(to: target)
+            print(LogText.escaped("backed up \(paths.database) to \(summary.path) (\(summary.pages) pages, \(summary.bytes) bytes)"))
             return 0
+        } catch BackupError.refused(let refusal) {
+            let why = MessageCatalog.message(for: .invalidParams(param: "path", problem: refusal.problem), locale: .en)
+            say("backup to \(target) refused (\(refusal.rawValue)): \(why)")
+            return 1
         } catch {
-            writeToStandardError("rosterd: backup failed: \(error)\n")
+            say("backup failed: \(error)")
             return 1
         }
     }
@@ -56,8 +63,20 @@ public enum Daemon {
                                             environment: environment, isRoot: getuid() == 0)
             try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
             DaemonPaths.raiseDescriptorLimit()
+            try RosterSchema.preflight(path: paths.database)
         } catch {
             return fail("\(error)")
+        }
+        // Held until serve returns: the kernel drops it when this process ends, however it ends.
+        let lock: DatabaseLock
+        do {
+            lock = try DatabaseLock.acquire(databasePath: paths.database)
+        } catch {
+            return fail("\(error)")
+        }
+        defer { lock.release() }
+        for name in Database.removeStaleBackupPartials(besideDatabaseAt: paths.database) {
+            logger.notice("removed \(name), a backup's partial file left by a process that died")
         }
         let loop: EventLoop
         let server: Server

@@ -12,7 +12,7 @@ let options: DaemonOptions
 do {
     options = try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    writeToStandardError("rosterd: \(error)\n")
+    writeToStandardError("rosterd: \(LogText.escaped("\(error)"))\n")
     exit(2)
 }
 
