@@ -22,7 +22,7 @@ extension Server {
                 ])), handler: Server.adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
-                summary: "Copy the live database to an absolute path, checked with integrity_check (admin only).",
+                summary: "Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only).",
                 params: [FieldSpec("path", .string)],
                 result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
                                  FieldSpec("bytes", .integer(0...Int64.max))])), handler: Server.adminBackup),
