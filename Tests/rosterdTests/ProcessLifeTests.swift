@@ -32,7 +32,9 @@ struct ProcessLifeTests {
 
     @Test func aStaleSocketIsReplacedButALiveOneIsNot() throws {
         let first = try TestDaemon()
-        let second = try TestDaemon(directory: first.directory, waitUntilReady: false)
+        // Its own database: on the same one the database lock would refuse it first (StorageSafetyTests).
+        let second = try TestDaemon(arguments: ["--database", first.directory.path + "/state/second.db"],
+                                    directory: first.directory, waitUntilReady: false)
         #expect(second.waitForExit(timeoutMs: 5_000) == 1)
         #expect(second.waitForLog("already listening"))
         #expect(try first.connect().call("session.whoami")["result"] != nil)
