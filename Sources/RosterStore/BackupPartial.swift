@@ -12,7 +12,7 @@ import Glibc
 /// - it is published with `renameat2(RENAME_NOREPLACE)` (or `link` + `unlink` where the file system has no
 ///   such rename), so a file that appeared at the target meanwhile is never replaced;
 /// - a partial left by a process that died is recognised by its name and its dead PID, and removed by
-///   `removeStale(in:)`; nothing else is ever removed.
+///   `removeStale(in:includingOurPID:)`; nothing else is ever removed.
 final class BackupPartial {
     let name: String
     /// Kept so that its directory stays open as long as this file may need removing from it.
@@ -23,8 +23,8 @@ final class BackupPartial {
 
     private static let prefix = ".roster-backup."
     private static let suffix = ".partial"
-    /// SQLite's sidecars, which a partial should never have (it is written with `journal_mode=OFF`), but a
-    /// stale one is removed with them if some other tool made them.
+    /// SQLite's sidecars: a partial never has them (it is written with `journal_mode=OFF`), but if some other
+    /// tool opened a stale one and made them, they go with it.
     private static let sidecars = ["", "-journal", "-wal", "-shm"]
 
     /// Creates a fresh partial file in the target's directory.
@@ -57,9 +57,9 @@ final class BackupPartial {
     /// Marks the copy as a rollback-journal database: the online backup copies the source's header, which says
     /// WAL, and a file saying WAL grows `-wal` and `-shm` beside it the first time anyone opens it.
     func markRollbackJournal() throws(BackupError) {
-        var versions: [UInt8] = [1, 1]
+        let versions: [UInt8] = [1, 1]
         // Bytes 18 and 19 of the header: the file format write and read versions (1 legacy, 2 WAL).
-        let written = versions.withUnsafeMutableBytes { pwrite(descriptor, $0.baseAddress, 2, 18) }
+        let written = versions.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, 2, 18) }
         guard written == 2 else { throw .store(Self.ioFailure(errno, "backup header")) }
     }
 
@@ -127,8 +127,10 @@ final class BackupPartial {
         guard let sidecar = sidecars.first(where: { rest.hasSuffix(suffix + $0) }) else { return nil }
         rest = rest.dropLast(suffix.count + sidecar.count)
         let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        // Bytes, not Characters: Character.isHexDigit would also take full-width digits.
+        let lowercaseHex = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) }
         guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, String(pid) == parts[0],
-              parts[1].count == 16, parts[1].allSatisfy(\.isHexDigit), parts[1] == parts[1].lowercased() else { return nil }
+              parts[1].utf8.count == 16, parts[1].utf8.allSatisfy(lowercaseHex) else { return nil }
         return pid
     }
 

@@ -153,7 +153,8 @@ struct BackupTests {
         for name in ["copy.db.partial", ".roster-backup.123.0011.partial", ".roster-backup.0123.00112233445566ff.partial",
                      ".roster-backup.-1.00112233445566ff.partial", ".roster-backup.123.00112233445566FF.partial",
                      ".roster-backup.123.00112233445566ff.partial.old", "roster-backup.123.00112233445566ff.partial",
-                     ".roster-backup.123.4.00112233445566ff.partial", ".roster-backup..00112233445566ff.partial"] {
+                     ".roster-backup.123.4.00112233445566ff.partial", ".roster-backup..00112233445566ff.partial",
+                     ".roster-backup.+123.00112233445566ff.partial", ".roster-backup.123.００１１２２３３４４５５６６ｆｆ.partial"] {
             #expect(BackupPartial.ownerPID(of: name) == nil, "\(name)")
         }
     }
