@@ -75,7 +75,25 @@ class FormModel:
         return None
 
 
-class Form:
+class _FormView:
+    """What both form helpers show: the form's name, its fields' states and whether it may be submitted."""
+
+    model: FormModel
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def fields(self) -> dict[str, FieldState]:
+        return self.model.fields
+
+    @property
+    def submittable(self) -> bool:
+        return self.model.submittable
+
+
+class Form(_FormView):
     """A form on a blocking Client. States change only as `states()` or `wait()` read the form's events; other
     events stay queued for `client.events()`.
 
@@ -93,18 +111,6 @@ class Form:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @property
-    def fields(self) -> dict[str, FieldState]:
-        return self.model.fields
-
-    @property
-    def submittable(self) -> bool:
-        return self.model.submittable
 
     def input(self, field: str, value: str) -> int:
         """Sends the field's new value and returns its input revision; the verdict comes as states."""
@@ -143,7 +149,7 @@ class Form:
                 raise TimeoutError(f"form {self.name} did not reach the awaited state within {timeout} s")
 
 
-class AsyncForm:
+class AsyncForm(_FormView):
     """A form on an AsyncClient: the same as Form, with coroutines.
 
         async with client.form("register") as form:
@@ -154,18 +160,6 @@ class AsyncForm:
     def __init__(self, client: AsyncClient, name: str, snapshot: Any) -> None:
         self._client = client
         self.model = FormModel(name, snapshot)
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @property
-    def fields(self) -> dict[str, FieldState]:
-        return self.model.fields
-
-    @property
-    def submittable(self) -> bool:
-        return self.model.submittable
 
     async def input(self, field: str, value: str) -> int:
         rev = (await self._client.form_input(form=self.name, field=field, value=value))["rev"]
