@@ -2,7 +2,7 @@
 SWIFT ?= swift
 PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat \
             systemd python3
-PYTHON_PACKAGES := python3-venv python3-pytest mypy
+PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy
 PYTHON_VENV := .build/python
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
