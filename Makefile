@@ -2,9 +2,12 @@
 SWIFT ?= swift
 PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat \
             systemd python3
+PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy
+PYTHON_VENV := .build/python
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps build release run test bench clean install install-only fuzz sanitize
+.PHONY: all deps python-deps python-env python-test python-methods build release run test bench clean install install-only \
+        fuzz sanitize
 
 FUZZ_SECONDS ?= 60
 
@@ -20,9 +23,10 @@ BUILDDIR ?= .build/release
 
 all: build
 
-deps:
+# $(call install-missing,PACKAGES): apt-get installs what is missing as root; anyone else gets the exact command.
+define install-missing
 	@missing=""; \
-	for p in $(PACKAGES); do \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -35,6 +39,35 @@ deps:
 	    exit 1; \
 	  fi; \
 	fi
+endef
+
+deps:
+	$(call install-missing,$(PACKAGES))
+
+# clients/python: Debian's pytest and mypy, seen from a venv made with Debian's own python3 (not whatever
+# python3 is first on PATH), where the package is installed editable without touching the network.
+python-deps:
+	$(call install-missing,$(PYTHON_PACKAGES))
+
+$(PYTHON_VENV)/installed: clients/python/pyproject.toml
+	test -x $(PYTHON_VENV)/bin/python || /usr/bin/python3 -m venv --system-site-packages $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/python -m pip install -q --no-deps --no-build-isolation --no-index -e ./clients/python
+	touch $@
+
+python-env: python-deps $(PYTHON_VENV)/installed
+
+# mypy --strict and pytest against the debug rosterd that `swift build` made.
+python-test: python-env
+	cd clients/python && $(CURDIR)/$(PYTHON_VENV)/bin/python -m mypy --strict
+	cd clients/python && ROSTERD=$(CURDIR)/.build/debug/rosterd $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+# After a change to the daemon's methods: regenerate the Python clients' methods from its rpc.describe.
+python-methods: python-env build
+	d=$$(mktemp -d) && (.build/debug/rosterd --socket $$d/s --database $$d/db --config /dev/null & echo $$! > $$d/pid) && \
+	  for i in $$(seq 100); do [ -S $$d/s ] && break; sleep 0.05; done && \
+	  $(PYTHON_VENV)/bin/python -m roster._generate --socket $$d/s > $$d/generated.py && \
+	  mv $$d/generated.py clients/python/src/roster/_generated.py; \
+	  status=$$?; kill $$(cat $$d/pid); rm -rf $$d; exit $$status
 
 build: deps
 	$(SWIFT) build
@@ -50,9 +83,10 @@ run: release
 	@echo "Stop it with Ctrl-C."
 	exec $(CURDIR)/.build/release/rosterd
 
-test: deps
+test: deps python-env
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory python-test
 
 # Issue 8: the standard benchmark set against the C floor (a few minutes; not part of `make test`).
 bench: release

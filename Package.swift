@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "rosterd", targets: ["rosterd"]),
         .executable(name: "rosterctl", targets: ["rosterctl"]),
         .executable(name: "roster-bench", targets: ["roster-bench"]),
+        .library(name: "RosterClient", targets: ["RosterClient"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",

@@ -1,0 +1,50 @@
+"""The shapes rosterd's answers share, written once so the generated methods can name them."""
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class Contact(TypedDict):
+    """One contact; absent fields are None, times are Unix milliseconds."""
+
+    id: int
+    name: str
+    phone: str | None
+    email: str | None
+    note: str | None
+    created_at: int
+    updated_at: int
+
+
+class User(TypedDict):
+    """Who a session is logged in as."""
+
+    username: str
+    email: NotRequired[str]
+
+
+class FieldSnapshot(TypedDict):
+    """A field as `form.open` answers it."""
+
+    name: str
+    enabled: bool
+    state: str
+    code: str
+    message: str
+    rev: int
+
+
+class ImportRejection(TypedDict):
+    """A card or row `contacts.import` refused, with why."""
+
+    line: int
+    reason: str
+
+
+class MethodDescription(TypedDict):
+    """One method as `rpc.describe` lists it; optional params end in `?`."""
+
+    name: str
+    summary: str
+    params: dict[str, Any]
+    result: Any

@@ -1,0 +1,87 @@
+"""Each test gets the real rosterd (built by `swift build`) on a temporary socket, database and empty config."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import roster
+
+REPOSITORY = Path(__file__).resolve().parents[3]
+
+
+def rosterd_binary() -> Path:
+    """`$ROSTERD`, else the debug build next to this checkout."""
+    return Path(os.environ.get("ROSTERD") or REPOSITORY / ".build" / "debug" / "rosterd")
+
+
+class Daemon:
+    """A rosterd process of its own, like Tests/rosterdTests/TestDaemon.swift starts."""
+
+    def __init__(self, directory: Path) -> None:
+        binary = rosterd_binary()
+        if not binary.is_file():
+            pytest.fail(f"{binary} is missing: run `swift build` first (or set ROSTERD)")
+        self.directory = directory
+        self.socket_path = str(directory / "run" / "roster.sock")
+        (directory / "rosterd.conf").write_text("")
+        self.stderr = (directory / "rosterd.stderr").open("wb")
+        self.process = subprocess.Popen(
+            [str(binary), "--socket", self.socket_path, "--database", str(directory / "state" / "roster.db"),
+             "--config", str(directory / "rosterd.conf")],
+            env={"PATH": "/usr/bin:/bin", "HOME": str(directory)}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=self.stderr)
+        self._wait_until_listening()
+
+    def _wait_until_listening(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"rosterd exited with {self.process.returncode}: {self.log()}")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.connect(self.socket_path)
+                    return
+                except OSError:
+                    time.sleep(0.01)
+        pytest.fail(f"rosterd did not listen within {timeout} s: {self.log()}")
+
+    def log(self) -> str:
+        return (self.directory / "rosterd.stderr").read_text(errors="replace")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+        self.stderr.close()
+
+
+@pytest.fixture
+def daemon() -> Iterator[Daemon]:
+    with tempfile.TemporaryDirectory(prefix="roster-pytest-") as directory:
+        started = Daemon(Path(directory))
+        try:
+            yield started
+        finally:
+            started.kill()
+
+
+def connect(daemon: Daemon, *, debounce_ms: int | None = 0) -> roster.Client:
+    """A blocking client in English; debounce 0 keeps form tests fast (None keeps the daemon's 500 ms)."""
+    client = roster.Client(daemon.socket_path, timeout=10)
+    client.session_hello(locale="en", client="pytest",
+                         timing=None if debounce_ms is None else {"debounce_ms": debounce_ms, "throttle_ms": 0})
+    return client
+
+
+@pytest.fixture
+def client(daemon: Daemon) -> Iterator[roster.Client]:
+    with connect(daemon) as connected:
+        yield connected
