@@ -40,6 +40,13 @@ struct ContactsSearchTests {
         #expect(ContactSearchKeys.foldQuery("ㄲㅎ") == "ㄲㅎ")
     }
 
+    /// A query may be as long as a request line; folding it appends scalar by scalar (issue 12: appending a
+    /// mapped letter as a sequence copied the whole result each time, quadratic in the query's length).
+    @Test func aLongQueryFoldsWhole() {
+        let query = String(repeating: "Đặng ㄱ ", count: 20_000)
+        #expect(ContactSearchKeys.foldQuery(query) == Array(repeating: "dang \u{3131}", count: 20_000).joined(separator: " "))
+    }
+
     private static let names: [(Int64, String, String?)] = [
         (1, "张三", nil), (2, "王五", nil), (3, "김수현", nil), (4, "Nguyễn Văn Ánh", nil), (5, "Đặng Thu Thảo", nil),
         (6, "Alice Smith", nil), (7, "Bob Jones", "+1 (555) 010-9999"),

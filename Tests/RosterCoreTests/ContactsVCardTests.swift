@@ -112,6 +112,18 @@ struct ContactsVCardTests {
             ]))
     }
 
+    /// The same class of input as CSV's quadratic case (issue 12): one value folded over many physical lines,
+    /// and many line breaks, all read into one note.
+    @Test func manyFoldedLinesMakeOneValue() {
+        let folded = String(repeating: "ab\\n\r\n ", count: 50_000)
+        let text = "BEGIN:VCARD\r\nFN:A\r\nNOTE:" + folded + "\r\n" + String(repeating: "\n", count: 50_000) + "END:VCARD\r\n"
+        let parsed = VCard.parse(text)
+        #expect(parsed.contacts.isEmpty)
+        #expect(parsed.errors == [ContactImportError(line: 3, reason: "note_too_long")])
+        let short = "BEGIN:VCARD\r\nFN:A\r\nNOTE:" + String(repeating: "ab\\n\r\n ", count: 1_000) + "\r\nEND:VCARD\r\n"
+        #expect(VCard.parse(short).drafts == [ContactDraft(name: "A", note: String(repeating: "ab\n", count: 1_000))])
+    }
+
     @Test func emptyInputIsEmpty() {
         #expect(VCard.parse("") == ContactImportResult())
         #expect(VCard.parse("\u{FEFF}BEGIN:VCARD\nFN:A\nEND:VCARD\n").drafts == [ContactDraft(name: "A")])

@@ -25,7 +25,9 @@ enum ContactFolding {
                 result.append(" ")
                 pendingSpace = false
             }
-            result.append(contentsOf: baseLetter(scalar).unicodeScalars)
+            // One scalar at a time: `UnicodeScalarView.append(contentsOf:)` copies the whole view on every call
+            // (issue 12), and a query may be as long as a request line.
+            result.append(baseLetter(scalar))
         }
         return String(result)
     }
@@ -34,7 +36,7 @@ enum ContactFolding {
     /// keeps them: Vietnamese đ above all ("Đặng" must match "dang"). NFKC also turns a lone compatibility
     /// jamo such as ㄱ (U+3131) into the conjoining lead U+1100; mapping it back keeps a query "ㄱㅅ"
     /// comparable with Hangul initials, which are written in compatibility jamo.
-    private static func baseLetter(_ scalar: Unicode.Scalar) -> String {
+    private static func baseLetter(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
         switch scalar.value {
         case 0x0111, 0x0110, 0x00F0: "d"
         case 0x0142, 0x0141: "l"
@@ -42,7 +44,7 @@ enum ContactFolding {
         case 0x0131: "i"
         case 0x0127: "h"
         case 0x1100...0x1112: HangulInitials.compatibilityLeads[Int(scalar.value - 0x1100)]
-        default: String(scalar)
+        default: scalar
         }
     }
 }
