@@ -109,6 +109,20 @@ public struct ContactStore: Sendable {
         return records
     }
 
+    /// Whether the owner has a contact whose fields equal `draft` exactly (as Swift compares them, so a name in
+    /// another Unicode normal form is the same name). `folded` is the draft's `ContactSearchKeys.folded`: equal
+    /// names fold alike, so only the rows of that folded name are read, through `contacts_user_folded`.
+    public func containsDuplicate(userID: Int64, of draft: ContactDraft, folded: String) throws(StoreError) -> Bool {
+        let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE user_id = ? AND key_folded = ?")
+        defer { select.reset() }
+        try select.bind(userID, at: 1)
+        try select.bind(folded, at: 2)
+        while try select.step() {
+            if Self.record(select).contact.draft == draft { return true }
+        }
+        return false
+    }
+
     public func count(userID: Int64) throws(StoreError) -> Int {
         let select = try database.cached("SELECT count(*) FROM contacts WHERE user_id = ?")
         defer { select.reset() }

@@ -63,6 +63,11 @@ public enum RosterSchema {
             ) STRICT;
             CREATE INDEX contacts_user ON contacts(user_id, id);
             """),
+        // Issue 12: an import finds exact duplicates through this index, a few rows per imported card, instead of
+        // reading the whole address book for every import.
+        (name: "0005_contacts_by_folded_name", sql: """
+            CREATE INDEX contacts_user_folded ON contacts(user_id, key_folded);
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

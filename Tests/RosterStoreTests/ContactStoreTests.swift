@@ -37,6 +37,29 @@ struct ContactStoreTests {
         #expect(try store.count(userID: alice) == 0)
     }
 
+    /// Issue 12: an import's duplicate check reads the rows of one folded name through an index, never the book.
+    @Test func duplicatesAreFoundByExactFieldsThroughTheFoldedNameIndex() throws {
+        let directory = try TemporaryDirectory()
+        let database = try directory.rosterDatabase()
+        let (alice, bob) = try twoUsers(database)
+        let store = ContactStore(database: database)
+        let draft = ContactDraft(name: "Ren\u{E9}e", phone: "555", note: "line one\nline two")
+        let folded = ContactSearchKeys(draft: draft).folded
+        _ = try store.insert(userID: alice, draft, keys: ContactSearchKeys(draft: draft), now: 1)
+        #expect(try store.containsDuplicate(userID: alice, of: draft, folded: folded))
+        // The same name in another normal form is the same name, as Swift compares it.
+        let decomposed = ContactDraft(name: "Rene\u{301}e", phone: "555", note: "line one\nline two")
+        #expect(try store.containsDuplicate(userID: alice, of: decomposed, folded: ContactSearchKeys(draft: decomposed).folded))
+        #expect(try !store.containsDuplicate(userID: alice, of: ContactDraft(name: "Ren\u{E9}e", phone: "555"), folded: folded))
+        #expect(try !store.containsDuplicate(userID: alice, of: ContactDraft(name: "RENÉE", phone: "555", note: "line one\nline two"),
+                                             folded: folded))
+        #expect(try !store.containsDuplicate(userID: bob, of: draft, folded: folded))
+        let explain = try database.prepare("EXPLAIN QUERY PLAN SELECT id FROM contacts WHERE user_id = 1 AND key_folded = 'renee'")
+        var plan = ""
+        while try explain.step() { plan += explain.string(at: 3) ?? "" }
+        #expect(plan.contains("contacts_user_folded"), "\(plan)")
+    }
+
     @Test func anImportIsAllOrNothing() throws {
         let directory = try TemporaryDirectory()
         let database = try directory.rosterDatabase()

@@ -8,14 +8,15 @@ import RosterStore
         let dir = try TemporaryDirectory()
         let db = try Database(path: dir.path("a.db"))
         let applied = try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 111)
-        #expect(applied == ["0001_users", "0002_session_tokens", "0003_login_failures", "0004_contacts"])
+        #expect(applied == ["0001_users", "0002_session_tokens", "0003_login_failures", "0004_contacts",
+                            "0005_contacts_by_folded_name"])
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 222) == [])
         db.close()
 
         let reopened = try Database(path: dir.path("a.db"))
         #expect(try Migrator.migrate(reopened, migrations: RosterSchema.migrations, now: 333) == [])
         #expect(try Migrator.appliedNames(reopened) == RosterSchema.migrations.map(\.name))
-        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111")
+        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111,111")
     }
 
     @Test func appendedMigrationIsAppliedAlone() throws {
