@@ -90,7 +90,8 @@ extension Server {
         let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
         let storedEmail = email.isEmpty ? nil : Normalization.canonicalEmail(email)
         let store = { [self] in
-            accounts.register(username: canonical, password: normalized, email: storedEmail) { [self] result in
+            accounts.register(username: canonical, password: normalized, email: storedEmail,
+                              charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .success(let user):
                     accountRegistered(user, by: call.peer, from: nil)
@@ -101,7 +102,7 @@ extension Server {
             }
         }
         guard needsQuality else { return store() }
-        accounts.checkQuality(password: normalized, username: canonical) { result in
+        accounts.checkQuality(password: normalized, username: canonical, charge: call.connection.queueCharge) { result in
             let verdict = Check.passwordQuality(password: normalized, username: canonical).verdict(for: result)
             guard verdict.state == .valid else {
                 return call.fail(.invalidField(field: "password", code: verdict.code.rawValue))
@@ -115,13 +116,14 @@ extension Server {
         let password = Normalization.normalizedPassword(Secret(call.params.string("password") ?? ""),
                                                         nfkc: config.policy.passwordNFKC)
         call.asAuthChange { [self] answer in
-            accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid) { [self] result in
+            accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid,
+                           charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
                     answer(.failure(error))
                 case .success(let user):
-                    accounts.issueToken(for: user) { [self] token in
+                    accounts.issueToken(for: user, charge: call.connection.queueCharge) { [self] token in
                         answer(token.map { bearer in
                             logIn(call.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
                             return ["username": .string(user.canonical), "token": .string(bearer)]
@@ -136,7 +138,7 @@ extension Server {
         let bearer = call.params.string("token") ?? ""
         call.asAuthChange { [self] answer in
             let started = revocations.resumeStarted()
-            accounts.resume(bearer: bearer) { [self] result in
+            accounts.resume(bearer: bearer, charge: call.connection.queueCharge) { [self] result in
                 let revokedMeanwhile = revocations.resumeEnded(startedAt: started, hash: try? result.get().1)
                 answer(result.flatMap { user, hash in
                     guard !revokedMeanwhile else { return .failure(.notFound) }

@@ -2,8 +2,9 @@ import RosterCore
 import RosterStore
 
 /// The user database as the loop sees it: quick reads right here (prepared statements, microseconds), and
-/// everything slow or durable (hashing, verifying, writes with fsync) on the worker pool, with the answer
-/// coming back on the loop. Every completion runs on the loop thread.
+/// everything slow or durable off the loop, with the answer coming back on the loop: Argon2id on the hashing
+/// lane, writes with fsync on the storage lane (see `WorkerLanes`). Every completion runs on the loop thread,
+/// and every job is charged to the connection that asked (`QueueCharge`).
 final class Accounts {
     typealias Completion<T> = (Result<T, RosterError>) -> Void
 
@@ -11,7 +12,7 @@ final class Accounts {
     private let database: Database
     private let users: UserStore
     private let failures: LoginFailureStore
-    let pool: WorkerPool<WorkerContext>
+    let lanes: WorkerLanes
     private let logger: Logger
     var policy: Policy
     /// Log-in attempts being verified right now, per rate-limit key.
@@ -20,12 +21,12 @@ final class Accounts {
     private var backupInFlight = false
     private static let backupRetryAfterMs: Int64 = 1_000
 
-    init(loop: EventLoop, database: Database, pool: WorkerPool<WorkerContext>, policy: Policy, logger: Logger) {
+    init(loop: EventLoop, database: Database, lanes: WorkerLanes, policy: Policy, logger: Logger) {
         self.loop = loop
         self.database = database
         self.users = UserStore(database: database)
         self.failures = LoginFailureStore(database: database)
-        self.pool = pool
+        self.lanes = lanes
         self.policy = policy
         self.logger = logger
     }
@@ -56,7 +57,7 @@ final class Accounts {
     func loadUsernameDirectory() {
         let logger = self.logger
         let started = loop.now
-        offload({ context in
+        store(.daemon, force: true, { context in
             do throws(StoreError) {
                 return .success(try UserStore(database: try context.database()).allCanonicalUsernames())
             } catch {
@@ -90,15 +91,23 @@ final class Accounts {
         }
     }
 
-    // MARK: Work on the pool
+    // MARK: Work on the lanes
 
-    private func offload<T>(bounded: Bool = false, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
-                            completion: @escaping Completion<T>) {
-        pool.run(on: loop, bounded: bounded, job, completion: completion)
+    private func hash<T>(_ charge: QueueCharge, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
+                         completion: @escaping Completion<T>) {
+        lanes.hashing.run(on: loop, charge: charge, job, completion: completion)
     }
 
-    func checkQuality(password: Secret, username: String, completion: @escaping (CheckResult) -> Void) {
-        offload({ context in .success(context.quality().check(password: password, username: username)) }) { result in
+    /// `force` for the write that follows a hash already computed, which must not be refused (see `FairQueue`).
+    private func store<T>(_ charge: QueueCharge, force: Bool = false,
+                          _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
+                          completion: @escaping Completion<T>) {
+        lanes.storage.run(on: loop, charge: charge, force: force, job, completion: completion)
+    }
+
+    /// libpwquality is CPU work but not Argon2id: a keystroke's verdict waits for it, so it does not stand back.
+    func checkQuality(password: Secret, username: String, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
+        store(charge, { context in .success(context.quality().check(password: password, username: username)) }) { result in
             switch result {
             case .success(let verdict): completion(verdict)
             case .failure: completion(.failed)
@@ -106,33 +115,53 @@ final class Accounts {
         }
     }
 
-    /// Hashes and stores a new account; `taken` names the field that clashed.
-    func register(username: String, password: Secret, email: String?, completion: @escaping Completion<UserRecord>) {
+    /// Hashes (hashing lane) and stores (storage lane) a new account; `taken` names the field that clashed.
+    func register(username: String, password: Secret, email: String?, charge: QueueCharge,
+                  completion: @escaping Completion<UserRecord>) {
         let memory = policy.hashMemoryKiB
         let iterations = policy.hashIterations
         let logger = self.logger
-        offload(bounded: true, { context in
-            do {
-                let hash = try context.hasher(memoryKiB: memory, iterations: iterations).hash(password.exposed)
-                let store = UserStore(database: try context.database())
-                return .success(try store.insertUser(canonical: username, display: username, email: email,
-                                                     passwordHash: hash, createdAt: WallClock.nowMs()))
-            } catch let error as UserStoreError {
-                return .failure(error.rosterError(logger: logger))
-            } catch let error as StoreError {
-                return .failure(error.rosterError(logger: logger))
+        hash(charge, { context in
+            do throws(CryptoError) {
+                return .success(try context.hasher(memoryKiB: memory, iterations: iterations).hash(password.exposed))
             } catch {
                 logger.error("registration failed: \(error)")
                 return .failure(.internal)
             }
-        }, completion: { [weak self] result in
-            if case .success(let user) = result { self?.usernames.add(user.canonical) }
-            completion(result)
+        }, completion: { [weak self] hashed in
+            guard let self else { return }
+            let hash: String
+            switch hashed {
+            case .success(let computed): hash = computed
+            case .failure(let error): return completion(.failure(error))
+            }
+            self.store(charge, force: true, { context in
+                do {
+                    let store = UserStore(database: try context.database())
+                    return .success(try context.writeTurn.take {
+                        try store.insertUser(canonical: username, display: username, email: email, passwordHash: hash,
+                                             createdAt: WallClock.nowMs())
+                    })
+                } catch let error as UserStoreError {
+                    return .failure(error.rosterError(logger: logger))
+                } catch let error as StoreError {
+                    return .failure(error.rosterError(logger: logger))
+                } catch {
+                    logger.error("registration failed: \(error)")
+                    return .failure(.internal)
+                }
+            }, completion: { [weak self] result in
+                if case .success(let user) = result { self?.usernames.add(user.canonical) }
+                completion(result)
+            })
         })
     }
 
     /// Verifies a log-in under the shared rate limit: per account and per peer uid, failures counted durably.
-    func login(identifier: String, password: Secret, peerUID: UInt32, completion: @escaping Completion<UserRecord>) {
+    /// The password is verified on the hashing lane; the failure it records, or the upgraded hash, is written on
+    /// the storage lane before the answer, so the count survives a restart.
+    func login(identifier: String, password: Secret, peerUID: UInt32, charge: QueueCharge,
+               completion: @escaping Completion<UserRecord>) {
         let now = WallClock.nowMs()
         let found: UserRecord?
         do {
@@ -165,10 +194,7 @@ final class Accounts {
         let iterations = policy.hashIterations
         let reveal = policy.revealUnknownUsers
         let logger = self.logger
-        offload(bounded: true, { context in
-            Accounts.verify(found, password: password, failureKeys: keys, memoryKiB: memory, iterations: iterations,
-                            revealUnknownUsers: reveal, context: &context, logger: logger)
-        }, completion: { [weak self] result in
+        let finish: Completion<UserRecord> = { [weak self] result in
             if let self {
                 for key in keys {
                     let left = self.attemptsInFlight[key, default: 1] - 1
@@ -176,30 +202,70 @@ final class Accounts {
                 }
             }
             completion(result)
+        }
+        hash(charge, { context in
+            Accounts.verify(found, password: password, memoryKiB: memory, iterations: iterations,
+                            context: &context, logger: logger)
+        }, completion: { [weak self] verified in
+            guard let self else { return }
+            switch verified {
+            case .failure(let error):
+                finish(.failure(error))
+            case .success(.accepted(let user, upgradedHash: nil)):
+                finish(.success(user))
+            case .success(let outcome):
+                self.store(charge, force: true, { context in
+                    Accounts.record(outcome, failureKeys: keys, revealUnknownUsers: reveal, context: &context, logger: logger)
+                }, completion: finish)
+            }
         })
     }
 
-    /// The worker side of a log-in: a real verify, or a dummy one of the same cost for an unknown user.
-    private static func verify(_ user: UserRecord?, password: Secret, failureKeys: [String], memoryKiB: Int,
-                               iterations: Int, revealUnknownUsers: Bool, context: inout WorkerContext,
-                               logger: Logger) -> Result<UserRecord, RosterError> {
-        do {
+    /// What the hashing lane found, for the storage lane to record.
+    private enum Verification: Sendable {
+        case accepted(UserRecord, upgradedHash: String?)
+        case refused(knownUser: Bool)
+    }
+
+    /// The hashing side of a log-in: a real verify, or a dummy one of the same cost for an unknown user, and a
+    /// new hash when the stored one was made with other parameters.
+    private static func verify(_ user: UserRecord?, password: Secret, memoryKiB: Int, iterations: Int,
+                               context: inout WorkerContext, logger: Logger) -> Result<Verification, RosterError> {
+        do throws(CryptoError) {
             let hasher = try context.hasher(memoryKiB: memoryKiB, iterations: iterations)
-            let database = try context.database()
             guard let user, hasher.verify(password.exposed, against: user.passwordHash) else {
                 if user == nil { hasher.dummyVerify(password.exposed) }
-                let failures = LoginFailureStore(database: database)
-                let now = WallClock.nowMs()
-                try failures.record(keys: failureKeys, at: now)
+                return .success(.refused(knownUser: user != nil))
+            }
+            let upgraded = hasher.needsRehash(user.passwordHash) ? try hasher.hash(password.exposed) : nil
+            return .success(.accepted(user, upgradedHash: upgraded))
+        } catch {
+            logger.error("log-in verification failed: \(error)")
+            return .failure(.internal)
+        }
+    }
+
+    /// The storage side of a log-in: the failure counted, or the upgraded hash stored.
+    private static func record(_ verification: Verification, failureKeys: [String], revealUnknownUsers: Bool,
+                               context: inout WorkerContext, logger: Logger) -> Result<UserRecord, RosterError> {
+        do {
+            let database = try context.database()
+            switch verification {
+            case .refused(let knownUser):
+                try context.writeTurn.take { () throws(StoreError) in
+                    try LoginFailureStore(database: database).record(keys: failureKeys, at: WallClock.nowMs())
+                }
                 guard revealUnknownUsers else { return .failure(.invalidCredentials) }
-                return .failure(user == nil ? .notFound : .wrongPassword)
+                return .failure(knownUser ? .wrongPassword : .notFound)
+            case .accepted(let user, let upgradedHash):
+                if let upgradedHash {
+                    try context.writeTurn.take {
+                        try UserStore(database: database).updatePasswordHash(userID: user.id, hash: upgradedHash)
+                    }
+                    logger.info("password hash upgraded to the parameters in force", [("ROSTER_USER", user.canonical)])
+                }
+                return .success(user)
             }
-            if hasher.needsRehash(user.passwordHash) {
-                let upgraded = try hasher.hash(password.exposed)
-                try UserStore(database: database).updatePasswordHash(userID: user.id, hash: upgraded)
-                logger.info("password hash upgraded to the parameters in force", [("ROSTER_USER", user.canonical)])
-            }
-            return .success(user)
         } catch let error as UserStoreError {
             return .failure(error.rosterError(logger: logger))
         } catch let error as StoreError {
@@ -210,14 +276,17 @@ final class Accounts {
         }
     }
 
-    /// A fresh bearer token for `user`, stored only as its hash.
-    func issueToken(for user: UserRecord, completion: @escaping Completion<String>) {
+    /// A fresh bearer token for `user`, stored only as its hash. It follows a verified password or a new account,
+    /// so it is never refused: the expensive part already ran.
+    func issueToken(for user: UserRecord, charge: QueueCharge, completion: @escaping Completion<String>) {
         let logger = self.logger
-        offload({ context in
+        store(charge, force: true, { context in
             do {
                 let token = try SessionToken.generate()
-                try SessionTokenStore(database: try context.database()).insert(tokenHash: token.hash, userID: user.id,
-                                                                               now: WallClock.nowMs())
+                let store = SessionTokenStore(database: try context.database())
+                try context.writeTurn.take { () throws(StoreError) in
+                    try store.insert(tokenHash: token.hash, userID: user.id, now: WallClock.nowMs())
+                }
                 return .success(token.bearer)
             } catch let error as StoreError {
                 return .failure(error.rosterError(logger: logger))
@@ -229,17 +298,21 @@ final class Accounts {
     }
 
     /// The account behind a token that has not idled out; `not_found` for any other.
-    func resume(bearer: String, completion: @escaping Completion<(UserRecord, [UInt8])>) {
+    func resume(bearer: String, charge: QueueCharge, completion: @escaping Completion<(UserRecord, [UInt8])>) {
         guard let hash = SessionToken.hash(bearer: bearer) else {
             completion(.failure(.notFound))
             return
         }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
         let logger = self.logger
-        offload({ context in
+        store(charge, { context in
             do {
                 let store = SessionTokenStore(database: try context.database())
-                guard let user = try store.resume(tokenHash: hash, now: WallClock.nowMs(), idleLimitMs: idleMs) else {
+                // A resume writes too: it moves the token's last use.
+                let found = try context.writeTurn.take { () throws(StoreError) in
+                    try store.resume(tokenHash: hash, now: WallClock.nowMs(), idleLimitMs: idleMs)
+                }
+                guard let user = found else {
                     return .failure(.notFound)
                 }
                 return .success((user, hash))
@@ -251,11 +324,13 @@ final class Accounts {
         }, completion: completion)
     }
 
-    func revoke(tokenHash: [UInt8], completion: @escaping Completion<Void>) {
+    /// Never refused: a logout must take effect even while the user's budget is spent.
+    func revoke(tokenHash: [UInt8], charge: QueueCharge, completion: @escaping Completion<Void>) {
         let logger = self.logger
-        offload({ context in
+        store(charge, force: true, { context in
             do {
-                _ = try SessionTokenStore(database: try context.database()).revoke(tokenHash: tokenHash)
+                let store = SessionTokenStore(database: try context.database())
+                _ = try context.writeTurn.take { () throws(StoreError) in try store.revoke(tokenHash: tokenHash) }
                 return .success(())
             } catch let error as StoreError {
                 return .failure(error.rosterError(logger: logger))
@@ -267,11 +342,11 @@ final class Accounts {
 
     /// An online copy of the database, made by a worker's own connection while the loop keeps serving. One at a
     /// time: each holds a worker and reads the whole file for seconds, so a second one waits its turn (`busy`).
-    func backup(to path: String, completion: @escaping Completion<BackupSummary>) {
+    func backup(to path: String, charge: QueueCharge, completion: @escaping Completion<BackupSummary>) {
         guard !backupInFlight else { return completion(.failure(.busy(retryAfterMs: Self.backupRetryAfterMs))) }
         backupInFlight = true
         let logger = self.logger
-        offload({ context in
+        store(charge, { context in
             do throws(BackupError) {
                 let database: Database
                 do throws(StoreError) { database = try context.database() } catch { throw .store(error) }
@@ -288,11 +363,13 @@ final class Accounts {
     /// Drops failures older than the window and tokens idle past their limit; both are dead weight by then.
     func pruneExpired() {
         let policy = self.policy
-        _ = pool.submit(bounded: false) { context in
+        _ = lanes.storage.submit(.daemon, force: true) { context in
             guard let database = try? context.database() else { return }
             let now = WallClock.nowMs()
-            _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)
-            _ = try? SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000)
+            context.writeTurn.take {
+                _ = try? LoginFailureStore(database: database).prune(olderThan: now - policy.rateLimitInterval.nanoseconds / 1_000_000)
+                _ = try? SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000)
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ extension Server {
                     FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
                     FieldSpec("hash_raised", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
+                    FieldSpec("queues", .described("{hashing, storage}, each {workers, waiting, running, limit, refused, raised}")),
                 ])), handler: Server.adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
@@ -35,7 +36,7 @@ extension Server {
         guard path.hasPrefix("/"), !path.hasSuffix("/") else {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
         }
-        accounts.backup(to: path) { [self] result in
+        accounts.backup(to: path, charge: call.connection.queueCharge) { [self] result in
             switch result {
             case .success(let summary):
                 logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
@@ -52,6 +53,7 @@ extension Server {
             return
         }
         let uptime = loop.now - startedAt
+        let hashing = accounts.lanes.hashing.stats
         call.succeed([
             "version": .string(RosterVersion.version),
             "pid": .int(Int(getpid())),
@@ -64,11 +66,22 @@ extension Server {
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),
             "connections_accepted": .int(stats.connectionsAccepted),
-            "hash_workers": .int(accounts.pool.threadCount),
-            "hash_queue": .int(accounts.pool.waitingCount),
-            "hash_queue_limit": .int(accounts.pool.queueLimit),
-            "hash_raised": .int(accounts.pool.raisedCount),
+            "hash_workers": .int(hashing.workers),
+            "hash_queue": .int(hashing.waiting),
+            "hash_queue_limit": .int(hashing.limit),
+            "hash_raised": .int(hashing.raised),
             "username_directory": .string(accounts.usernameDirectoryPhase.rawValue),
+            "queues": [
+                "hashing": Self.queueJSON(hashing),
+                "storage": Self.queueJSON(accounts.lanes.storage.stats),
+            ],
         ])
+    }
+
+    private static func queueJSON(_ stats: WorkerPool<WorkerContext>.Stats) -> JSONValue {
+        [
+            "workers": .int(stats.workers), "waiting": .int(stats.waiting), "running": .int(stats.running),
+            "limit": .int(stats.limit), "refused": .int(stats.refused), "raised": .int(stats.raised),
+        ]
     }
 }

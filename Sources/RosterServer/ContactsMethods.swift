@@ -68,7 +68,7 @@ extension Server {
         guard let userID = owner(call) else { return }
         let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
-        contacts.add(userID: userID, draft) { result in
+        contacts.add(userID: userID, draft, charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["contact": ContactJSON.encode($0)] })
         }
     }
@@ -77,14 +77,14 @@ extension Server {
         guard let userID = owner(call) else { return }
         contacts.update(userID: userID, id: call.params.int("id") ?? 0, name: call.params.string("name"),
                         phone: call.params.string("phone"), email: call.params.string("email"),
-                        note: call.params.string("note")) { result in
+                        note: call.params.string("note"), charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["contact": ContactJSON.encode($0)] })
         }
     }
 
     private func removeContact(_ call: Call) {
         guard let userID = owner(call) else { return }
-        contacts.remove(userID: userID, id: call.params.int("id") ?? 0) { result in
+        contacts.remove(userID: userID, id: call.params.int("id") ?? 0, charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
         }
     }
@@ -92,7 +92,8 @@ extension Server {
     private func importContacts(_ call: Call) {
         guard let userID = owner(call),
               let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
-        contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "") { [self] result in
+        contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
+                                charge: call.connection.queueCharge) { [self] result in
             if case .success(let summary) = result {
                 logger.info("contacts imported: \(summary.added.count) added, \(summary.skipped) skipped, \(summary.errors.count) rejected",
                             [("ROSTER_USER", call.session.user?.canonical ?? ""), ("ROSTER_EVENT", "contacts_import")])
@@ -109,7 +110,7 @@ extension Server {
     private func exportContacts(_ call: Call) {
         guard let userID = owner(call),
               let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
-        contacts.export(userID: userID, format: format) { result in
+        contacts.export(userID: userID, format: format, charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["data": .string($0)] })
         }
     }

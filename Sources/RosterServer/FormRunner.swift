@@ -165,14 +165,15 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
         case .emailAvailable(let canonical): facts.append(.check(token, accounts.emailAvailability(canonical)))
         case .accountExists(let canonical): facts.append(.check(token, accounts.accountExistence(canonical)))
         case .passwordQuality(let password, let username):
-            accounts.checkQuality(password: password, username: username) { [weak self] result in
+            accounts.checkQuality(password: password, username: username, charge: connection.queueCharge) { [weak self] result in
                 self?.feed(.check(token, result))
             }
         }
     }
 
     private func register(username: String, password: Secret, email: String?) {
-        server.accounts.register(username: username, password: password, email: email) { [weak self] result in
+        server.accounts.register(username: username, password: password, email: email,
+                                 charge: connection.queueCharge) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let user):
@@ -185,7 +186,8 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     }
 
     private func login(identifier: String, password: Secret) {
-        server.accounts.login(identifier: identifier, password: password, peerUID: connection.peer.uid) { [weak self] result in
+        server.accounts.login(identifier: identifier, password: password, peerUID: connection.peer.uid,
+                              charge: connection.queueCharge) { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let user): self.logIn(user)
@@ -196,7 +198,7 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
 
     /// Registration and log-in both end here: a token for the CLI to resume with, then the session is the user's.
     private func logIn(_ user: UserRecord) {
-        server.accounts.issueToken(for: user) { [weak self] token in
+        server.accounts.issueToken(for: user, charge: connection.queueCharge) { [weak self] token in
             guard let self else { return }
             if case .success(let bearer) = token {
                 self.issuedToken = bearer

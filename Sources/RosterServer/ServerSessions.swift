@@ -19,6 +19,7 @@ extension Server {
 
     func configChanged() {
         accounts.policy = config.policy
+        accounts.lanes.apply(config.server)
         plainAnswers = PlainAnswers()
         for connection in connections.values { connection.settings = config.server }
         for form in allOpenForms { form.policyChanged(config.policy) }

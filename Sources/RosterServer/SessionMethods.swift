@@ -85,7 +85,7 @@ extension Server {
                 logOut(call.connection)
                 return answer(.success([:]))
             }
-            accounts.revoke(tokenHash: tokenHash) { [self] result in
+            accounts.revoke(tokenHash: tokenHash, charge: call.connection.queueCharge) { [self] result in
                 answer(result.map { _ in
                     tokenRevoked(tokenHash, except: call.connection)
                     logOut(call.connection)

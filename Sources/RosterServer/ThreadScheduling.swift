@@ -2,10 +2,11 @@ import CLinux
 import Dispatch
 import Glibc
 
-/// How the loop and the pool's workers share the cores: a keystroke's event should not wait behind a 30 ms
-/// Argon2id run, and a log-in must not wait forever on a busy host.
+/// How the loop and the hashing lane's workers share the cores: a keystroke's event should not wait behind a
+/// 30 ms Argon2id run, and a log-in must not wait forever on a busy host. Only Argon2id stands back (issue 12):
+/// the storage lane's durable writes, reads, imports and exports run at the daemon's own priority.
 ///
-/// Workers rest at SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough on
+/// Hashing workers rest at SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough on
 /// Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
 /// during issue 8's log-in storm (a shorter slice for the loop did not change that). But SCHED_IDLE gets only
 /// what the host leaves over, so the pool raises its workers to SCHED_OTHER at nice 10 whenever work stands
@@ -37,8 +38,8 @@ enum ThreadScheduling {
         return answer.withLock { $0 }
     }()
 
-    /// Called on each worker thread itself: nice 10, then SCHED_IDLE when it can be undone.
-    static func workerThread(restAtIdle: Bool) {
+    /// Called on each hashing worker thread itself: nice 10, then SCHED_IDLE when it can be undone.
+    static func standBackWorker(restAtIdle: Bool) {
         standBack(to: workerNice)
         if restAtIdle { rest() }
     }

@@ -2,15 +2,18 @@ import RosterCore
 import RosterStore
 
 /// What one worker thread owns: its own SQLite connection, its hasher for the parameters in force, and its
-/// libpwquality settings. Built lazily so that a failure reads as a job's error, not a dead thread.
+/// libpwquality settings. Built lazily so that a failure reads as a job's error, not a dead thread. Every
+/// worker shares one `writeTurn`: each write transaction runs inside it.
 struct WorkerContext {
     let databasePath: String
+    let writeTurn: WriteTurn
     private var openedDatabase: Database?
     private var hasher: PasswordHasher?
     private var qualityChecker: PasswordQualityChecker?
 
-    init(databasePath: String) {
+    init(databasePath: String, writeTurn: WriteTurn) {
         self.databasePath = databasePath
+        self.writeTurn = writeTurn
     }
 
     mutating func database() throws(StoreError) -> Database {

@@ -2,17 +2,39 @@ import Dispatch
 import RosterCore
 import Glibc
 
-/// A fixed set of threads for work that must not run on the loop (Argon2id, libpwquality, durable writes),
-/// with a bounded queue: when it is full, `submit` refuses at once so the caller can answer `busy`.
+/// A fixed set of threads for work that must not run on the loop, fed by a `FairQueue`: jobs are charged to
+/// a payer and a connection, payers take turns, jobs of one order run one at a time, and past a budget
+/// `submit` refuses at once so the caller can answer `busy`.
 ///
-/// Workers rest at idle priority (see `ThreadScheduling`). A watchdog thread, asleep while nothing is queued,
-/// raises them to nice 10 when jobs wait and no worker has started or finished one for `stallLimit`, or when
-/// a job has run that long: on a host whose cores are all busy, idle-priority threads get almost no time,
-/// and a log-in must still be answered. A raised worker rests again once it finds the queue empty.
+/// A `.standBack` pool (Argon2id) rests at idle priority (see `ThreadScheduling`). A watchdog thread, asleep
+/// while nothing is queued, raises its workers to nice 10 when jobs wait and no worker has started or
+/// finished one for `stallLimit`, or when a job has run that long: on a host whose cores are all busy,
+/// idle-priority threads get almost no time, and a log-in must still be answered. A raised worker rests
+/// again once it finds the queue empty. A `.normal` pool (durable writes, reads, imports, exports) keeps the
+/// daemon's own priority: issue 12 measured a `contacts.add` at 233 ms instead of 12 ms with two CPU hogs on
+/// the host while every worker stood back.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
-public final class WorkerPool<Context>: @unchecked Sendable {
-    public typealias Job = @Sendable (inout Context) -> Void
+final class WorkerPool<Context>: @unchecked Sendable {
+    typealias Job = @Sendable (inout Context) -> Void
+
+    /// How the workers share the cores with the loop and the rest of the host.
+    enum Priority {
+        /// SCHED_IDLE with the watchdog; nice 10 throughout where SCHED_IDLE cannot be undone.
+        case standBack
+        /// The daemon's own priority, untouched.
+        case normal
+    }
+
+    /// What `admin.stats` shows of a pool.
+    struct Stats: Equatable {
+        var workers: Int
+        var waiting: Int
+        var running: Int
+        var limit: Int
+        var refused: Int
+        var raised: Int
+    }
 
     private struct Worker {
         var thread: pid_t = 0
@@ -22,29 +44,17 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     }
 
     private struct State {
-        var jobs: [Job] = []
-        var head = 0
+        var queue: FairQueue<Job>
         var stopping = false
         var workers: [Worker] = []
         /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
         var lastProgress: UInt64 = 0
         /// How many times the watchdog raised the workers.
         var raisings = 0
+        /// A moving average of how long a job runs, for `retry_after_ms`.
+        var meanJobNs: Double
 
-        var waiting: Int { jobs.count - head }
-
-        mutating func take(worker: Int, now: UInt64) -> Job? {
-            guard head < jobs.count else { return nil }
-            let job = jobs[head]
-            head += 1
-            lastProgress = now
-            workers[worker].busySince = now
-            if head > 1_024 && head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
-            return job
-        }
+        var waiting: Int { queue.waiting }
 
         /// Whether work has stood still for `stall` ns: jobs waiting with no progress, or a job running that long.
         func stalled(now: UInt64, stall: UInt64) -> Bool {
@@ -56,77 +66,99 @@ public final class WorkerPool<Context>: @unchecked Sendable {
         var busy: Bool { waiting > 0 || workers.contains { $0.busySince != nil } }
     }
 
-    public let threadCount: Int
-    public let queueLimit: Int
+    /// What a worker does next.
+    private enum Turn {
+        case run(FairQueue<Job>.Entry)
+        case stop
+    }
+
+    /// Names the pool in logs and `admin.stats`.
+    let name: String
+    let threadCount: Int
     /// How long work may stand still before the workers are raised.
-    public let stallLimit: Duration
-    /// Whether the workers rest at idle priority (false: they stay at the caller's).
-    public let idleWorkers: Bool
-    private let state = Locked(State())
-    private let available = DispatchSemaphore(value: 0)
+    let stallLimit: Duration
+    /// Whether the workers rest at idle priority (false: nice 10 throughout, or `.normal`'s own priority).
+    let idleWorkers: Bool
+    let priority: Priority
+    private let state: Monitor<State>
     /// Signalled on every submit, so the watchdog sleeps for good while nothing is queued.
     private let watchdogWake = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
 
-    /// `idleWorkers: false` keeps the workers at the caller's priority (tests of the pool's own logic, which
-    /// must not depend on how busy the machine running them is). Idle workers also need to be raisable
-    /// (`ThreadScheduling.workersCanRestAtIdle`); where they are not, they run at nice 10 throughout.
-    public init(threads: Int, queueLimit: Int, stallLimit: Duration = .milliseconds(500), idleWorkers: Bool = true,
-                makeContext: @escaping @Sendable () -> Context) {
+    /// `typicalJob` is the first guess at a job's run time, before any has run. Idle workers need to be
+    /// raisable (`ThreadScheduling.workersCanRestAtIdle`); where they are not, `.standBack` means nice 10.
+    init(name: String, threads: Int, budget: QueueBudget, priority: Priority, stallLimit: Duration = .milliseconds(500),
+         typicalJob: Duration = .milliseconds(40), makeContext: @escaping @Sendable () -> Context) {
+        self.name = name
         self.threadCount = max(1, threads)
-        self.queueLimit = max(1, queueLimit)
         self.stallLimit = stallLimit
-        self.idleWorkers = idleWorkers && ThreadScheduling.workersCanRestAtIdle
+        self.priority = priority
+        self.idleWorkers = priority == .standBack && ThreadScheduling.workersCanRestAtIdle
         self.makeContext = makeContext
+        state = Monitor(State(queue: FairQueue(budget: budget), meanJobNs: Double(max(0, typicalJob.nanoseconds))))
         state.withLock { $0.workers = Array(repeating: Worker(), count: threadCount) }
         for index in 0..<threadCount { startWorker(index) }
-        if self.idleWorkers { startDetachedThread { [self] in self.watch() } }
+        if idleWorkers { startDetachedThread { [self] in self.watch() } }
+    }
+
+    /// The budgets in force; a reload may change them (jobs already queued stay).
+    var budget: QueueBudget {
+        get { state.withLock { $0.queue.budget } }
+        set { state.withLock { $0.queue.budget = newValue } }
     }
 
     /// How many times the workers were raised because work stood still.
-    public var raisedCount: Int { state.withLock { $0.raisings } }
+    var raisedCount: Int { state.withLock { $0.raisings } }
 
     /// The workers' kernel thread ids (0 until a thread has started), so tests can read their policy.
     var workerThreads: [pid_t] { state.withLock { $0.workers.map(\.thread) } }
 
     /// Jobs waiting for a thread (not counting those running).
-    public var waitingCount: Int { state.withLock { $0.waiting } }
+    var waitingCount: Int { state.withLock { $0.waiting } }
 
-    /// Queues `job`; false when the queue is full (or the pool is stopping), and the job will never run.
-    /// `bounded: false` is for cheap follow-up work (a token after a verified password), which must not be
-    /// refused after the expensive part already ran.
-    public func submit(bounded: Bool = true, _ job: @escaping Job) -> Bool {
-        let now = Self.monotonicNow()
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopping, !bounded || state.waiting < queueLimit else { return false }
-            // Waiting starts now; an idle pool has not stalled.
-            if state.waiting == 0 { state.lastProgress = max(state.lastProgress, now) }
-            state.jobs.append(job)
-            return true
+    var stats: Stats {
+        state.withLock { state in
+            Stats(workers: threadCount, waiting: state.queue.waiting, running: state.queue.running,
+                  limit: state.queue.budget.jobs, refused: state.queue.refused, raised: state.raisings)
         }
-        if accepted {
-            available.signal()
-            watchdogWake.signal()
-        }
-        return accepted
     }
 
-    /// A fair guess at how long until a queued job would start, for `retry_after_ms`.
-    public func estimatedWaitMs(perJobMs: Int64 = 40) -> Int64 {
-        let waiting = Int64(waitingCount)
-        return max(perJobMs, (waiting / Int64(threadCount) + 1) * perJobMs)
+    /// Queues `job`, charged as `charge`; a refusal (a budget is spent, or the pool is stopping) means it will
+    /// never run. `force` is for work that must not be refused: what follows an expensive part that already
+    /// ran (a token after a verified password), and the daemon's own chores. See `FairQueue` for the rules.
+    func submit(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false, _ job: @escaping Job) -> QueueRefusal? {
+        let now = Self.monotonicNow()
+        let refusal = state.withLock { state -> QueueRefusal? in
+            guard !state.stopping else { return QueueRefusal(scope: .total, charged: state.queue.jobs) }
+            // Waiting starts now; an idle pool has not stalled.
+            if state.waiting == 0 { state.lastProgress = max(state.lastProgress, now) }
+            return state.queue.enqueue(job, charge: charge, order: order, force: force)
+        }
+        if refusal == nil {
+            state.signal()
+            if idleWorkers { watchdogWake.signal() }
+        }
+        return refusal
+    }
+
+    /// A fair guess at when a job refused now would be taken, for `retry_after_ms`: the queue ahead of it
+    /// spread over the threads, at the jobs' measured pace.
+    func retryAfterMs(for refusal: QueueRefusal) -> Int64 {
+        let (waiting, meanNs) = state.withLock { ($0.waiting, $0.meanJobNs) }
+        let rounds = Double(waiting / threadCount + 1)
+        return Int64(min(60_000, max(10, (rounds * meanNs / 1_000_000).rounded(.up))))
     }
 
     /// Lets the threads finish the queue, then end.
-    public func stop() {
+    func stop() {
         state.withLock { $0.stopping = true }
-        for _ in 0..<threadCount { available.signal() }
+        state.broadcast()
         watchdogWake.signal()
     }
 
     private func startWorker(_ index: Int) {
         startDetachedThread { [self] in
-            ThreadScheduling.workerThread(restAtIdle: idleWorkers)
+            if priority == .standBack { ThreadScheduling.standBackWorker(restAtIdle: idleWorkers) }
             let thread = ThreadScheduling.currentThreadID()
             state.withLock { $0.workers[index].thread = thread }
             work(index)
@@ -136,15 +168,24 @@ public final class WorkerPool<Context>: @unchecked Sendable {
     private func work(_ index: Int) {
         var context = makeContext()
         while true {
-            available.wait()
-            let started = Self.monotonicNow()
-            guard let job = state.withLock({ $0.take(worker: index, now: started) }) else {
-                if state.withLock({ $0.stopping && $0.waiting == 0 }) { return }
-                continue
+            let turn = state.wait { state -> Turn? in
+                if let entry = state.queue.next() {
+                    let started = Self.monotonicNow()
+                    state.lastProgress = started
+                    state.workers[index].busySince = started
+                    return .run(entry)
+                }
+                // Jobs still waiting behind a running one of their order are finished before the end.
+                return state.stopping && state.waiting == 0 ? .stop : nil
             }
-            job(&context)
+            guard case .run(let entry) = turn else { return }
+            entry.job(&context)
             let finished = Self.monotonicNow()
-            state.withLock { state in
+            let wakeOthers = state.withLock { state -> Bool in
+                state.queue.finished(entry)
+                if let started = state.workers[index].busySince, finished >= started {
+                    state.meanJobNs += (Double(finished - started) - state.meanJobNs) / 8
+                }
                 state.lastProgress = finished
                 state.workers[index].busySince = nil
                 // Raised because work stood still; with nothing left to do, it rests again.
@@ -152,7 +193,10 @@ public final class WorkerPool<Context>: @unchecked Sendable {
                     state.workers[index].raised = false
                     ThreadScheduling.rest()
                 }
+                return state.waiting > 0 || state.stopping
             }
+            // Its order may have held a job back that another worker can take now (or the pool is ending).
+            if wakeOthers { state.broadcast() }
         }
     }
 
@@ -212,17 +256,17 @@ func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
 }
 
 extension WorkerPool {
-    /// Runs `job` on a worker and hands its result to `completion` on `loop`'s thread. A `bounded` job (password
-    /// hashing) refused by a full queue is answered `busy` at once; unbounded work is cheap and always queued.
-    func run<T>(on loop: EventLoop, bounded: Bool = false,
+    /// Runs `job` on a worker and hands its result to `completion` on `loop`'s thread; a job refused by a
+    /// budget is answered `busy` at once, with a `retry_after_ms` from the pool's pace.
+    func run<T>(on loop: EventLoop, charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
                 _ job: @escaping @Sendable (inout Context) -> Result<T, RosterError>,
                 completion: @escaping (Result<T, RosterError>) -> Void) {
         let bound = LoopBound(value: completion)
-        let accepted = submit(bounded: bounded) { context in
+        let refusal = submit(charge, order: order, force: force) { context in
             let result = LoopBound(value: job(&context))
             loop.execute { bound.value(result.value) }
         }
-        if !accepted { completion(.failure(.busy(retryAfterMs: estimatedWaitMs()))) }
+        if let refusal { completion(.failure(.busy(retryAfterMs: retryAfterMs(for: refusal)))) }
     }
 }
 

@@ -128,6 +128,12 @@ struct ConfigDaemonConfigTests {
         OutputSoftLimitBytes=1M
         OutputHardLimitBytes=4M
         OutputStallTimeoutSec=500ms
+        StorageWorkers=3
+        MaxQueuedJobs=500
+        MaxQueuedJobsPerUser=20
+        MaxQueuedJobsPerConnection=5
+        MaxQueuedImportBytes=8M
+        MaxQueuedImportBytesPerUser=2M
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -144,7 +150,9 @@ struct ConfigDaemonConfigTests {
                 socketPath: "/run/roster/test.sock", databasePath: "/var/lib/roster/test.db",
                 logLevel: .debug, maxLineBytes: 131_072, maxConnections: 100, maxConnectionsPerUID: 10,
                 idleLineTimeout: .seconds(30), outputSoftLimitBytes: 1 << 20, outputHardLimitBytes: 4 << 20,
-                outputStallTimeout: .milliseconds(500), hashWorkers: 4, hashQueueLimit: 128))
+                outputStallTimeout: .milliseconds(500), hashWorkers: 4, hashQueueLimit: 128,
+                storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
+                maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })

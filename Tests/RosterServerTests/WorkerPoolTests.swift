@@ -1,30 +1,129 @@
 import CLinux
 import Dispatch
 import Glibc
+import RosterCore
 import Testing
 @testable import RosterServer
 
 @Suite("Worker pool")
 struct WorkerPoolTests {
+    private static let roomy = QueueBudget(jobs: 64, jobsPerPayer: 64, jobsPerConnection: 64, bytes: 1 << 20,
+                                           bytesPerPayer: 1 << 20)
+    private static let alice = QueueCharge(payer: .account(1), connection: 1)
+    private static let bob = QueueCharge(payer: .account(2), connection: 2)
+
     /// A job that runs longer than the stall limit looks, from outside, like a worker starved by a busy host:
     /// the watchdog must raise it to an ordinary thread, and once the queue is empty it rests at idle again.
     /// Policies are read from outside the worker, so a loaded machine that delays it cannot change the answer.
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
     func aStalledWorkerIsRaisedAndRestsAgainAfterwards() {
-        let pool = WorkerPool<Int>(threads: 1, queueLimit: 8, stallLimit: .milliseconds(20)) { 0 }
-        let thread = waitFor { pool.workerThreads.first.flatMap { $0 == 0 ? nil : $0 } }
-        guard let thread else {
-            Issue.record("the worker never started")
-            return
-        }
+        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: Self.roomy, priority: .standBack,
+                                   stallLimit: .milliseconds(20)) { 0 }
+        guard let thread = Self.threads(of: pool).first else { return }
         #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         let release = DispatchSemaphore(value: 0)
-        #expect(pool.submit { _ in release.wait() })
+        #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
         #expect(waitFor { sched_getscheduler(thread) == 0 ? true : nil } == true)
         #expect(pool.raisedCount == 1)
         release.signal()
         #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         pool.stop()
+    }
+
+    @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
+    func aPoolThatKeepsMovingIsNeverRaised() {
+        let pool = WorkerPool<Int>(name: "test", threads: 2, budget: Self.roomy, priority: .standBack,
+                                   stallLimit: .seconds(30)) { 0 }
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<50 { #expect(pool.submit(Self.alice) { context in context += 1; done.signal() } == nil) }
+        for _ in 0..<50 { #expect(done.wait(timeout: .now() + 20) == .success) }
+        #expect(pool.raisedCount == 0)
+        #expect(pool.waitingCount == 0)
+        pool.stop()
+    }
+
+    /// Issue 12: with every worker at SCHED_IDLE, two CPU hogs made a `contacts.add` take 233 ms. The storage
+    /// lane keeps the daemon's own policy and nice, idle or busy; only the hashing lane stands back.
+    @Test func onlyTheHashingLaneStandsBack() {
+        let directory = "/tmp/roster-lanes-\(getpid())"
+        let lanes = WorkerLanes(settings: ServerSettings(hashWorkers: 1, storageWorkers: 2), cores: 2,
+                                databasePath: directory + "/never-opened.db")
+        defer {
+            lanes.hashing.stop()
+            lanes.storage.stop()
+        }
+        let storage = Self.threads(of: lanes.storage)
+        #expect(storage.count == 2)
+        errno = 0
+        let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        #expect(lanes.storage.submit(Self.alice) { _ in started.signal(); release.wait() } == nil)
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        for thread in storage {
+            #expect(sched_getscheduler(thread) == 0, "a storage worker is not SCHED_OTHER")
+            #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice)
+        }
+        release.signal()
+        if ThreadScheduling.workersCanRestAtIdle, let hashing = Self.threads(of: lanes.hashing).first {
+            #expect(waitFor { sched_getscheduler(hashing) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        }
+    }
+
+    /// `contacts.add` then `contacts.remove` pipelined must not swap, and must not hold up another user.
+    @Test func oneOrdersJobsRunInTurnWhileAnotherPayerPasses() {
+        let pool = WorkerPool<Int>(name: "test", threads: 2, budget: Self.roomy, priority: .normal) { 0 }
+        let order = QueueOrder.contacts(userID: 1)
+        let ran = Locked<[String]>([])
+        let release = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        #expect(pool.submit(Self.alice, order: order) { _ in release.wait(); ran.withLock { $0.append("add") }; done.signal() } == nil)
+        #expect(pool.submit(Self.alice, order: order) { _ in ran.withLock { $0.append("remove") }; done.signal() } == nil)
+        #expect(pool.submit(Self.bob) { _ in ran.withLock { $0.append("bob") }; done.signal() } == nil)
+        // Bob's job runs on the second worker while "add" holds the first; "remove" waits for "add".
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(ran.withLock { $0 } == ["bob"])
+        release.signal()
+        for _ in 0..<2 { #expect(done.wait(timeout: .now() + 10) == .success) }
+        #expect(ran.withLock { $0 } == ["bob", "add", "remove"])
+        pool.stop()
+    }
+
+    @Test func aSpentBudgetIsRefusedAtOnceWithARetryHint() {
+        let budget = QueueBudget(jobs: 64, jobsPerPayer: 2, jobsPerConnection: 64, bytes: 1 << 20, bytesPerPayer: 1 << 20)
+        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: budget, priority: .normal) { 0 }
+        let release = DispatchSemaphore(value: 0)
+        #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
+        #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
+        let refusal = pool.submit(Self.alice) { _ in Issue.record("a refused job ran") }
+        #expect(refusal?.scope == .payer)
+        if let refusal { #expect(pool.retryAfterMs(for: refusal) >= 10) }
+        #expect(pool.submit(Self.bob) { _ in } == nil)
+        #expect(pool.stats.refused == 1)
+        release.signal()
+        release.signal()
+        pool.stop()
+    }
+
+    @Test func workersAtNormalPriorityAreNeverIdle() {
+        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: Self.roomy, priority: .normal) { 0 }
+        let policy = Locked<Int32>(-1)
+        let done = DispatchSemaphore(value: 0)
+        #expect(pool.submit(Self.alice) { _ in policy.withLock { $0 = sched_getscheduler(0) }; done.signal() } == nil)
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(policy.withLock { $0 } == 0)
+        pool.stop()
+    }
+
+    /// The pool's kernel thread ids, once every worker has started.
+    private static func threads<Context>(of pool: WorkerPool<Context>) -> [pid_t] {
+        for _ in 0..<1_500 {
+            let threads = pool.workerThreads
+            if !threads.contains(0) { return threads }
+            usleep(10_000)
+        }
+        Issue.record("the workers never started")
+        return []
     }
 
     /// Polls `probe` every 10 ms for up to 15 s.
@@ -34,26 +133,5 @@ struct WorkerPoolTests {
             usleep(10_000)
         }
         return nil
-    }
-
-    @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
-    func aPoolThatKeepsMovingIsNeverRaised() {
-        let pool = WorkerPool<Int>(threads: 2, queueLimit: 64, stallLimit: .seconds(30)) { 0 }
-        let done = DispatchSemaphore(value: 0)
-        for _ in 0..<50 { #expect(pool.submit { context in context += 1; done.signal() }) }
-        for _ in 0..<50 { #expect(done.wait(timeout: .now() + 20) == .success) }
-        #expect(pool.raisedCount == 0)
-        #expect(pool.waitingCount == 0)
-        pool.stop()
-    }
-
-    @Test func workersKeptAtTheCallersPriorityAreNeverIdle() {
-        let pool = WorkerPool<Int>(threads: 1, queueLimit: 8, idleWorkers: false) { 0 }
-        let policy = Locked<Int32>(-1)
-        let done = DispatchSemaphore(value: 0)
-        #expect(pool.submit { _ in policy.withLock { $0 = sched_getscheduler(0) }; done.signal() })
-        #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(policy.withLock { $0 } == 0)
-        pool.stop()
     }
 }

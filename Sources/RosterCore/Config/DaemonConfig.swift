@@ -37,6 +37,9 @@
 /// | `MaxConnections=`, `MaxConnectionsPerUser=` | 1…1000000 |
 /// | `IdleLineTimeoutSec=`, `OutputStallTimeoutSec=` | time span, 1ms…1d |
 /// | `OutputSoftLimitBytes=`, `OutputHardLimitBytes=` | size, 1K…1G, soft ≤ hard |
+/// | `StorageWorkers=` | 0…1024, 0 = one per core, at least 2 |
+/// | `MaxQueuedJobs=`, `MaxQueuedJobsPerUser=`, `MaxQueuedJobsPerConnection=` | 1…1000000 |
+/// | `MaxQueuedImportBytes=`, `MaxQueuedImportBytesPerUser=` | size, 1K…1G |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -139,6 +142,8 @@ enum ConfigKey: CaseIterable {
     case memoryKiB, iterations, workers, queueLimit
     case socket, database, logLevel, maxLineBytes, maxConnections, maxConnectionsPerUser, idleLineTimeoutSec
     case outputSoftLimitBytes, outputHardLimitBytes, outputStallTimeoutSec
+    case storageWorkers, maxQueuedJobs, maxQueuedJobsPerUser, maxQueuedJobsPerConnection
+    case maxQueuedImportBytes, maxQueuedImportBytesPerUser
 
     var section: ConfigSection {
         switch self {
@@ -152,7 +157,9 @@ enum ConfigKey: CaseIterable {
         case .memoryKiB, .iterations, .workers, .queueLimit:
             .hashing
         case .socket, .database, .logLevel, .maxLineBytes, .maxConnections, .maxConnectionsPerUser,
-             .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec:
+             .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec,
+             .storageWorkers, .maxQueuedJobs, .maxQueuedJobsPerUser, .maxQueuedJobsPerConnection,
+             .maxQueuedImportBytes, .maxQueuedImportBytesPerUser:
             .server
         }
     }
@@ -188,6 +195,12 @@ enum ConfigKey: CaseIterable {
         case .outputSoftLimitBytes: "OutputSoftLimitBytes"
         case .outputHardLimitBytes: "OutputHardLimitBytes"
         case .outputStallTimeoutSec: "OutputStallTimeoutSec"
+        case .storageWorkers: "StorageWorkers"
+        case .maxQueuedJobs: "MaxQueuedJobs"
+        case .maxQueuedJobsPerUser: "MaxQueuedJobsPerUser"
+        case .maxQueuedJobsPerConnection: "MaxQueuedJobsPerConnection"
+        case .maxQueuedImportBytes: "MaxQueuedImportBytes"
+        case .maxQueuedImportBytesPerUser: "MaxQueuedImportBytesPerUser"
         }
     }
 
@@ -200,6 +213,7 @@ enum ConfigKey: CaseIterable {
     static let workersRange = 0...1024
     static let maxLineBytesRange = 1024...(16 << 20)
     static let outputBytesRange = 1024...(1 << 30)
+    static let queuedBytesRange = 1024...(1 << 30)
     static let rateLimitIntervalRange = Duration.seconds(1)...Duration.seconds(7 * 86_400)
     static let sessionIdleRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
     static let timeoutsRange = Duration.milliseconds(1)...Duration.seconds(86_400)
@@ -287,6 +301,18 @@ enum ConfigKey: CaseIterable {
             return set(\.server.outputHardLimitBytes, try value.size(Self.outputBytesRange))
         case .outputStallTimeoutSec:
             return set(\.server.outputStallTimeout, try value.timeSpan(Self.timeoutsRange))
+        case .storageWorkers:
+            return set(\.server.storageWorkers, try value.integer(Self.workersRange, " of threads (0 = one per core)"))
+        case .maxQueuedJobs:
+            return set(\.server.maxQueuedJobs, try value.integer(Self.countsRange, " of queued jobs"))
+        case .maxQueuedJobsPerUser:
+            return set(\.server.maxQueuedJobsPerUser, try value.integer(Self.countsRange, " of queued jobs"))
+        case .maxQueuedJobsPerConnection:
+            return set(\.server.maxQueuedJobsPerConnection, try value.integer(Self.countsRange, " of queued jobs"))
+        case .maxQueuedImportBytes:
+            return set(\.server.maxQueuedImportBytes, try value.size(Self.queuedBytesRange))
+        case .maxQueuedImportBytesPerUser:
+            return set(\.server.maxQueuedImportBytesPerUser, try value.size(Self.queuedBytesRange))
         }
     }
 

@@ -1,4 +1,7 @@
 /// The `[Server]` and `[Hashing] Workers=/QueueLimit=` settings: the daemon's resources rather than the forms' rules.
+///
+/// Queued work (issue 12) is charged to the connection that asked and to its user (the peer uid before a log-in),
+/// on each of the two worker lanes: hashing (Argon2id) and storage (everything else that leaves the loop).
 public struct ServerSettings: Equatable, Sendable {
     /// `Socket=`; nil means the contract's default (`--socket`, `$ROSTER_SOCKET`, the per-user or system path).
     public var socketPath: String?
@@ -20,8 +23,20 @@ public struct ServerSettings: Equatable, Sendable {
     public var outputStallTimeout: Duration
     /// Argon2id worker threads; 0 means one per core.
     public var hashWorkers: Int
-    /// Hash jobs waiting for a worker; beyond it requests get `busy`.
+    /// Hash jobs queued (waiting or running) in all; beyond it requests get `busy`.
     public var hashQueueLimit: Int
+    /// Storage worker threads (durable writes, reads, imports, exports); 0 means one per core, at least 2.
+    public var storageWorkers: Int
+    /// Storage jobs queued in all.
+    public var maxQueuedJobs: Int
+    /// Jobs one user (or, before a log-in, one peer uid) may have queued on a lane.
+    public var maxQueuedJobsPerUser: Int
+    /// Jobs one connection may have queued on a lane.
+    public var maxQueuedJobsPerConnection: Int
+    /// Bytes of import data queued in all; one import larger than this alone still waits its turn.
+    public var maxQueuedImportBytes: Int
+    /// Bytes of import data one user may have queued; one larger import alone still waits its turn.
+    public var maxQueuedImportBytesPerUser: Int
 
     public init(socketPath: String? = nil,
                 databasePath: String? = nil,
@@ -34,7 +49,13 @@ public struct ServerSettings: Equatable, Sendable {
                 outputHardLimitBytes: Int = 32 << 20,
                 outputStallTimeout: Duration = .seconds(60),
                 hashWorkers: Int = 0,
-                hashQueueLimit: Int = 64) {
+                hashQueueLimit: Int = 64,
+                storageWorkers: Int = 0,
+                maxQueuedJobs: Int = 4096,
+                maxQueuedJobsPerUser: Int = 64,
+                maxQueuedJobsPerConnection: Int = 32,
+                maxQueuedImportBytes: Int = 64 << 20,
+                maxQueuedImportBytesPerUser: Int = 16 << 20) {
         self.socketPath = socketPath
         self.databasePath = databasePath
         self.logLevel = logLevel
@@ -47,5 +68,11 @@ public struct ServerSettings: Equatable, Sendable {
         self.outputStallTimeout = outputStallTimeout
         self.hashWorkers = hashWorkers
         self.hashQueueLimit = hashQueueLimit
+        self.storageWorkers = storageWorkers
+        self.maxQueuedJobs = maxQueuedJobs
+        self.maxQueuedJobsPerUser = maxQueuedJobsPerUser
+        self.maxQueuedJobsPerConnection = maxQueuedJobsPerConnection
+        self.maxQueuedImportBytes = maxQueuedImportBytes
+        self.maxQueuedImportBytesPerUser = maxQueuedImportBytesPerUser
     }
 }

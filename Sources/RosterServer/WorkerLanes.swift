@@ -1,0 +1,48 @@
+import RosterCore
+
+/// The daemon's two worker pools (issue 12). Argon2id alone runs on `hashing`, which stands back for the loop
+/// (idle priority and its watchdog); durable writes, reads, imports, exports and libpwquality run on `storage`
+/// at the daemon's own priority. A log-in's token, a resume or a logout therefore never waits behind anyone's
+/// hashing, and each lane's fair queue keeps one user's imports from holding up another user's turn.
+final class WorkerLanes {
+    let hashing: WorkerPool<WorkerContext>
+    let storage: WorkerPool<WorkerContext>
+
+    init(settings: ServerSettings, cores: Int, databasePath: String) {
+        let writeTurn = WriteTurn()
+        let context: @Sendable () -> WorkerContext = { WorkerContext(databasePath: databasePath, writeTurn: writeTurn) }
+        hashing = WorkerPool(name: "hashing", threads: settings.hashWorkers > 0 ? settings.hashWorkers : cores,
+                             budget: settings.hashingBudget, priority: .standBack, typicalJob: .milliseconds(40),
+                             makeContext: context)
+        // Two threads at least, so a long export or backup leaves one for everyone else's writes.
+        storage = WorkerPool(name: "storage", threads: settings.storageWorkers > 0 ? settings.storageWorkers : max(2, cores),
+                             budget: settings.storageBudget, priority: .normal, typicalJob: .milliseconds(5),
+                             makeContext: context)
+    }
+
+    /// A reload's budgets apply to jobs queued from now on.
+    func apply(_ settings: ServerSettings) {
+        hashing.budget = settings.hashingBudget
+        storage.budget = settings.storageBudget
+    }
+}
+
+extension ServerSettings {
+    /// `[Hashing] QueueLimit=` in all; a user or a connection may not hold more than all of it.
+    var hashingBudget: QueueBudget {
+        QueueBudget(jobs: hashQueueLimit, jobsPerPayer: min(maxQueuedJobsPerUser, hashQueueLimit),
+                    jobsPerConnection: min(maxQueuedJobsPerConnection, hashQueueLimit), bytes: .max, bytesPerPayer: .max)
+    }
+
+    var storageBudget: QueueBudget {
+        QueueBudget(jobs: maxQueuedJobs, jobsPerPayer: maxQueuedJobsPerUser, jobsPerConnection: maxQueuedJobsPerConnection,
+                    bytes: maxQueuedImportBytes, bytesPerPayer: maxQueuedImportBytesPerUser)
+    }
+}
+
+extension Connection {
+    /// Who this connection's next job is charged to: its user once logged in, its peer uid before.
+    var queueCharge: QueueCharge {
+        QueueCharge(payer: session.user.map { .account($0.id) } ?? .peer(peer.uid), connection: id)
+    }
+}
