@@ -80,7 +80,7 @@ final class WorkerPool<Context>: @unchecked Sendable {
     /// Whether the workers rest at idle priority (false: nice 10 throughout, or `.normal`'s own priority).
     let idleWorkers: Bool
     let priority: Priority
-    private let state: Monitor<State>
+    private let state: Locked<State>
     /// Signalled on every submit, so the watchdog sleeps for good while nothing is queued.
     private let watchdogWake = DispatchSemaphore(value: 0)
     private let makeContext: @Sendable () -> Context
@@ -95,7 +95,7 @@ final class WorkerPool<Context>: @unchecked Sendable {
         self.priority = priority
         self.idleWorkers = priority == .standBack && ThreadScheduling.workersCanRestAtIdle
         self.makeContext = makeContext
-        state = Monitor(State(queue: FairQueue(budget: budget), meanJobNs: Double(max(0, typicalJob.nanoseconds))))
+        state = Locked(State(queue: FairQueue(budget: budget), meanJobNs: Double(max(0, typicalJob.nanoseconds))))
         state.withLock { $0.workers = Array(repeating: Worker(), count: threadCount) }
         for index in 0..<threadCount { startWorker(index) }
         if idleWorkers { startDetachedThread { [self] in self.watch() } }

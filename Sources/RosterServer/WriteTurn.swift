@@ -11,7 +11,7 @@ final class WriteTurn: Sendable {
         var serving: UInt64 = 0
     }
 
-    private let tickets = Monitor(Tickets())
+    private let tickets = Locked(Tickets())
 
     /// Runs `body` once every writer that asked before has finished.
     func take<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
