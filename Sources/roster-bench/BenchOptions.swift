@@ -1,7 +1,8 @@
 /// roster-bench's command line.
 struct BenchOptions {
     enum Scenario: String, CaseIterable {
-        case pingpong, pipelined, typing, idle, users, contacts, storm
+        case pingpong, pipelined, typing, idle, users, contacts, storm, parse
+        case cpuHogs = "cpu-hogs"
     }
 
     var json = false
@@ -23,8 +24,15 @@ struct BenchOptions {
     var pipelinedSeconds = 2.0
     var typingSeconds = 3.0
     var keystrokeIntervalMs = 100.0
+    var hogAdds = 200
+    var hogRegistrations = 20
+    var importsOfOneRow = 100
     /// Set by the parent process: serve the C floor on this path instead of benchmarking.
     var serveFloor: String?
+    /// Set by the parent process: busy-loop for ever (a CPU hog of the cpu-hogs scenario).
+    var spin = false
+    /// `--parse-once FORMAT BYTES`: parse the parse scenario's input once and exit (for callgrind).
+    var parseOnce: (format: ParseInput.Format, bytes: Int)?
 
     static let usage = """
         roster-bench [OPTIONS...]
@@ -35,7 +43,8 @@ struct BenchOptions {
           --json                 Print the report as JSON instead of a table
           --quick                A few hundred operations per scenario (a smoke test, not a measurement)
           --runs N               Repeat each scenario N times (default 3)
-          --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm
+          --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm,parse,
+                                 cpu-hogs
           --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
           --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
           --keep                 Keep the work directory (seeded databases) afterwards
@@ -44,6 +53,7 @@ struct BenchOptions {
           --sessions N           Typing sessions (default 1000)
           --idle-connections N   Connections for the idle-memory scenario (default 10000)
           --storm-logins N       Concurrent log-ins in the storm (default 200)
+          --parse-once FORMAT BYTES  Parse the parse scenario's input (csv or vcard, of BYTES) once and exit
         """
 
     static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions {
@@ -72,6 +82,11 @@ struct BenchOptions {
             case "--idle-connections": options.idleConnections = max(1, try number(argument))
             case "--storm-logins": options.stormLogins = max(1, try number(argument))
             case "--serve-floor": options.serveFloor = try value(argument)
+            case "--spin": options.spin = true
+            case "--parse-once":
+                let name = try value(argument)
+                guard let format = ParseInput.Format(rawValue: name) else { throw BenchError("unknown format \(name)") }
+                options.parseOnce = (format, try number(argument))
             case "--only":
                 var chosen: [Scenario] = []
                 for name in try value(argument).split(separator: ",") {
@@ -104,5 +119,8 @@ struct BenchOptions {
         pipelinedSeconds = 0.2
         typingSeconds = 0.5
         keystrokeIntervalMs = 20
+        hogAdds = 10
+        hogRegistrations = 1
+        importsOfOneRow = 20
     }
 }

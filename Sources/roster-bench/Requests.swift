@@ -25,6 +25,19 @@ enum Requests {
         line(id: id, method: "auth.login", params: "{\"username\":\"\(username)\",\"password\":\"\(password)\"}")
     }
 
+    static func register(id: Int, username: String, password: String) -> [UInt8] {
+        line(id: id, method: "users.register", params: "{\"username\":\"\(username)\",\"password\":\"\(password)\"}")
+    }
+
+    static func addContact(_ name: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "contacts.add", params: "{\"name\":\"\(name)\"}")
+    }
+
+    /// A `contacts.import` of one CSV row (`name` plain ASCII).
+    static func importOneRow(_ name: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "contacts.import", params: "{\"format\":\"csv\",\"data\":\"name\\r\\n\(name)\\r\\n\"}")
+    }
+
     static func search(_ query: String, id: Int = 1) -> [UInt8] {
         var escaped = ""
         for scalar in query.unicodeScalars {

@@ -41,11 +41,14 @@ final class Suite {
         }
         _ = UnixSocket.raiseDescriptorLimit()
         // Room for 10,000 idle connections and a 200-log-in storm from one uid (the per-uid limit on failed
-        // log-ins counts attempts in flight, so its burst is raised; all of these log-ins succeed).
+        // log-ins counts attempts in flight, so its burst is raised, and so are the per-user queue budgets, which
+        // count a peer uid's log-ins; all of these log-ins succeed).
         try writeText(configPath, """
             [Server]
             MaxConnections=20000
             MaxConnectionsPerUser=20000
+            MaxQueuedJobsPerUser=1024
+            MaxQueuedJobsPerConnection=1024
             [Login]
             RateLimitBurst=100
             [Hashing]
@@ -116,6 +119,8 @@ final class Suite {
             case .users: try usersAtScale()
             case .contacts: try contactsAtScale()
             case .storm: try loginStorm()
+            case .parse: try parse()
+            case .cpuHogs: try cpuHogs()
             }
         }
     }

@@ -14,6 +14,19 @@ do {
     exit(2)
 }
 
+if options.spin {
+    var turns: UInt64 = 0
+    while true {
+        turns &+= 1
+        if turns == 0 { writeError("") }
+    }
+}
+
+if let once = options.parseOnce {
+    let result = ParseInput.parse(once.format, ParseInput.text(once.format, bytes: once.bytes))
+    exit(result.contacts.count + result.errors.count == 1 ? 0 : 1)
+}
+
 if let path = options.serveFloor {
     _ = roster_floor_serve(path)
     writeError("roster-bench: the floor could not serve \(path): \(String(cString: strerror(errno)))\n")

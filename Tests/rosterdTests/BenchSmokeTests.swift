@@ -11,7 +11,8 @@ struct BenchSmokeTests {
                                  in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("| scenario"))
-        for scenario in ["ping-pong", "pipelined", "typing", "idle", "users", "contacts", "log-in storm"] {
+        for scenario in ["ping-pong", "pipelined", "typing", "idle", "users", "contacts", "log-in storm", "parse csv",
+                         "parse vcard", "cpu-hogs"] {
             #expect(result.stdout.contains(scenario), "no \(scenario) row")
         }
     }
