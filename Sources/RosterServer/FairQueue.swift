@@ -96,9 +96,6 @@ struct FairQueue<Job> {
     /// Jobs handed out by `next` and not yet finished.
     var running: Int { jobs - waiting }
 
-    /// Jobs charged to `payer` (waiting or running).
-    func charged(to payer: Payer) -> Int { jobsByPayer[payer, default: 0] }
-
     /// Queues `job`, or refuses it (and it will never run); see the rules above.
     mutating func enqueue(_ job: Job, charge: Charge, order: Order? = nil, force: Bool = false) -> Refusal? {
         if !force, let refusal = refusal(for: charge) {

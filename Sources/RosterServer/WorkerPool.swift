@@ -141,12 +141,14 @@ final class WorkerPool<Context>: @unchecked Sendable {
         return refusal
     }
 
-    /// A fair guess at when a job refused now would be taken, for `retry_after_ms`: the queue ahead of it
-    /// spread over the threads, at the jobs' measured pace.
+    /// A fair guess at when a job refused now would find room, for `retry_after_ms`: a place frees when a job
+    /// charged there finishes, so the queue ahead spread over the threads, at the jobs' measured pace, and no
+    /// more rounds than the refusing budget holds jobs (a user's own jobs free its places).
     func retryAfterMs(for refusal: QueueRefusal) -> Int64 {
         let (waiting, meanNs) = state.withLock { ($0.waiting, $0.meanJobNs) }
-        let rounds = Double(waiting / threadCount + 1)
-        return Int64(min(60_000, max(10, (rounds * meanNs / 1_000_000).rounded(.up))))
+        var rounds = waiting / threadCount + 1
+        if refusal.scope != .total { rounds = min(rounds, max(1, refusal.charged)) }
+        return Int64(min(60_000, max(10, (Double(rounds) * meanNs / 1_000_000).rounded(.up))))
     }
 
     /// Lets the threads finish the queue, then end.
