@@ -28,10 +28,12 @@ final class WorkerLanes {
 }
 
 extension ServerSettings {
-    /// `[Hashing] QueueLimit=` in all; a user or a connection may not hold more than all of it.
+    /// `[Hashing] QueueLimit=` in all, of which one user (or one peer uid before a log-in) or one connection
+    /// may hold half at most, so a flood of registrations from one uid always leaves room for another's log-in.
     var hashingBudget: QueueBudget {
-        QueueBudget(jobs: hashQueueLimit, jobsPerPayer: min(maxQueuedJobsPerUser, hashQueueLimit),
-                    jobsPerConnection: min(maxQueuedJobsPerConnection, hashQueueLimit), bytes: .max, bytesPerPayer: .max)
+        let half = max(1, hashQueueLimit / 2)
+        return QueueBudget(jobs: hashQueueLimit, jobsPerPayer: min(maxQueuedJobsPerUser, half),
+                           jobsPerConnection: min(maxQueuedJobsPerConnection, half), bytes: .max, bytesPerPayer: .max)
     }
 
     var storageBudget: QueueBudget {

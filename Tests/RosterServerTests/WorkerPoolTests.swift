@@ -70,6 +70,19 @@ struct WorkerPoolTests {
         }
     }
 
+    /// The budgets each lane takes from the settings: imports' bytes only on storage, and on hashing no user or
+    /// connection may hold more than half the queue, so one uid's registrations always leave room for others.
+    @Test func eachLaneTakesItsBudgetsFromTheSettings() {
+        let settings = ServerSettings(hashQueueLimit: 64, maxQueuedJobs: 500, maxQueuedJobsPerUser: 40,
+                                      maxQueuedJobsPerConnection: 20, maxQueuedImportBytes: 9_000,
+                                      maxQueuedImportBytesPerUser: 3_000)
+        #expect(settings.hashingBudget == QueueBudget(jobs: 64, jobsPerPayer: 32, jobsPerConnection: 20, bytes: .max,
+                                                      bytesPerPayer: .max))
+        #expect(settings.storageBudget == QueueBudget(jobs: 500, jobsPerPayer: 40, jobsPerConnection: 20, bytes: 9_000,
+                                                      bytesPerPayer: 3_000))
+        #expect(ServerSettings(hashQueueLimit: 1).hashingBudget.jobsPerPayer == 1)
+    }
+
     /// `contacts.add` then `contacts.remove` pipelined must not swap, and must not hold up another user.
     @Test func oneOrdersJobsRunInTurnWhileAnotherPayerPasses() {
         let pool = WorkerPool<Int>(name: "test", threads: 2, budget: Self.roomy, priority: .normal) { 0 }

@@ -38,7 +38,8 @@ struct SecurityTests {
             }
         }
         #expect(succeeded + busy == 200, "\(others.prefix(3))")
-        #expect(succeeded >= 16)
+        // One peer uid may hold half the hashing queue (issue 12), so another uid's log-in always finds room.
+        #expect(succeeded >= 8)
         #expect(busy > 0)
         #expect(residentKiB(daemon.pid) < 256 * 1024)
     }
