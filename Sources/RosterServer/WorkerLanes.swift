@@ -3,7 +3,8 @@ import RosterCore
 /// The daemon's two worker pools (issue 12). Argon2id alone runs on `hashing`, which stands back for the loop
 /// (idle priority and its watchdog); durable writes, reads, imports, exports and libpwquality run on `storage`
 /// at the daemon's own priority. A log-in's token, a resume or a logout therefore never waits behind anyone's
-/// hashing, and each lane's fair queue keeps one user's imports from holding up another user's turn.
+/// hashing, and each lane's fair queue keeps one user's imports from holding up another user's turn. The storage
+/// workers also take turns at SQLite's one write lock (`WriteTurn`), in the order the queue handed out their jobs.
 final class WorkerLanes {
     let hashing: WorkerPool<WorkerContext>
     let storage: WorkerPool<WorkerContext>
@@ -11,11 +12,11 @@ final class WorkerLanes {
     init(settings: ServerSettings, cores: Int, databasePath: String) {
         let writeTurn = WriteTurn()
         let context: @Sendable () -> WorkerContext = { WorkerContext(databasePath: databasePath, writeTurn: writeTurn) }
-        hashing = WorkerPool(name: "hashing", threads: settings.hashWorkers > 0 ? settings.hashWorkers : cores,
+        hashing = WorkerPool(threads: settings.hashWorkers > 0 ? settings.hashWorkers : cores,
                              budget: settings.hashingBudget, priority: .standBack, typicalJob: .milliseconds(40),
                              makeContext: context)
         // Two threads at least, so a long export or backup leaves one for everyone else's writes.
-        storage = WorkerPool(name: "storage", threads: settings.storageWorkers > 0 ? settings.storageWorkers : max(2, cores),
+        storage = WorkerPool(threads: settings.storageWorkers > 0 ? settings.storageWorkers : max(2, cores),
                              budget: settings.storageBudget, priority: .normal, typicalJob: .milliseconds(5),
                              makeContext: context)
     }

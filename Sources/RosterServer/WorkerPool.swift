@@ -72,8 +72,6 @@ final class WorkerPool<Context>: @unchecked Sendable {
         case stop
     }
 
-    /// Names the pool in logs and `admin.stats`.
-    let name: String
     let threadCount: Int
     /// How long work may stand still before the workers are raised.
     let stallLimit: Duration
@@ -87,9 +85,8 @@ final class WorkerPool<Context>: @unchecked Sendable {
 
     /// `typicalJob` is the first guess at a job's run time, before any has run. Idle workers need to be
     /// raisable (`ThreadScheduling.workersCanRestAtIdle`); where they are not, `.standBack` means nice 10.
-    init(name: String, threads: Int, budget: QueueBudget, priority: Priority, stallLimit: Duration = .milliseconds(500),
+    init(threads: Int, budget: QueueBudget, priority: Priority, stallLimit: Duration = .milliseconds(500),
          typicalJob: Duration = .milliseconds(40), makeContext: @escaping @Sendable () -> Context) {
-        self.name = name
         self.threadCount = max(1, threads)
         self.stallLimit = stallLimit
         self.priority = priority

@@ -17,7 +17,7 @@ struct WorkerPoolTests {
     /// Policies are read from outside the worker, so a loaded machine that delays it cannot change the answer.
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
     func aStalledWorkerIsRaisedAndRestsAgainAfterwards() {
-        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: Self.roomy, priority: .standBack,
+        let pool = WorkerPool<Int>(threads: 1, budget: Self.roomy, priority: .standBack,
                                    stallLimit: .milliseconds(20)) { 0 }
         guard let thread = Self.threads(of: pool).first else { return }
         #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
@@ -32,7 +32,7 @@ struct WorkerPoolTests {
 
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
     func aPoolThatKeepsMovingIsNeverRaised() {
-        let pool = WorkerPool<Int>(name: "test", threads: 2, budget: Self.roomy, priority: .standBack,
+        let pool = WorkerPool<Int>(threads: 2, budget: Self.roomy, priority: .standBack,
                                    stallLimit: .seconds(30)) { 0 }
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<50 { #expect(pool.submit(Self.alice) { context in context += 1; done.signal() } == nil) }
@@ -85,7 +85,7 @@ struct WorkerPoolTests {
 
     /// `contacts.add` then `contacts.remove` pipelined must not swap, and must not hold up another user.
     @Test func oneOrdersJobsRunInTurnWhileAnotherPayerPasses() {
-        let pool = WorkerPool<Int>(name: "test", threads: 2, budget: Self.roomy, priority: .normal) { 0 }
+        let pool = WorkerPool<Int>(threads: 2, budget: Self.roomy, priority: .normal) { 0 }
         let order = QueueOrder.contacts(userID: 1)
         let ran = Locked<[String]>([])
         let release = DispatchSemaphore(value: 0)
@@ -104,7 +104,7 @@ struct WorkerPoolTests {
 
     @Test func aSpentBudgetIsRefusedAtOnceWithARetryHint() {
         let budget = QueueBudget(jobs: 64, jobsPerPayer: 2, jobsPerConnection: 64, bytes: 1 << 20, bytesPerPayer: 1 << 20)
-        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: budget, priority: .normal) { 0 }
+        let pool = WorkerPool<Int>(threads: 1, budget: budget, priority: .normal) { 0 }
         let release = DispatchSemaphore(value: 0)
         #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
         #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
@@ -119,7 +119,7 @@ struct WorkerPoolTests {
     }
 
     @Test func workersAtNormalPriorityAreNeverIdle() {
-        let pool = WorkerPool<Int>(name: "test", threads: 1, budget: Self.roomy, priority: .normal) { 0 }
+        let pool = WorkerPool<Int>(threads: 1, budget: Self.roomy, priority: .normal) { 0 }
         let policy = Locked<Int32>(-1)
         let done = DispatchSemaphore(value: 0)
         #expect(pool.submit(Self.alice) { _ in policy.withLock { $0 = sched_getscheduler(0) }; done.signal() } == nil)
