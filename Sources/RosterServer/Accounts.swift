@@ -142,13 +142,8 @@ final class Accounts {
                         try store.insertUser(canonical: username, display: username, email: email, passwordHash: hash,
                                              createdAt: WallClock.nowMs())
                     })
-                } catch let error as UserStoreError {
-                    return .failure(error.rosterError(logger: logger))
-                } catch let error as StoreError {
-                    return .failure(error.rosterError(logger: logger))
                 } catch {
-                    logger.error("registration failed: \(error)")
-                    return .failure(.internal)
+                    return .failure(Accounts.writeFailure(error, "registration", logger: logger))
                 }
             }, completion: { [weak self] result in
                 if case .success(let user) = result { self?.usernames.add(user.canonical) }
@@ -266,13 +261,19 @@ final class Accounts {
                 }
                 return .success(user)
             }
-        } catch let error as UserStoreError {
-            return .failure(error.rosterError(logger: logger))
-        } catch let error as StoreError {
-            return .failure(error.rosterError(logger: logger))
         } catch {
-            logger.error("log-in verification failed: \(error)")
-            return .failure(.internal)
+            return .failure(writeFailure(error, "log-in verification", logger: logger))
+        }
+    }
+
+    /// What a storage job's error answers: the store's own reasons (`taken`, `storage_full`, …), else `internal`.
+    private static func writeFailure(_ error: any Error, _ operation: String, logger: Logger) -> RosterError {
+        switch error {
+        case let error as UserStoreError: return error.rosterError(logger: logger)
+        case let error as StoreError: return error.rosterError(logger: logger)
+        default:
+            logger.error("\(operation) failed: \(error)")
+            return .internal
         }
     }
 
