@@ -58,6 +58,7 @@ class AdminStatsResult(TypedDict):
     hash_queue_limit: int
     hash_raised: int
     username_directory: str
+    queues: Any
 
 
 class AuthLoginResult(TypedDict):
@@ -173,7 +174,7 @@ class BlockingMethods:
         raise NotImplementedError
 
     def admin_backup(self, *, path: str) -> AdminBackupResult:
-        """Copy the live database to an absolute path, checked with integrity_check (admin only)."""
+        """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', self.call('admin.backup', _present({'path': path})))
 
     def admin_stats(self) -> AdminStatsResult:
@@ -264,7 +265,7 @@ class AsyncMethods:
         raise NotImplementedError
 
     async def admin_backup(self, *, path: str) -> AdminBackupResult:
-        """Copy the live database to an absolute path, checked with integrity_check (admin only)."""
+        """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', await self.call('admin.backup', _present({'path': path})))
 
     async def admin_stats(self) -> AdminStatsResult:
