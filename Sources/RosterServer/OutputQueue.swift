@@ -22,22 +22,40 @@ struct OutputQueue {
 
     var isEmpty: Bool { head == frames.count }
 
+    /// Frames waiting to be written (answers share frames; each coalescable event has its own).
+    var waitingFrameCount: Int { frames.count - head }
+
+    /// Bytes the queue keeps allocated for lines, written ones included: what it costs beyond `byteCount`.
+    var retainedByteCount: Int { frames.reduce(0) { $0 + $1.bytes.count } }
+
     mutating func append(_ bytes: [UInt8], coalescing key: CoalesceKey? = nil) {
         if let key, let index = supersededIndex(for: key) {
             byteCount -= frames[index].bytes.count
             frames.remove(at: index)
             if let start = batchStart { batchStart = start - 1 }
         }
-        frames.append(Frame(bytes: bytes, key: key))
         byteCount += bytes.count
+        // A small answer joins the newest plain frame: an array per 60-byte answer costs twice its size again in
+        // headers, so a peer that pipelines small requests without reading held far more than `byteCount` said.
+        if key == nil, bytes.count <= OutputQueue.mergeLimit, let last = openPlainFrame {
+            frames[last].bytes.append(contentsOf: bytes)
+            return
+        }
+        frames.append(Frame(bytes: bytes, key: key))
+    }
+
+    /// The newest frame, if it is waiting, supersedes nothing and has room for more plain lines.
+    private var openPlainFrame: Int? {
+        guard let last = frames.indices.last, last >= head, frames[last].key == nil,
+              frames[last].bytes.count < OutputQueue.plainFrameLimit else { return nil }
+        return last
     }
 
     /// Appends a line that supersedes nothing, written by `build` straight into the newest waiting frame when
     /// that one supersedes nothing either (issue 8: an array per answer, allocated and freed, was an eighth of a
     /// pipelined request's instructions). A frame holds at most `plainFrameLimit` bytes before a new one starts.
     mutating func appendPlain(_ build: (inout [UInt8]) -> Void) {
-        if let last = frames.indices.last, last >= head, frames[last].key == nil,
-           frames[last].bytes.count < OutputQueue.plainFrameLimit {
+        if let last = openPlainFrame {
             let before = frames[last].bytes.count
             build(&frames[last].bytes)
             byteCount += frames[last].bytes.count - before
@@ -52,6 +70,8 @@ struct OutputQueue {
 
     static let plainFrameLimit = 65_536
     static let plainFrameCapacity = 4_096
+    /// Lines up to this size are copied into a plain frame rather than queued as frames of their own.
+    static let mergeLimit = 4_096
 
     /// Lines queued from here to `endBatch` go out together in one `writev`. They are held back only to save
     /// syscalls, not because the peer is slow, so none of them supersedes another: coalescing still applies
@@ -111,6 +131,9 @@ struct OutputQueue {
             let remaining = frames[head].bytes.count - written
             if left >= remaining {
                 left -= remaining
+                // Freed now, not when the queue next empties: a peer reading slowly through big answers would
+                // otherwise keep every one it already read alive until it caught up completely.
+                frames[head].bytes = []
                 head += 1
                 written = 0
             } else {

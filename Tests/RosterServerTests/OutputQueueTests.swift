@@ -72,3 +72,42 @@ struct OutputQueueTests {
         #expect(drain(&queue) == expected)
     }
 }
+
+@Suite("Output queue memory")
+struct OutputQueueMemoryTests {
+    /// A peer that pipelines small requests gets its answers packed together, not one array each (issue 12: ten
+    /// such peers held 1.38 GB, far more than their byte counts said).
+    @Test func smallAnswersShareFramesAndEventsKeepTheirOwn() {
+        var queue = OutputQueue()
+        for index in 0..<1_000 { queue.append(Array("{\"id\":\(index),\"result\":{}}\n".utf8)) }
+        #expect(queue.waitingFrameCount == 1)
+        queue.append(Array("event\n".utf8), coalescing: "results:contacts")
+        queue.append(Array("after\n".utf8))
+        #expect(queue.waitingFrameCount == 3)
+        let big = [UInt8](repeating: UInt8(ascii: "x"), count: OutputQueue.mergeLimit + 1)
+        queue.append(big)
+        #expect(queue.waitingFrameCount == 4)
+    }
+
+    /// A frame the peer has read is freed at once, not when the whole queue next empties.
+    @Test func writtenFramesAreFreedAtOnce() {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        var queue = OutputQueue()
+        let answer = [UInt8](repeating: UInt8(ascii: "a"), count: 100_000) + [0x0A]
+        for _ in 0..<40 { queue.append(answer) }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        // Half the answers go through; the queue still holds the other half, and only those.
+        var read = 0
+        while read < 20 * answer.count {
+            _ = queue.write(to: fds[0])
+            let count = chunk.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, min($0.count, 20 * answer.count - read), 0) }
+            if count > 0 { read += count }
+        }
+        _ = queue.write(to: fds[0])
+        #expect(queue.byteCount > 0)
+        #expect(queue.retainedByteCount <= queue.byteCount + answer.count)
+    }
+}
