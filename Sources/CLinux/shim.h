@@ -45,3 +45,6 @@ static inline pid_t roster_gettid(void) {
 // <linux/fs.h>: the rename fails with EEXIST instead of replacing a file that appeared meanwhile.
 extern int renameat2(int, const char *, int, const char *, unsigned int);
 static const unsigned int ROSTER_RENAME_NOREPLACE = 1;
+
+// malloc_trim: glibc keeps freed heap pages for reuse; after a burst of output the daemon hands them back.
+#include <malloc.h>

@@ -141,6 +141,12 @@ enum ProtocolMessages {
             .vi: "Máy chủ đang bận; hãy thử lại sau {retry_after_ms} ms",
             .ko: "서버가 바쁩니다. {retry_after_ms}ms 후에 다시 시도하세요",
         ],
+        "error.answer_too_large": [
+            .zhHans: "回答有 {size} 字节，超过此连接可容纳的 {limit} 字节，未发送；请求已执行。请分页请求（如 limit、cursor）",
+            .en: "The answer ({size} bytes) is larger than this connection may hold ({limit} bytes) and was not sent; the request was carried out. Ask for less at a time (limit, cursor)",
+            .vi: "Câu trả lời ({size} byte) lớn hơn mức kết nối này được giữ ({limit} byte) nên không được gửi; yêu cầu đã được thực hiện. Hãy yêu cầu từng phần (limit, cursor)",
+            .ko: "응답({size}바이트)이 이 연결이 보관할 수 있는 크기({limit}바이트)보다 커서 보내지 않았습니다. 요청은 처리되었습니다. 나누어 요청하세요(limit, cursor)",
+        ],
         "error.storage_full": [
             .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
             .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",

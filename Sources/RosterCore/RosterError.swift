@@ -26,6 +26,9 @@ public enum RosterError: Error, Equatable, Sendable {
     case invalidCredentials
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)
+    /// An answer of `size` bytes did not fit what the connection may hold (`limit` bytes); it was replaced by this
+    /// error. The request itself was carried out: only its answer was not sent.
+    case answerTooLarge(size: Int, limit: Int)
     case storageFull
     case `internal`
 
@@ -51,6 +54,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .invalidCredentials: "invalid_credentials"
         case .rateLimited: "rate_limited"
         case .busy: "busy"
+        case .answerTooLarge: "answer_too_large"
         case .storageFull: "storage_full"
         case .internal: "internal"
         }
@@ -71,6 +75,7 @@ public enum RosterError: Error, Equatable, Sendable {
             [("form", .string(form)), ("field", .string(field))]
         case .invalidField(let field, _), .taken(let field): [("field", .string(field))]
         case .rateLimited(let ms), .busy(let ms): [("retry_after_ms", .int(ms))]
+        case .answerTooLarge(let size, let limit): [("size", .int(Int64(size))), ("limit", .int(Int64(limit)))]
         }
     }
 

@@ -20,6 +20,7 @@ public enum ErrorCodes {
         case .invalidCredentials: 1013
         case .rateLimited: 1020
         case .busy: 1021
+        case .answerTooLarge: 1022
         case .unauthenticated: 1030
         case .forbidden: 1031
         case .storageFull: 1040

@@ -12,6 +12,8 @@ final class Call {
     private unowned let server: Server
     private var answered = false
     private var isAuthChange = false
+    /// Output reserved on the connection for this call's answer, given back when it is answered.
+    private var reservedBytes = 0
 
     init(id: JSONValue?, params: Params, connection: Connection, server: Server) {
         self.id = id
@@ -25,7 +27,14 @@ final class Call {
 
     func succeed(_ result: JSONValue) {
         guard begin() else { return }
-        if let id { connection.send(RPCMessage.result(id: id, result)) }
+        if let id { connection.sendAnswer(RPCMessage.result(id: id, result), id: id) }
+        end()
+    }
+
+    /// Succeeds with a whole answer line already written for this call's id, on a worker (a big page).
+    func succeed(line: [UInt8]) {
+        guard begin() else { return }
+        if let id { connection.sendAnswer(line, id: id) }
         end()
     }
 
@@ -33,6 +42,13 @@ final class Call {
         guard begin() else { return }
         if let id { server.sendError(error, id: id, to: connection) }
         end()
+    }
+
+    func finish(line result: Result<[UInt8], RosterError>) {
+        switch result {
+        case .success(let line): succeed(line: line)
+        case .failure(let error): fail(error)
+        }
     }
 
     func finish(_ result: Result<JSONValue, RosterError>) {
@@ -63,12 +79,23 @@ final class Call {
         server.authChangeEnded(on: connection)
     }
 
+    /// Holds `bytes` of the connection's output for an answer being built off the loop (see
+    /// `Connection.reserveOutput`), until this call is answered.
+    func reserveOutput(_ bytes: Int) {
+        reservedBytes += bytes
+        connection.reserveOutput(bytes)
+    }
+
     private func begin() -> Bool {
         guard !answered else {
             assertionFailure("a request was answered twice")
             return false
         }
         answered = true
+        if reservedBytes > 0 {
+            connection.releaseOutput(reservedBytes)
+            reservedBytes = 0
+        }
         server.stats.requestsServed += 1
         return true
     }

@@ -5,6 +5,12 @@ import RosterProtocol
 extension Server {
     static let pageRange: ClosedRange<Int64> = 1...1_000
     static let offsetRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+    /// A page of more contacts than this is a big answer: built on a worker, and refused `busy` while the output
+    /// budget is spent.
+    static let bigPage = 100
+    /// What a contact is reckoned to take in an answer until the answer is built (most take 100–200 bytes).
+    static let contactBytesEstimate = 256
+    static let bigAnswerRetryMs: Int64 = 250
 
     func contactsMethods() -> [Method] {
         let paging: [FieldSpec] = [.optional("limit", .integer(Self.pageRange)), .optional("offset", .integer(Self.offsetRange))]
@@ -56,12 +62,35 @@ extension Server {
         guard let userID = owner(call) else { return }
         let limit = Int(call.params.int("limit") ?? 50)
         let offset = Int(call.params.int("offset") ?? 0)
+        if limit > Self.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
         do {
             let page = try contacts.search(userID: userID, query: query, limit: limit, offset: offset)
             call.succeed(["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)])
         } catch {
             call.fail(error)
         }
+    }
+
+    private func bigPage(_ call: Call, userID: Int64, query: String, limit: Int, offset: Int) {
+        if deferBigAnswer(call) { return }
+        let page: (ids: [Int64], total: Int)
+        do {
+            page = try contacts.pageIDs(userID: userID, query: query, limit: limit, offset: offset)
+        } catch {
+            return call.fail(error)
+        }
+        call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
+        contacts.pageLine(userID: userID, ids: page.ids, total: page.total, id: call.id ?? .null,
+                          charge: call.connection.queueCharge) { result in
+            call.finish(line: result)
+        }
+    }
+
+    /// While the output budget is spent, a request for a big answer waits: `busy`, and true.
+    private func deferBigAnswer(_ call: Call) -> Bool {
+        guard isOutputBudgetSpent(uid: call.peer.uid) else { return false }
+        call.fail(.busy(retryAfterMs: Self.bigAnswerRetryMs))
+        return true
     }
 
     private func addContact(_ call: Call) {

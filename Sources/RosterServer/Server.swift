@@ -37,6 +37,9 @@ public final class Server {
     var revocations = RevocationsDuringResumes()
     /// The bytes of every connection's held requests (see `HeldRequests`).
     var heldRequestBytes = 0
+    /// Unsent output of every connection, in total and per peer uid.
+    private(set) var outputBudget = OutputBudget()
+    private var memoryTrim = MemoryTrimPolicy()
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
@@ -205,13 +208,29 @@ public final class Server {
             arguments = name.messageArguments(policy: config.policy)
         }
         let message = MessageCatalog.message(for: error, locale: connection.session.locale, arguments: arguments)
-        connection.send(RPCMessage.error(id: id, error, message: message))
+        connection.sendReply(RPCMessage.error(id: id, error, message: message))
     }
 
     func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection,
                    coalescing key: OutputQueue.CoalesceKey? = nil) {
         stats.eventsSent += 1
-        connection.send(RPCMessage.event(type: type, members), coalescing: key)
+        connection.sendEvent(RPCMessage.event(type: type, members), coalescing: key)
+    }
+
+    // MARK: Output budget
+
+    /// A connection's queue grew or shrank by `delta` bytes.
+    func outputQueuedChanged(uid: UInt32, by delta: Int) {
+        outputBudget.adjust(uid: uid, by: delta)
+        if let due = memoryTrim.outputChanged(total: outputBudget.total, now: loop.now) {
+            loop.schedule(at: due) { MemoryTrim.returnFreedMemory() }
+        }
+    }
+
+    /// Whether all connections together, or those of `uid`, hold as much unsent output as they may.
+    func isOutputBudgetSpent(uid: UInt32) -> Bool {
+        outputBudget.isSpent(uid: uid, totalLimit: config.server.outputBudgetBytes,
+                             perUIDLimit: config.server.outputBudgetPerUIDBytes)
     }
 
     /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.

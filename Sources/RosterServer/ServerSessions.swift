@@ -69,6 +69,11 @@ extension Server {
         }
     }
 
+    /// A peer caught up with its output: a contacts form that skipped results meanwhile refreshes once.
+    func outputDrained(_ connection: Connection) {
+        (connection.session.forms[.contacts] as? ContactsFormRunner)?.outputDrained()
+    }
+
     /// A user's search index is kept only while some connection is logged in as them.
     func releaseIfUnused(_ userID: Int64) {
         guard !connections.values.contains(where: { $0.session.user?.id == userID }) else { return }

@@ -43,6 +43,11 @@ struct ConfigDaemonConfigTests {
         #expect(server.outputSoftLimitBytes == 8 * 1024 * 1024)
         #expect(server.outputHardLimitBytes == 32 * 1024 * 1024)
         #expect(server.outputStallTimeout == .seconds(60))
+        #expect(server.outputPauseBytes == 1024 * 1024)
+        #expect(server.outputResumeBytes == 256 * 1024)
+        #expect(server.maxRequestsInFlight == 64)
+        #expect(server.outputBudgetBytes == 256 * 1024 * 1024)
+        #expect(server.outputBudgetPerUIDBytes == 64 * 1024 * 1024)
         #expect(server.hashWorkers == 0)
         #expect(server.hashQueueLimit == 64)
     }
@@ -134,6 +139,11 @@ struct ConfigDaemonConfigTests {
         MaxQueuedJobsPerConnection=5
         MaxQueuedImportBytes=8M
         MaxQueuedImportBytesPerUser=2M
+        OutputPauseBytes=512K
+        OutputResumeBytes=128K
+        MaxRequestsInFlight=16
+        OutputBudgetBytes=1G
+        OutputBudgetPerUserBytes=100M
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -150,7 +160,9 @@ struct ConfigDaemonConfigTests {
                 socketPath: "/run/roster/test.sock", databasePath: "/var/lib/roster/test.db",
                 logLevel: .debug, maxLineBytes: 131_072, maxConnections: 100, maxConnectionsPerUID: 10,
                 idleLineTimeout: .seconds(30), outputSoftLimitBytes: 1 << 20, outputHardLimitBytes: 4 << 20,
-                outputStallTimeout: .milliseconds(500), hashWorkers: 4, hashQueueLimit: 128,
+                outputStallTimeout: .milliseconds(500), outputPauseBytes: 512 << 10, outputResumeBytes: 128 << 10,
+                maxRequestsInFlight: 16, outputBudgetBytes: 1 << 30, outputBudgetPerUIDBytes: 100 << 20,
+                hashWorkers: 4, hashQueueLimit: 128,
                 storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20))
         #expect(try parse(text) == expected)
@@ -286,6 +298,11 @@ struct ConfigDaemonConfigTests {
         ("[Server]\nOutputSoftLimitBytes=2G\n", "out_of_range"),
         ("[Server]\nOutputHardLimitBytes=lots\n", "invalid_value"),
         ("[Server]\nOutputStallTimeoutSec=forever\n", "invalid_value"),
+        ("[Server]\nOutputPauseBytes=2G\n", "out_of_range"),
+        ("[Server]\nOutputResumeBytes=0\n", "out_of_range"),
+        ("[Server]\nMaxRequestsInFlight=0\n", "out_of_range"),
+        ("[Server]\nOutputBudgetBytes=32K\n", "out_of_range"),
+        ("[Server]\nOutputBudgetPerUserBytes=65G\n", "out_of_range"),
     ])
     func badValues(text: String, reason: String) {
         let error = failure(text)
@@ -353,6 +370,25 @@ struct ConfigDaemonConfigTests {
         let error = failure("[Server]\nOutputHardLimitBytes=4M\n")
         #expect(error?.description
                 == "\(Self.main):2: out_of_range: OutputHardLimitBytes= must not be less than OutputSoftLimitBytes= (8M), got 4M")
+    }
+
+    @Test func backPressureMarksInOrder() {
+        #expect(failure("[Server]\nOutputPauseBytes=128K\n")?.detail
+                == "OutputPauseBytes= must not be less than OutputResumeBytes= (256K), got 128K")
+        #expect(failure("[Server]\nOutputBudgetPerUserBytes=1G\n")?.detail
+                == "OutputBudgetPerUserBytes= must not be greater than OutputBudgetBytes= (256M), got 1G")
+    }
+
+    /// The marks in force stay below the limits they would otherwise pass, whatever was configured.
+    @Test func effectiveMarksStayUnderTheLimits() throws {
+        let small = try parse("[Server]\nOutputSoftLimitBytes=64K\nOutputHardLimitBytes=256K\n").server
+        #expect(small.readPauseBytes == 64 << 10)
+        #expect(small.readResumeBytes == 32 << 10)
+        #expect(small.maxAnswerBytes == 128 << 10)
+        let defaults = ServerSettings()
+        #expect(defaults.readPauseBytes == 1 << 20)
+        #expect(defaults.readResumeBytes == 256 << 10)
+        #expect(defaults.maxAnswerBytes == 16 << 20)
     }
 
     @Test func everyReasonIsCovered() {

@@ -11,7 +11,8 @@ struct MessageCatalogTests {
         .requestTooLarge(limit: 1), .methodNotFound(method: "m"), .unauthenticated, .forbidden,
         .unknownForm(form: "f"), .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"),
         .fieldDisabled(form: "f", field: "x"), .notSubmittable(form: "f"), .notFound, .wrongPassword,
-        .invalidCredentials, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .storageFull, .internal,
+        .invalidCredentials, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1),
+        .storageFull, .internal,
     ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
 
     @Test(arguments: errors)

@@ -49,6 +49,12 @@ final class TestClient {
 
     func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
+    /// The smallest receive buffer the kernel allows, so a peer that does not read backs the daemon up at once.
+    func shrinkReceiveBuffer() {
+        var small: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    }
+
     /// The next line as raw text without its newline, or nil at end of stream.
     func readRawLine() throws -> String? {
         while true {

@@ -40,6 +40,9 @@
 /// | `StorageWorkers=` | 0…1024, 0 = one per core, at least 2 |
 /// | `MaxQueuedJobs=`, `MaxQueuedJobsPerUser=`, `MaxQueuedJobsPerConnection=` | 1…1000000 |
 /// | `MaxQueuedImportBytes=`, `MaxQueuedImportBytesPerUser=` | size, 1K…1G |
+/// | `OutputPauseBytes=`, `OutputResumeBytes=` | size, 1K…1G, resume ≤ pause |
+/// | `MaxRequestsInFlight=` | 1…1000000 |
+/// | `OutputBudgetBytes=`, `OutputBudgetPerUserBytes=` | size, 64K…64G, per user ≤ total |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -90,6 +93,10 @@ public struct DaemonConfig: Equatable, Sendable {
                        \.policy.passwordMinLength, \.policy.passwordMaxLength, format: { "\($0)" })
         try checkOrder(config, assignments, min: .outputSoftLimitBytes, max: .outputHardLimitBytes,
                        \.server.outputSoftLimitBytes, \.server.outputHardLimitBytes, format: ConfigValue.formatSize)
+        try checkOrder(config, assignments, min: .outputResumeBytes, max: .outputPauseBytes,
+                       \.server.outputResumeBytes, \.server.outputPauseBytes, format: ConfigValue.formatSize)
+        try checkOrder(config, assignments, min: .outputBudgetPerUserBytes, max: .outputBudgetBytes,
+                       \.server.outputBudgetPerUIDBytes, \.server.outputBudgetBytes, format: ConfigValue.formatSize)
         return config
     }
 
@@ -144,6 +151,7 @@ enum ConfigKey: CaseIterable {
     case outputSoftLimitBytes, outputHardLimitBytes, outputStallTimeoutSec
     case storageWorkers, maxQueuedJobs, maxQueuedJobsPerUser, maxQueuedJobsPerConnection
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
+    case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
 
     var section: ConfigSection {
         switch self {
@@ -159,7 +167,8 @@ enum ConfigKey: CaseIterable {
         case .socket, .database, .logLevel, .maxLineBytes, .maxConnections, .maxConnectionsPerUser,
              .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec,
              .storageWorkers, .maxQueuedJobs, .maxQueuedJobsPerUser, .maxQueuedJobsPerConnection,
-             .maxQueuedImportBytes, .maxQueuedImportBytesPerUser:
+             .maxQueuedImportBytes, .maxQueuedImportBytesPerUser,
+             .outputPauseBytes, .outputResumeBytes, .maxRequestsInFlight, .outputBudgetBytes, .outputBudgetPerUserBytes:
             .server
         }
     }
@@ -201,6 +210,11 @@ enum ConfigKey: CaseIterable {
         case .maxQueuedJobsPerConnection: "MaxQueuedJobsPerConnection"
         case .maxQueuedImportBytes: "MaxQueuedImportBytes"
         case .maxQueuedImportBytesPerUser: "MaxQueuedImportBytesPerUser"
+        case .outputPauseBytes: "OutputPauseBytes"
+        case .outputResumeBytes: "OutputResumeBytes"
+        case .maxRequestsInFlight: "MaxRequestsInFlight"
+        case .outputBudgetBytes: "OutputBudgetBytes"
+        case .outputBudgetPerUserBytes: "OutputBudgetPerUserBytes"
         }
     }
 
@@ -214,6 +228,7 @@ enum ConfigKey: CaseIterable {
     static let maxLineBytesRange = 1024...(16 << 20)
     static let outputBytesRange = 1024...(1 << 30)
     static let queuedBytesRange = 1024...(1 << 30)
+    static let outputBudgetRange = (64 << 10)...(64 << 30)
     static let rateLimitIntervalRange = Duration.seconds(1)...Duration.seconds(7 * 86_400)
     static let sessionIdleRange = Duration.seconds(1)...Duration.seconds(365 * 86_400)
     static let timeoutsRange = Duration.milliseconds(1)...Duration.seconds(86_400)
@@ -313,6 +328,16 @@ enum ConfigKey: CaseIterable {
             return set(\.server.maxQueuedImportBytes, try value.size(Self.queuedBytesRange))
         case .maxQueuedImportBytesPerUser:
             return set(\.server.maxQueuedImportBytesPerUser, try value.size(Self.queuedBytesRange))
+        case .outputPauseBytes:
+            return set(\.server.outputPauseBytes, try value.size(Self.outputBytesRange))
+        case .outputResumeBytes:
+            return set(\.server.outputResumeBytes, try value.size(Self.outputBytesRange))
+        case .maxRequestsInFlight:
+            return set(\.server.maxRequestsInFlight, try value.integer(Self.countsRange, " of requests"))
+        case .outputBudgetBytes:
+            return set(\.server.outputBudgetBytes, try value.size(Self.outputBudgetRange))
+        case .outputBudgetPerUserBytes:
+            return set(\.server.outputBudgetPerUIDBytes, try value.size(Self.outputBudgetRange))
         }
     }
 

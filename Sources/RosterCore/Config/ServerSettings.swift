@@ -21,6 +21,18 @@ public struct ServerSettings: Equatable, Sendable {
     public var outputHardLimitBytes: Int
     /// How long a connection above the soft limit may make no progress before it is cut off.
     public var outputStallTimeout: Duration
+    /// Past this much unsent output the connection's requests are no longer read (back-pressure), until it drains
+    /// to `outputResumeBytes`; `readPauseBytes` is what applies.
+    public var outputPauseBytes: Int
+    /// The low-water mark at which a connection paused by `outputPauseBytes` is read again.
+    public var outputResumeBytes: Int
+    /// Requests of one connection read and not yet answered; at this many its requests are no longer read.
+    public var maxRequestsInFlight: Int
+    /// Unsent output of all connections together; past it, the connections holding output are no longer read
+    /// and a request for a big answer is `busy`.
+    public var outputBudgetBytes: Int
+    /// As `outputBudgetBytes`, for the connections of one peer uid.
+    public var outputBudgetPerUIDBytes: Int
     /// Argon2id worker threads; 0 means one per core.
     public var hashWorkers: Int
     /// Hash jobs queued (waiting or running) in all; beyond it requests get `busy`.
@@ -48,6 +60,11 @@ public struct ServerSettings: Equatable, Sendable {
                 outputSoftLimitBytes: Int = 8 << 20,
                 outputHardLimitBytes: Int = 32 << 20,
                 outputStallTimeout: Duration = .seconds(60),
+                outputPauseBytes: Int = 1 << 20,
+                outputResumeBytes: Int = 256 << 10,
+                maxRequestsInFlight: Int = 64,
+                outputBudgetBytes: Int = 256 << 20,
+                outputBudgetPerUIDBytes: Int = 64 << 20,
                 hashWorkers: Int = 0,
                 hashQueueLimit: Int = 64,
                 storageWorkers: Int = 0,
@@ -66,6 +83,11 @@ public struct ServerSettings: Equatable, Sendable {
         self.outputSoftLimitBytes = outputSoftLimitBytes
         self.outputHardLimitBytes = outputHardLimitBytes
         self.outputStallTimeout = outputStallTimeout
+        self.outputPauseBytes = outputPauseBytes
+        self.outputResumeBytes = outputResumeBytes
+        self.maxRequestsInFlight = maxRequestsInFlight
+        self.outputBudgetBytes = outputBudgetBytes
+        self.outputBudgetPerUIDBytes = outputBudgetPerUIDBytes
         self.hashWorkers = hashWorkers
         self.hashQueueLimit = hashQueueLimit
         self.storageWorkers = storageWorkers
@@ -75,4 +97,14 @@ public struct ServerSettings: Equatable, Sendable {
         self.maxQueuedImportBytes = maxQueuedImportBytes
         self.maxQueuedImportBytesPerUser = maxQueuedImportBytesPerUser
     }
+
+    /// Where reading stops: never above the soft limit, so a paused peer is not also one about to be cut off.
+    public var readPauseBytes: Int { min(outputPauseBytes, outputSoftLimitBytes) }
+
+    /// Where reading resumes: at most half the pause mark, so a connection does not flap around one value.
+    public var readResumeBytes: Int { min(outputResumeBytes, readPauseBytes / 2) }
+
+    /// The largest single answer queued; a larger one is replaced by `answer_too_large`. Half the hard limit
+    /// leaves room for the events and answers already waiting beside it.
+    public var maxAnswerBytes: Int { outputHardLimitBytes / 2 }
 }

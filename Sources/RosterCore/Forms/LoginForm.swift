@@ -145,7 +145,7 @@ struct LoginRulebook: FormRulebook {
         case .busy: .busy
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .invalidField, .taken,
-             .storageFull, .internal:
+             .answerTooLarge, .storageFull, .internal:
             .failed
         }
     }

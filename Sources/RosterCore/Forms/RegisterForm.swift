@@ -214,7 +214,7 @@ struct RegisterRulebook: FormRulebook {
         case .storageFull: .storageFull
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .invalidField, .notFound,
-             .wrongPassword, .invalidCredentials, .rateLimited, .internal:
+             .wrongPassword, .invalidCredentials, .rateLimited, .answerTooLarge, .internal:
             .failed
         }
     }
