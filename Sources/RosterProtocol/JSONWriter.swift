@@ -36,6 +36,12 @@ public enum JSONWriter {
 
     public static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        writeEscaped(text, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The inside of a JSON string for `text`, without its quotes: a long string may be written in pieces.
+    public static func writeEscaped(_ text: String, into out: inout [UInt8]) {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
@@ -49,7 +55,6 @@ public enum JSONWriter {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

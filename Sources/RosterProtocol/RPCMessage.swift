@@ -6,6 +6,21 @@ public enum RPCMessage {
         line(.object([("jsonrpc", "2.0"), ("id", id), ("result", result)]))
     }
 
+    /// The start of a result line, up to where the `result` value goes: for a big result written in pieces (off
+    /// the loop), which `closeResultLine` then ends. The bytes are those `result(id:_:)` writes.
+    public static func openResultLine(id: JSONValue, reservingCapacity capacity: Int = 160) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        out.append(contentsOf: #"{"jsonrpc":"2.0","id":"#.utf8)
+        JSONWriter.write(id, into: &out)
+        out.append(contentsOf: #","result":"#.utf8)
+        return out
+    }
+
+    public static func closeResultLine(_ line: inout [UInt8]) {
+        line.append(contentsOf: "}\n".utf8)
+    }
+
     public static func error(id: JSONValue, _ error: RosterError, message: String) -> [UInt8] {
         var data: [(String, JSONValue)] = [("reason", .string(error.reason))]
         for (key, value) in error.details {

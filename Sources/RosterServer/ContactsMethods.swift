@@ -5,12 +5,19 @@ import RosterProtocol
 extension Server {
     static let pageRange: ClosedRange<Int64> = 1...1_000
     static let offsetRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+    static let exportPageRange: ClosedRange<Int64> = 1...10_000
+    static let exportPageDefault = 1_000
+    /// An export page's answer line stays under this (and under half the largest answer the connection takes).
+    static let exportPageBytes = 1 << 20
     /// A page of more contacts than this is a big answer: built on a worker, and refused `busy` while the output
     /// budget is spent.
     static let bigPage = 100
     /// What a contact is reckoned to take in an answer until the answer is built (most take 100–200 bytes).
     static let contactBytesEstimate = 256
     static let bigAnswerRetryMs: Int64 = 250
+    /// An import's answer lists at most this many rejections; `errors_total` counts them all (issue 12: 1.3M
+    /// rejections made a 54 MB answer, which the connection's output limit then dropped).
+    static let importErrorsListed = 100
 
     func contactsMethods() -> [Method] {
         let paging: [FieldSpec] = [.optional("limit", .integer(Self.pageRange)), .optional("offset", .integer(Self.offsetRange))]
@@ -37,10 +44,15 @@ extension Server {
                                     params: [format, FieldSpec("data", .string)],
                                     result: .object([FieldSpec("added", .integer(0...Int64.max)),
                                                      FieldSpec("skipped", .integer(0...Int64.max)),
-                                                     FieldSpec("errors", .array(.described("{line, reason}")))])),
+                                                     FieldSpec("errors", .array(.described("{line, reason}, the first 100"))),
+                                                     FieldSpec("errors_total", .integer(0...Int64.max))])),
                    handler: Server.importContacts),
-            Method(spec: MethodSpec("contacts.export", summary: "All your contacts as vCard 4.0 or CSV.",
-                                    params: [format], result: .object([FieldSpec("data", .string)])),
+            Method(spec: MethodSpec("contacts.export",
+                                    summary: "Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor.",
+                                    params: [format, .optional("limit", .integer(Self.exportPageRange)),
+                                             .optional("cursor", .string)],
+                                    result: .object([FieldSpec("data", .string),
+                                                     FieldSpec("next_cursor", .described("string, or null after the last page"))])),
                    handler: Server.exportContacts),
         ]
     }
@@ -130,17 +142,36 @@ extension Server {
             call.finish(result.map { summary in
                 [
                     "added": .int(summary.added.count), "skipped": .int(summary.skipped),
-                    "errors": .array(summary.errors.map { ["line": .int($0.line), "reason": .string($0.reason)] }),
+                    "errors": .array(summary.errors.prefix(Self.importErrorsListed).map {
+                        ["line": .int($0.line), "reason": .string($0.reason)]
+                    }),
+                    "errors_total": .int(summary.errors.count),
                 ]
             })
         }
     }
 
+    /// Without `limit` or `cursor`, the whole book in one answer if it fits (`answer_too_large` otherwise, so a
+    /// client that knows nothing of pages never takes a part for the whole); with either, one page of it.
     private func exportContacts(_ call: Call) {
         guard let userID = owner(call),
               let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
-        contacts.export(userID: userID, format: format, charge: call.connection.queueCharge) { result in
-            call.finish(result.map { ["data": .string($0)] })
+        let cursor = call.params.string("cursor")
+        let limit = call.params.int("limit")
+        var after: Int64?
+        if let cursor {
+            guard let decoded = ContactExportCursor.decode(cursor) else {
+                return call.fail(.invalidParams(param: "cursor", problem: .outOfRange))
+            }
+            after = decoded
         }
+        if deferBigAnswer(call) { return }
+        let maxAnswer = call.connection.settings.maxAnswerBytes
+        let paged = cursor != nil || limit != nil
+        let request = ContactsService.ExportRequest(
+            format: format, after: after, contactLimit: paged ? Int(limit ?? Int64(Self.exportPageDefault)) : nil,
+            byteLimit: paged ? min(Self.exportPageBytes, maxAnswer / 2) : maxAnswer, id: call.id ?? .null)
+        call.reserveOutput(request.byteLimit)
+        contacts.export(userID: userID, request, charge: call.connection.queueCharge) { result in call.finish(line: result) }
     }
 }

@@ -251,18 +251,53 @@ final class ContactsService {
         }
     }
 
-    /// Every contact of the user in list order, serialized on a worker (100k contacts take a while to write out).
-    func export(userID: Int64, format: ContactFormat, charge: QueueCharge, completion: @escaping Completion<String>) {
+    /// Which part of an address book one `contacts.export` answer carries.
+    struct ExportRequest: Sendable {
+        let format: ContactFormat
+        /// The page starts after this contact id; nil starts at the beginning (and a CSV file with its header).
+        let after: Int64?
+        /// At most this many contacts; nil asks for every one, in one answer, or `answer_too_large`.
+        let contactLimit: Int?
+        /// The answer line may be at most this long.
+        let byteLimit: Int
+        /// The request's id, written into the answer line on the worker.
+        let id: JSONValue
+    }
+
+    /// Rows read from the database at a time while a page is written.
+    static let exportChunk = 1_000
+
+    /// The answer line of an export page, read and written on a worker in id order (a book of 100k contacts takes
+    /// a while to write out, and nothing of that size is encoded on the loop), in the user's order of writes.
+    func export(userID: Int64, _ request: ExportRequest, charge: QueueCharge, completion: @escaping Completion<[UInt8]>) {
         let logger = self.logger
         offload(userID: userID, charge, { context in
             do throws(StoreError) {
-                let records = try ContactStore(database: try context.database()).contacts(userID: userID)
-                let index = ContactIndex(records.map { (id: $0.contact.id, keys: $0.keys) })
-                let byID = Dictionary(uniqueKeysWithValues: records.map { ($0.contact.id, $0.contact) })
-                let ordered = index.list(limit: records.count, offset: 0).ids.compactMap { byID[$0] }
-                return .success(format.serialize(ordered))
+                let store = ContactStore(database: try context.database())
+                var writer = ContactExportWriter(id: request.id, format: request.format, startsFile: request.after == nil,
+                                                 byteLimit: request.byteLimit)
+                var after = request.after ?? 0
+                var more = false
+                reading: while true {
+                    let rows = try store.contacts(userID: userID, afterID: after, limit: Self.exportChunk)
+                    for contact in rows {
+                        let pageFull = request.contactLimit.map { writer.count >= $0 } ?? false
+                        if pageFull || !writer.add(contact) {
+                            more = true
+                            break reading
+                        }
+                    }
+                    guard let last = rows.last, rows.count == Self.exportChunk else { break }
+                    after = last.id
+                }
+                // A client that did not ask for pages must never take a part for the whole.
+                if more && request.contactLimit == nil {
+                    return .failure(.answerTooLarge(size: writer.refusedLength ?? request.byteLimit + 1,
+                                                    limit: request.byteLimit))
+                }
+                return .success(writer.finish(more: more))
             } catch {
-                return .failure(error.rosterError(logger: logger, "contacts write"))
+                return .failure(error.rosterError(logger: logger, "contacts export"))
             }
         }, completion: completion)
     }
@@ -286,10 +321,11 @@ enum ContactFormat: String, Sendable {
         }
     }
 
-    func serialize(_ contacts: [Contact]) -> String {
+    /// One contact's card or record; a CSV file also needs `ContactCSV.headerLine` before its first.
+    func serialize(_ contact: Contact) -> String {
         switch self {
-        case .vcard: VCard.serialize(contacts)
-        case .csv: ContactCSV.serialize(contacts)
+        case .vcard: VCard.card(contact.draft, uid: VCard.uid(for: contact.id))
+        case .csv: ContactCSV.record(contact.draft)
         }
     }
 }

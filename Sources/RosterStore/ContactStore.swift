@@ -123,6 +123,27 @@ public struct ContactStore: Sendable {
         return false
     }
 
+    /// Up to `limit` of the owner's contacts with an id above `afterID`, in id order: a page of an export. Ids
+    /// only grow, so a page boundary stays put while contacts are added or removed around it.
+    public func contacts(userID: Int64, afterID: Int64, limit: Int) throws(StoreError) -> [Contact] {
+        let select = try database.cached("""
+            SELECT id, name, phone, email, note, created_at, updated_at FROM contacts
+            WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?
+            """)
+        defer { select.reset() }
+        try select.bind(userID, at: 1)
+        try select.bind(afterID, at: 2)
+        try select.bind(limit, at: 3)
+        var contacts: [Contact] = []
+        while try select.step() {
+            contacts.append(Contact(id: select.int64(at: 0),
+                                    draft: ContactDraft(name: select.string(at: 1) ?? "", phone: select.string(at: 2),
+                                                        email: select.string(at: 3), note: select.string(at: 4)),
+                                    createdAt: select.int64(at: 5), updatedAt: select.int64(at: 6)))
+        }
+        return contacts
+    }
+
     public func count(userID: Int64) throws(StoreError) -> Int {
         let select = try database.cached("SELECT count(*) FROM contacts WHERE user_id = ?")
         defer { select.reset() }

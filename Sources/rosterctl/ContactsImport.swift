@@ -212,22 +212,31 @@ struct ImportTally: Equatable {
     var added = 0
     var skipped = 0
     var rejected: [Rejection] = []
+    /// Rejections the daemon counted in `errors_total` but did not list (it lists the first 100 of an answer).
+    var unlisted = 0
+
+    /// Every rejection, listed or not.
+    var rejectedTotal: Int { rejected.count + unlisted }
 
     /// Adds one piece's answer, mapping its line numbers back to the file; a rejection already counted (the
     /// CSV header is in every piece) is not counted twice.
     mutating func add(_ result: JSONValue, plan: ImportPlan, piece: Range<Int>) {
         added += Int(result["added"]?.int64Value ?? 0)
         skipped += Int(result["skipped"]?.int64Value ?? 0)
-        for error in result["errors"]?.arrayValue ?? [] {
+        let listed = result["errors"]?.arrayValue ?? []
+        for error in listed {
             let line = plan.fileLine(Int(error["line"]?.int64Value ?? 0), in: piece)
             let rejection = Rejection(line: line, reason: error["reason"]?.stringValue ?? "")
             if !rejected.contains(rejection) { rejected.append(rejection) }
         }
+        // A daemon from before `errors_total` listed every rejection.
+        unlisted += max(0, Int(result["errors_total"]?.int64Value ?? Int64(listed.count)) - listed.count)
     }
 
     var json: JSONValue {
         ["added": .int(added), "skipped": .int(skipped),
-         "errors": .array(rejected.sorted { $0.line < $1.line }.map { ["line": .int($0.line), "reason": .string($0.reason)] })]
+         "errors": .array(rejected.sorted { $0.line < $1.line }.map { ["line": .int($0.line), "reason": .string($0.reason)] }),
+         "errors_total": .int(rejectedTotal)]
     }
 }
 

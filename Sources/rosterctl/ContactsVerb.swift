@@ -62,6 +62,9 @@ struct ContactsVerb: Verb {
 
     /// The daemon's `contacts.list` takes at most this many a call; longer lists are read page by page.
     static let pageSize = 1000
+    /// Contacts asked per export page; the daemon also cuts a page at about a mebibyte.
+    static let exportPageSize: Int64 = 10_000
+    static let busyRetries = 40
     /// An import piece's data as a JSON string: under the daemon's default 64 KiB line with room for the envelope.
     static let importBudget = 60_000
 
@@ -172,7 +175,7 @@ struct ContactsVerb: Verb {
             var params: [(String, JSONValue)] = [("limit", .int(want)), ("offset", .int(offset))]
             if let query { params.insert(("query", .string(query)), at: 0) }
             let result: JSONValue
-            switch try connection.call(query == nil ? "contacts.list" : "contacts.search", .object(params)) {
+            switch try callRetryingBusy(connection, query == nil ? "contacts.list" : "contacts.search", .object(params)) {
             case .success(let value): result = value
             case .failure(let error): throw failure(verb, error)
             }
@@ -241,21 +244,52 @@ struct ContactsVerb: Verb {
         return 0
     }
 
+    /// Follows the daemon's pages, writing each as it comes, so a book of any size is exported with bounded memory
+    /// on both sides. A daemon that knows no pages gets the one-answer request. A page that fails ends the export
+    /// with exit 1: what was written by then is not the whole book.
     private func export(_ format: ContactFormat, _ context: VerbContext) throws -> Int32 {
         let connection = try context.connectLoggedIn()
         connection.answerTimeoutMs = 300_000
-        switch try connection.call("contacts.export", ["format": .string(format.rawValue)]) {
-        case .success(let result):
-            if context.json != nil {
-                context.printJSON(result)
-            } else {
-                // As the daemon wrote it, CRLF and all: that is what vCard and CSV files hold.
-                writeRaw(1, result["data"]?.stringValue ?? "")
+        var cursor: String?
+        var collected = ""
+        repeat {
+            var params: [(String, JSONValue)] = [("format", .string(format.rawValue)), ("limit", .int(ContactsVerb.exportPageSize))]
+            if let cursor { params.append(("cursor", .string(cursor))) }
+            let page: JSONValue
+            switch try callRetryingBusy(connection, "contacts.export", .object(params)) {
+            case .success(let result):
+                page = result
+            case .failure(let error) where cursor == nil && error.reason == "unknown_param":
+                page = try exportWhole(format, connection)
+            case .failure(let error):
+                throw failure("contacts export", error)
             }
-            return 0
-        case .failure(let error):
-            throw failure("contacts export", error)
+            let data = page["data"]?.stringValue ?? ""
+            // As the daemon wrote it, CRLF and all: that is what vCard and CSV files hold.
+            if context.json != nil { collected += data } else { writeRaw(1, data) }
+            cursor = page["next_cursor"]?.stringValue
+        } while cursor != nil
+        if context.json != nil { context.printJSON(["data": .string(collected)]) }
+        return 0
+    }
+
+    private func exportWhole(_ format: ContactFormat, _ connection: ClientConnection) throws -> JSONValue {
+        switch try callRetryingBusy(connection, "contacts.export", ["format": .string(format.rawValue)]) {
+        case .success(let result): return result
+        case .failure(let error): throw failure("contacts export", error)
         }
+    }
+
+    /// A read the daemon defers while its output budget is spent (`busy`) is asked again after the wait it names.
+    private func callRetryingBusy(_ connection: ClientConnection, _ method: String,
+                                  _ params: JSONValue) throws -> Result<JSONValue, RemoteError> {
+        for _ in 0..<ContactsVerb.busyRetries {
+            let answer = try connection.call(method, params)
+            guard case .failure(let error) = answer, error.reason == "busy" else { return answer }
+            let wait = min(max(error.data["retry_after_ms"]?.int64Value ?? 250, 10), 5_000)
+            usleep(useconds_t(wait * 1_000))
+        }
+        return try connection.call(method, params)
     }
 
     /// Sends the file in pieces that fit the daemon's line limit, sums the answers and reports each rejection
@@ -289,7 +323,7 @@ struct ContactsVerb: Verb {
             }
         }
         reportImport(tally, path: path, context)
-        return tally.rejected.isEmpty ? 0 : 1
+        return tally.rejectedTotal == 0 ? 0 : 1
     }
 
     private func reportImport(_ tally: ImportTally, path: String, _ context: VerbContext) {
@@ -297,11 +331,12 @@ struct ContactsVerb: Verb {
             context.printJSON(tally.json)
             return
         }
-        printLine("added \(tally.added), skipped \(tally.skipped), rejected \(tally.rejected.count)")
+        printLine("added \(tally.added), skipped \(tally.skipped), rejected \(tally.rejectedTotal)")
         let name = path == "-" ? "<stdin>" : path
         for rejection in tally.rejected.sorted(by: { $0.line < $1.line }) {
             writeError("\(name):\(rejection.line): \(rejection.reason) (\(describeImportReason(rejection.reason)))")
         }
+        if tally.unlisted > 0 { writeError("\(name): \(tally.unlisted) more rejected, not listed by rosterd") }
     }
 
     /// The whole file (or stdin for `-`), which must be UTF-8 text: the daemon takes nothing else.

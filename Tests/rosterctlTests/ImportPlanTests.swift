@@ -78,6 +78,20 @@ struct ImportPlanTests {
         #expect(tally.added == 1)
         #expect(tally.skipped == 1)
         #expect(tally.json == ["added": 1, "skipped": 1, "errors": [["line": 1, "reason": "x"], ["line": 2, "reason": "invalid_phone"],
-                                                                    ["line": 5, "reason": "invalid_phone"]]])
+                                                                    ["line": 5, "reason": "invalid_phone"]],
+                             "errors_total": 3])
+    }
+
+    /// The daemon lists the first 100 rejections of an answer and counts the rest in `errors_total`.
+    @Test func rejectionsTheDaemonCountedButDidNotListAreCounted() {
+        let plan = plan("name\nA\nB\n", .csv)
+        var tally = ImportTally()
+        tally.add(["added": 0, "skipped": 0, "errors": [["line": 2, "reason": "name_required"]], "errors_total": 250],
+                  plan: plan, piece: 0..<2)
+        tally.add(["added": 0, "skipped": 0, "errors": [["line": 2, "reason": "name_required"]]], plan: plan, piece: 0..<2)
+        #expect(tally.rejected.count == 1)
+        #expect(tally.unlisted == 249)
+        #expect(tally.rejectedTotal == 250)
+        #expect(tally.json["errors_total"] == 250)
     }
 }

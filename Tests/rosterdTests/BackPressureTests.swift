@@ -116,7 +116,7 @@ struct BackPressureTests {
     }
 
     @Test func anAnswerTooLargeToHoldIsAnErrorForItsID() throws {
-        let daemon = try TestDaemon(config: "[Server]\nOutputSoftLimitBytes=64K\nOutputHardLimitBytes=256K\nMaxLineBytes=2M\n")
+        let daemon = try TestDaemon(config: Self.bigBookConfig)
         let client = try daemon.connect()
         _ = try logIn(client, "large1")
         let note = String(repeating: "n", count: 400)
@@ -129,6 +129,96 @@ struct BackPressureTests {
         #expect((answer["error"]?["data"]?["size"]?.int64Value ?? 0) > 131_072)
         // The connection goes on, and a smaller page is served.
         #expect(try client.call("contacts.list", ["limit": 100])["result"]?["total"] == 400)
+    }
+
+    /// Every contact's fields, read in pages small enough for any limit, in list order.
+    private func contents(_ client: TestClient) throws -> [JSONValue] {
+        var items: [JSONValue] = []
+        while true {
+            let page = try client.call("contacts.list", ["limit": 100, "offset": .int(Int64(items.count))])["result"]
+            let got = page?["items"]?.arrayValue ?? []
+            items += got.map { item in
+                .object([("name", item["name"] ?? .null), ("phone", item["phone"] ?? .null),
+                         ("email", item["email"] ?? .null), ("note", item["note"] ?? .null)])
+            }
+            if got.isEmpty { return items }
+        }
+    }
+
+    /// The pages of an export put together, and how many there were.
+    private func pagedExport(_ client: TestClient, _ format: String) throws -> (data: String, pages: Int) {
+        var data = ""
+        var cursor: JSONValue = .null
+        var pages = 0
+        repeat {
+            var params: [(String, JSONValue)] = [("format", .string(format)), ("limit", 10_000)]
+            if cursor != .null { params.append(("cursor", cursor)) }
+            let page = try client.call("contacts.export", .object(params))
+            let text = page["result"]?["data"]?.stringValue ?? ""
+            #expect(!text.isEmpty, "\(page)")
+            #expect(pages == 0 || !text.hasPrefix("name,"), "a CSV header after the first page")
+            data += text
+            cursor = page["result"]?["next_cursor"] ?? .null
+            pages += 1
+        } while cursor != .null && pages < 1_000
+        return (data, pages)
+    }
+
+    /// 1,500 contacts with every kind of field, about 400 KB as a file: more than one answer may hold here.
+    private static let bigBookConfig = "[Server]\nOutputSoftLimitBytes=64K\nOutputHardLimitBytes=256K\nMaxLineBytes=2M\n"
+
+    private func fillBigBook(_ client: TestClient) throws {
+        for piece in 0..<3 {
+            let rows = (1...500).map { "Person \(piece)-\($0),+1 555 \($0),p\($0)@example.com,\"note, with \"\"quotes\"\"\nand 長 line\"" }
+            let data = "name,phone,email,note\r\n" + rows.joined(separator: "\r\n")
+            #expect(try client.call("contacts.import", ["format": "csv", "data": .string(data)])["result"]?["added"] == 500)
+        }
+    }
+
+    /// A client that does not page gets the whole book or a clear error, never a part of it; pages put together
+    /// are the whole book, and import back to the same list.
+    @Test func anExportLargerThanOneAnswerComesInPagesAndReimportsIdentically() throws {
+        let daemon = try TestDaemon(config: Self.bigBookConfig)
+        let source = try daemon.connect()
+        _ = try logIn(source, "export1")
+        try fillBigBook(source)
+        let expected = try contents(source)
+        #expect(expected.count == 1_500)
+        for format in ["vcard", "csv"] {
+            let whole = try source.call("contacts.export", ["format": .string(format)])
+            #expect(whole["error"]?["data"]?["reason"] == "answer_too_large", "\(format)")
+            #expect(whole["error"]?["data"]?["limit"] == 131_072)
+            let (data, pages) = try pagedExport(source, format)
+            #expect(pages >= 3, "\(format): \(pages) pages")
+            let target = try daemon.connect()
+            _ = try logIn(target, "import\(format)")
+            let imported = try target.call("contacts.import", ["format": .string(format), "data": .string(data)])
+            #expect(imported["result"]?["added"] == 1_500, "\(imported)")
+            #expect(try contents(target) == expected, "\(format)")
+        }
+    }
+
+    /// Pages stay put while the book changes: every contact there all along comes exactly once.
+    @Test func aCursorSurvivesAddsAndRemovesAroundIt() throws {
+        let daemon = try TestDaemon(config: Self.bigBookConfig)
+        let client = try daemon.connect()
+        _ = try logIn(client, "export2")
+        try fillBigBook(client)
+        let first = try client.call("contacts.export", ["format": "csv", "limit": 200])["result"]
+        var data = first?["data"]?.stringValue ?? ""
+        let removed = try client.call("contacts.list", ["limit": 1])["result"]?["items"]?.arrayValue?.first?["id"] ?? .null
+        _ = try client.call("contacts.remove", ["id": removed])
+        _ = try client.call("contacts.add", ["name": "Added Meanwhile"])
+        var cursor = first?["next_cursor"] ?? .null
+        while cursor != .null {
+            let page = try client.call("contacts.export", ["format": "csv", "limit": 200, "cursor": cursor])["result"]
+            data += page?["data"]?.stringValue ?? ""
+            cursor = page?["next_cursor"] ?? .null
+        }
+        let names = data.split(separator: "\r\n").filter { $0.hasPrefix("Person ") || $0.hasPrefix("Added ") }
+        #expect(names.count == 1_501)
+        #expect(Set(names).count == 1_501)
+        #expect(data.contains("Added Meanwhile"))
     }
 
     /// A contacts form whose peer does not read costs an owed refresh, not a search and an event per change (issue
@@ -163,5 +253,19 @@ struct BackPressureTests {
             if line["params"]?["type"] == "results" { latest = line["params"] ?? .null }
         }
         #expect(latest["items"]?.arrayValue?.count == 50)
+    }
+
+    @Test func anImportWithManyRejectionsListsTheFirstAndCountsAll() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        _ = try logIn(client, "reject1")
+        let rows = (1...250).map { "Bad \($0),not a phone" } + ["Good One,123"]
+        let result = try client.call("contacts.import", ["format": "csv", "data": .string("name,phone\r\n" + rows.joined(separator: "\r\n"))])["result"]
+        #expect(result?["added"] == 1)
+        #expect(result?["errors_total"] == 250)
+        let errors = result?["errors"]?.arrayValue ?? []
+        #expect(errors.count == 100)
+        #expect(errors.map { $0["line"]?.int64Value ?? 0 } == (2...101).map(Int64.init))
+        #expect(errors.allSatisfy { $0["reason"] == "invalid_phone" })
     }
 }

@@ -21,12 +21,18 @@ public enum ContactCSV {
     }
 
     public static func serialize(drafts: [ContactDraft]) -> String {
-        var text = header.joined(separator: ",") + "\r\n"
-        for draft in drafts {
-            text += [draft.name, draft.phone ?? "", draft.email ?? "", draft.note ?? ""]
-                .map(CSVRecords.field).joined(separator: ",") + "\r\n"
-        }
+        var text = headerLine
+        for draft in drafts { text += record(draft) }
         return text
+    }
+
+    /// The header record with its CRLF; a file starts with it once, however many pieces it is written in.
+    public static var headerLine: String { header.joined(separator: ",") + "\r\n" }
+
+    /// One contact's record with its CRLF.
+    public static func record(_ draft: ContactDraft) -> String {
+        [draft.name, draft.phone ?? "", draft.email ?? "", draft.note ?? ""]
+            .map(CSVRecords.field).joined(separator: ",") + "\r\n"
     }
 
     public static func parse(_ text: String) -> ContactImportResult {

@@ -1,0 +1,67 @@
+import RosterCore
+import RosterProtocol
+import Testing
+@testable import RosterServer
+
+@Suite("Export pages")
+struct ContactExportTests {
+    private let contacts = (1...30).map { index in
+        Contact(id: Int64(index * 3), draft: ContactDraft(name: "Person \(index), \"quoted\"", phone: "+1 555 \(index)",
+                                                          email: nil, note: "line one\nline two"),
+                createdAt: 0, updatedAt: 0)
+    }
+
+    /// Writes pages the way the daemon's worker does, each starting after the previous page's cursor.
+    private func pages(_ format: ContactFormat, byteLimit: Int, contactLimit: Int) throws -> [JSONValue] {
+        var pages: [JSONValue] = []
+        var after: Int64?
+        repeat {
+            var writer = ContactExportWriter(id: .int(7), format: format, startsFile: after == nil, byteLimit: byteLimit)
+            var more = false
+            for contact in contacts where contact.id > (after ?? 0) {
+                if writer.count >= contactLimit || !writer.add(contact) {
+                    more = true
+                    break
+                }
+            }
+            let line = writer.finish(more: more)
+            #expect(line.last == 0x0A)
+            #expect(line.count <= byteLimit || writer.count == 1, "a page passed its limit with more than one contact")
+            let answer = try JSONParser.parse(Array(line.dropLast()))
+            #expect(answer["id"] == 7)
+            pages.append(answer["result"] ?? .null)
+            after = (answer["result"]?["next_cursor"]?.stringValue).flatMap(ContactExportCursor.decode)
+            #expect(more == (after != nil))
+        } while after != nil
+        return pages
+    }
+
+    private func joined(_ pages: [JSONValue]) -> String { pages.map { $0["data"]?.stringValue ?? "" }.joined() }
+
+    @Test(arguments: [ContactFormat.vcard, .csv])
+    func pagesPutTogetherAreTheWholeFile(format: ContactFormat) throws {
+        let whole = format == .csv ? ContactCSV.serialize(contacts) : VCard.serialize(contacts)
+        for (bytes, count) in [(1 << 20, 10_000), (1 << 20, 7), (1_500, 10_000), (1, 10_000)] {
+            let result = try pages(format, byteLimit: bytes, contactLimit: count)
+            #expect(joined(result) == whole, "pages of \(bytes) bytes, \(count) contacts")
+            #expect(result.count > 1 || (bytes == 1 << 20 && count == 10_000))
+            // The file's header is in the first page only.
+            let laterPages = result.dropFirst().map { $0["data"]?.stringValue ?? "" }
+            #expect(laterPages.allSatisfy { !$0.hasPrefix("name,") })
+            #expect(format == .vcard || joined(result).components(separatedBy: "name,phone,email,note").count == 2)
+            #expect(format == .csv || ContactFormat.vcard.parse(joined(result)).contacts.map(\.draft) == contacts.map(\.draft))
+        }
+    }
+
+    @Test func theLastPageHasANullCursorAndAnEmptyBookIsOnePage() throws {
+        var writer = ContactExportWriter(id: "x", format: .csv, startsFile: true, byteLimit: 1 << 20)
+        let line = writer.finish(more: false)
+        #expect(String(decoding: line, as: UTF8.self)
+                == #"{"jsonrpc":"2.0","id":"x","result":{"data":"name,phone,email,note\r\n","next_cursor":null}}"# + "\n")
+    }
+
+    @Test func cursorsAreOnlyThoseTheDaemonGivesOut() {
+        #expect(ContactExportCursor.decode(ContactExportCursor.encode(after: 42)) == 42)
+        for bad in ["", "-1", "4.2", "abc", "1 ", "99999999999999999999", "١٢"] { #expect(ContactExportCursor.decode(bad) == nil) }
+    }
+}
