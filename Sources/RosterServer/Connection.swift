@@ -152,6 +152,8 @@ final class Connection {
     /// Serves the lines of one read in order until the gate closes or the turn is used up; the rest are kept, for
     /// when the gate opens or for the next turn.
     private func serve(_ outputs: [LineFramer.Output], readInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+        // Once, not per line: each touch of the unowned server retains it through its side table (issue 8).
+        let server = self.server
         for (position, line) in outputs.enumerated() {
             guard !isClosed else { return }
             if mustStopBeforeNextLine() {
@@ -160,7 +162,7 @@ final class Connection {
                 return
             }
             servedThisTurn += 1
-            serve(line, readInto: buffer)
+            serve(line, readInto: buffer, server: server)
         }
     }
 
@@ -174,7 +176,7 @@ final class Connection {
             || gateClosesBeforeNextLine()
     }
 
-    private func serve(_ line: LineFramer.Output, readInto buffer: UnsafeMutableBufferPointer<UInt8>) {
+    private func serve(_ line: LineFramer.Output, readInto buffer: UnsafeMutableBufferPointer<UInt8>, server: Server) {
         switch line {
         case .span(let range): server.dispatch(line: UnsafeBufferPointer(rebasing: buffer[range]), from: self)
         case .line(let bytes): bytes.withUnsafeBufferPointer { server.dispatch(line: $0, from: self) }
@@ -208,6 +210,7 @@ final class Connection {
 
     /// Serves held lines, oldest first, until none is left or the gate closes again.
     private func serveHeldLines() {
+        let server = self.server
         beginTurn()
         isDispatching = true
         output.beginBatch()
@@ -216,7 +219,7 @@ final class Connection {
             heldLines[heldHead] = .tooLarge
             heldHead += 1
             servedThisTurn += 1
-            serve(line, readInto: server.readBuffer)
+            serve(line, readInto: server.readBuffer, server: server)
         }
         if !hasHeldLines {
             heldLines = []
@@ -231,6 +234,7 @@ final class Connection {
 
     /// Asks the gate before a line is served; true when reading must stop here.
     private func gateClosesBeforeNextLine() -> Bool {
+        if gate.staysOpen(outputBytes: output.byteCount + reserved, inFlight: inFlight, limits: gateLimits) { return false }
         if gate.isPaused { return true }
         return updateGate() == .pause
     }

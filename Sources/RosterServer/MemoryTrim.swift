@@ -16,13 +16,14 @@ struct MemoryTrimPolicy {
     private var lastTrim: Instant?
 
     /// When to trim, if the output's new total makes one due.
-    mutating func outputChanged(total: Int, now: Instant) -> Instant? {
+    mutating func outputChanged(total: Int, now: @autoclosure () -> Instant) -> Instant? {
         if total > Self.highWater {
             armed = true
             return nil
         }
         guard armed, total <= Self.lowWater else { return nil }
         armed = false
+        let now = now()
         let due = max(now, lastTrim.map { $0 + Self.interval } ?? now)
         lastTrim = due
         return due

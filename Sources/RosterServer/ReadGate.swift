@@ -41,9 +41,16 @@ struct ReadGate: Equatable {
             isPaused = false
             return .resume
         }
+        guard !staysOpen(outputBytes: outputBytes, inFlight: inFlight, limits: limits) else { return nil }
         let overPause = outputBytes > limits.pauseBytes || (outputBytes > limits.resumeBytes && overBudget())
         guard overPause || inFlight >= limits.maxInFlight else { return nil }
         isPaused = true
         return .pause
+    }
+
+    /// Whether the gate is open and nothing below the resume mark could close it: asked before every line, so
+    /// the common case costs two comparisons.
+    func staysOpen(outputBytes: Int, inFlight: Int, limits: Limits) -> Bool {
+        !isPaused && outputBytes <= limits.resumeBytes && inFlight < limits.maxInFlight
     }
 }
