@@ -18,6 +18,8 @@ final class Connection {
     let peer: PeerCredentials
     let session: Session
     private(set) var isClosed = false
+    /// Set when the connection closes, for work queued on its behalf to skip itself on a worker.
+    let closedFlag = Locked(false)
     private var registration: EventLoop.RegistrationID?
     /// The events asked of epoll now.
     private var interest = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
@@ -430,6 +432,7 @@ final class Connection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        closedFlag.withLock { $0 = true }
         if let registration { server.loop.deregister(registration) }
         Glibc.close(fd)
         // Calls still running on workers keep this object alive; what it held for the peer is freed now.

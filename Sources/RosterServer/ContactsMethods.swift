@@ -93,7 +93,7 @@ extension Server {
         }
         call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
         contacts.pageLine(userID: userID, ids: page.ids, total: page.total, id: call.id ?? .null,
-                          charge: call.connection.queueCharge) { result in
+                          charge: call.connection.queueCharge, unless: call.connection.closedFlag) { result in
             call.finish(line: result)
         }
     }
@@ -172,6 +172,7 @@ extension Server {
             format: format, after: after, contactLimit: paged ? Int(limit ?? Int64(Self.exportPageDefault)) : nil,
             byteLimit: paged ? min(Self.exportPageBytes, maxAnswer / 2) : maxAnswer, id: call.id ?? .null)
         call.reserveOutput(request.byteLimit)
-        contacts.export(userID: userID, request, charge: call.connection.queueCharge) { result in call.finish(line: result) }
+        contacts.export(userID: userID, request, charge: call.connection.queueCharge,
+                        unless: call.connection.closedFlag) { result in call.finish(line: result) }
     }
 }

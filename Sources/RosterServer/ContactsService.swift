@@ -46,10 +46,11 @@ final class ContactsService {
     /// The answer line `{items, total}` for a page the index chose, read and encoded on a storage worker: a page of
     /// 1,000 took the loop about as long as thousands of small requests (issue 12). A read, so it keeps no order
     /// with the user's writes (the page's ids were chosen already); a contact removed meanwhile is left out.
-    func pageLine(userID: Int64, ids: [Int64], total: Int, id: JSONValue, charge: QueueCharge,
+    func pageLine(userID: Int64, ids: [Int64], total: Int, id: JSONValue, charge: QueueCharge, unless gone: Locked<Bool>,
                   completion: @escaping Completion<[UInt8]>) {
         let logger = self.logger
         storage.run(on: loop, charge: charge, { context in
+            if gone.withLock({ $0 }) { return .failure(Self.nobodyToAnswer) }
             do throws(StoreError) {
                 let items = try Self.contacts(ids, of: userID, in: ContactStore(database: try context.database()))
                 return .success(RPCMessage.result(id: id, ["items": .array(items.map(ContactJSON.encode)), "total": .int(total)]))
@@ -264,14 +265,21 @@ final class ContactsService {
         let id: JSONValue
     }
 
+    /// What a read queued for a connection that has closed since ends with: nobody will see it, and the workers
+    /// need not spend a page's reads and encoding on it (a peer that pipelined big pages and left would
+    /// otherwise keep the workers from other users' writes for seconds).
+    static let nobodyToAnswer = RosterError.busy(retryAfterMs: 0)
+
     /// Rows read from the database at a time while a page is written.
     static let exportChunk = 1_000
 
     /// The answer line of an export page, read and written on a worker in id order (a book of 100k contacts takes
     /// a while to write out, and nothing of that size is encoded on the loop), in the user's order of writes.
-    func export(userID: Int64, _ request: ExportRequest, charge: QueueCharge, completion: @escaping Completion<[UInt8]>) {
+    func export(userID: Int64, _ request: ExportRequest, charge: QueueCharge, unless gone: Locked<Bool>,
+                completion: @escaping Completion<[UInt8]>) {
         let logger = self.logger
         offload(userID: userID, charge, { context in
+            if gone.withLock({ $0 }) { return .failure(Self.nobodyToAnswer) }
             do throws(StoreError) {
                 let store = ContactStore(database: try context.database())
                 var writer = ContactExportWriter(id: request.id, format: request.format, startsFile: request.after == nil,
