@@ -3,6 +3,7 @@ struct BenchOptions {
     enum Scenario: String, CaseIterable {
         case pingpong, pipelined, typing, idle, users, contacts, storm, parse
         case cpuHogs = "cpu-hogs"
+        case backPressure = "back-pressure"
     }
 
     var json = false
@@ -27,6 +28,11 @@ struct BenchOptions {
     var hogAdds = 200
     var hogRegistrations = 20
     var importsOfOneRow = 100
+    var backPressurePeers = 150
+    var backPressureRequests = 200
+    var backPressureForms = 300
+    var backPressureContacts = 15_000
+    var backPressureSeconds = 5.0
     /// Set by the parent process: serve the C floor on this path instead of benchmarking.
     var serveFloor: String?
     /// Set by the parent process: busy-loop for ever (a CPU hog of the cpu-hogs scenario).
@@ -44,7 +50,7 @@ struct BenchOptions {
           --quick                A few hundred operations per scenario (a smoke test, not a measurement)
           --runs N               Repeat each scenario N times (default 3)
           --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm,parse,
-                                 cpu-hogs
+                                 cpu-hogs,back-pressure
           --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
           --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
           --keep                 Keep the work directory (seeded databases) afterwards
@@ -54,6 +60,8 @@ struct BenchOptions {
           --idle-connections N   Connections for the idle-memory scenario (default 10000)
           --storm-logins N       Concurrent log-ins in the storm (default 200)
           --parse-once FORMAT BYTES  Parse the parse scenario's input (csv or vcard, of BYTES) once and exit
+          --peers N              Peers that do not read, in the back-pressure scenario (default 150)
+          --forms N              Contacts forms that do not read, in the back-pressure scenario (default 300)
         """
 
     static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions {
@@ -81,6 +89,8 @@ struct BenchOptions {
             case "--sessions": options.sessions = max(1, try number(argument))
             case "--idle-connections": options.idleConnections = max(1, try number(argument))
             case "--storm-logins": options.stormLogins = max(1, try number(argument))
+            case "--peers": options.backPressurePeers = max(1, try number(argument))
+            case "--forms": options.backPressureForms = max(1, try number(argument))
             case "--serve-floor": options.serveFloor = try value(argument)
             case "--spin": options.spin = true
             case "--parse-once":
@@ -122,5 +132,10 @@ struct BenchOptions {
         hogAdds = 10
         hogRegistrations = 1
         importsOfOneRow = 20
+        backPressurePeers = min(backPressurePeers, 10)
+        backPressureRequests = min(backPressureRequests, 20)
+        backPressureForms = min(backPressureForms, 10)
+        backPressureContacts = min(backPressureContacts, 300)
+        backPressureSeconds = 0.3
     }
 }

@@ -38,6 +38,19 @@ enum Requests {
         line(id: id, method: "contacts.import", params: "{\"format\":\"csv\",\"data\":\"name\\r\\n\(name)\\r\\n\"}")
     }
 
+    static let whoami = line(id: 1, method: "session.whoami", params: "{}")
+
+    static let openContacts = line(id: 1, method: "form.open", params: "{\"form\":\"contacts\"}")
+
+    static func contactsQuery(_ query: String) -> [UInt8] {
+        line(id: 2, method: "form.input", params: "{\"form\":\"contacts\",\"field\":\"query\",\"value\":\"\(query)\"}")
+    }
+
+    /// Tokens are base64url, which needs no JSON escaping.
+    static func resume(_ token: String) -> [UInt8] {
+        line(id: 1, method: "session.resume", params: "{\"token\":\"\(token)\"}")
+    }
+
     static func search(_ query: String, id: Int = 1) -> [UInt8] {
         var escaped = ""
         for scalar in query.unicodeScalars {

@@ -114,6 +114,15 @@ final class ServerProcess {
         return 0
     }
 
+    /// CPU time the process has used, all threads, user and system, in seconds (from /proc).
+    func cpuSeconds() -> Double {
+        guard let stat = try? readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return 0 }
+        // After the command's closing bracket: state is field 3, utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// SIGTERM, then SIGKILL if it lingers; always reaps the child.
     func stop() {
         guard !stopped else { return }

@@ -121,6 +121,7 @@ final class Suite {
             case .storm: try loginStorm()
             case .parse: try parse()
             case .cpuHogs: try cpuHogs()
+            case .backPressure: try backPressure()
             }
         }
     }
