@@ -40,11 +40,11 @@ extension Server {
                                     result: contact), handler: Server.updateContact),
             Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
                    handler: Server.removeContact),
-            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; rejects are listed.",
+            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
                                     params: [format, FieldSpec("data", .string)],
                                     result: .object([FieldSpec("added", .integer(0...Int64.max)),
                                                      FieldSpec("skipped", .integer(0...Int64.max)),
-                                                     FieldSpec("errors", .array(.described("{line, reason}, the first 100"))),
+                                                     FieldSpec("errors", .array(.described("{line, reason}"))),
                                                      FieldSpec("errors_total", .integer(0...Int64.max))])),
                    handler: Server.importContacts),
             Method(spec: MethodSpec("contacts.export",
@@ -52,7 +52,7 @@ extension Server {
                                     params: [format, .optional("limit", .integer(Self.exportPageRange)),
                                              .optional("cursor", .string)],
                                     result: .object([FieldSpec("data", .string),
-                                                     FieldSpec("next_cursor", .described("string, or null after the last page"))])),
+                                                     FieldSpec("next_cursor", .described("string or null"))])),
                    handler: Server.exportContacts),
         ]
     }

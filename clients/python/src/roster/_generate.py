@@ -20,6 +20,7 @@ DESCRIBED_TYPES = {
     "{line, reason}": "ImportRejection",
     "{name, enabled, state, code, message, rev}": "FieldSnapshot",
     "{username, email?} or null": "User | None",
+    "string or null": "str | None",
     "{name, summary, params, result}": "MethodDescription",
 }
 

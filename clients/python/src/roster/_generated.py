@@ -16,7 +16,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'admin.stats': (),
     'auth.login': ('username', 'password'),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
-    'contacts.export': ('format',),
+    'contacts.export': ('format', 'limit?', 'cursor?'),
     'contacts.import': ('format', 'data'),
     'contacts.list': ('limit?', 'offset?'),
     'contacts.remove': ('id',),
@@ -72,12 +72,14 @@ class ContactsAddResult(TypedDict):
 
 class ContactsExportResult(TypedDict):
     data: str
+    next_cursor: str | None
 
 
 class ContactsImportResult(TypedDict):
     added: int
     skipped: int
     errors: list[ImportRejection]
+    errors_total: int
 
 
 class ContactsListResult(TypedDict):
@@ -189,12 +191,12 @@ class BlockingMethods:
         """Add a contact; the daemon assigns its id."""
         return cast('ContactsAddResult', self.call('contacts.add', _present({'name': name, 'phone': phone, 'email': email, 'note': note})))
 
-    def contacts_export(self, *, format: Literal['vcard', 'csv']) -> ContactsExportResult:
-        """All your contacts as vCard 4.0 or CSV."""
-        return cast('ContactsExportResult', self.call('contacts.export', _present({'format': format})))
+    def contacts_export(self, *, format: Literal['vcard', 'csv'], limit: int | None = None, cursor: str | None = None) -> ContactsExportResult:
+        """Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor."""
+        return cast('ContactsExportResult', self.call('contacts.export', _present({'format': format, 'limit': limit, 'cursor': cursor})))
 
     def contacts_import(self, *, format: Literal['vcard', 'csv'], data: str) -> ContactsImportResult:
-        """Add contacts from vCard 4.0 or CSV; rejects are listed."""
+        """Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed."""
         return cast('ContactsImportResult', self.call('contacts.import', _present({'format': format, 'data': data})))
 
     def contacts_list(self, *, limit: int | None = None, offset: int | None = None) -> ContactsListResult:
@@ -280,12 +282,12 @@ class AsyncMethods:
         """Add a contact; the daemon assigns its id."""
         return cast('ContactsAddResult', await self.call('contacts.add', _present({'name': name, 'phone': phone, 'email': email, 'note': note})))
 
-    async def contacts_export(self, *, format: Literal['vcard', 'csv']) -> ContactsExportResult:
-        """All your contacts as vCard 4.0 or CSV."""
-        return cast('ContactsExportResult', await self.call('contacts.export', _present({'format': format})))
+    async def contacts_export(self, *, format: Literal['vcard', 'csv'], limit: int | None = None, cursor: str | None = None) -> ContactsExportResult:
+        """Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor."""
+        return cast('ContactsExportResult', await self.call('contacts.export', _present({'format': format, 'limit': limit, 'cursor': cursor})))
 
     async def contacts_import(self, *, format: Literal['vcard', 'csv'], data: str) -> ContactsImportResult:
-        """Add contacts from vCard 4.0 or CSV; rejects are listed."""
+        """Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed."""
         return cast('ContactsImportResult', await self.call('contacts.import', _present({'format': format, 'data': data})))
 
     async def contacts_list(self, *, limit: int | None = None, offset: int | None = None) -> ContactsListResult:
