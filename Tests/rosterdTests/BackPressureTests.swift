@@ -115,6 +115,30 @@ struct BackPressureTests {
         #expect(listed?["total"] == 30)
     }
 
+    /// Requests pipelined behind a log-in wait in the peer's socket once 64 are read, not in the daemon's memory
+    /// (nor answered busy): every one is served, as the log-in left the session.
+    @Test func requestsBehindALogInWaitInTheSocket() throws {
+        let daemon = try TestDaemon()
+        let client = try daemon.connect()
+        _ = try client.call("users.register", ["username": "pipe03", "password": "secret1"])
+        let count = 1_100
+        var batch = #"{"id":0,"method":"auth.login","params":{"username":"pipe03","password":"secret1"}}"# + "\n"
+        for id in 1...count { batch += #"{"id":\#(id),"method":"session.whoami"}"# + "\n" }
+        try client.send(batch)
+        var served = 0
+        var others: [JSONValue] = []
+        while served + others.count < count + 1 {
+            let line = try client.readLine()
+            guard line["id"] != nil else { continue }
+            if line["result"]?["user"]?["username"] == "pipe03" || line["result"]?["token"] != nil {
+                served += 1
+            } else {
+                others.append(line)
+            }
+        }
+        #expect(served == count + 1, "\(others.prefix(3))")
+    }
+
     @Test func anAnswerTooLargeToHoldIsAnErrorForItsID() throws {
         let daemon = try TestDaemon(config: Self.bigBookConfig)
         let client = try daemon.connect()
