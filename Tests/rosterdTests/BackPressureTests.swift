@@ -32,6 +32,10 @@ struct BackPressureTests {
 
     private func pipelined(_ lines: [String]) -> String { lines.map { $0 + "\n" }.joined() }
 
+    /// AddressSanitizer keeps freed memory in quarantine (256 MiB), so a daemon built with it (`make sanitize`)
+    /// grows with every allocation it frees: there its RSS says nothing about what it holds.
+    private static let underAddressSanitizer = getenv("ASAN_OPTIONS") != nil
+
     @Test func manyPeersPipeliningWithoutReadingStayWithinTheBudget() throws {
         let daemon = try TestDaemon(config: """
             [Server]
@@ -61,7 +65,7 @@ struct BackPressureTests {
         let grown = residentKiB(daemon.pid) - before
         // 20,000 answers of about 6 KB each were asked for: 117 MB. The daemon read only what its marks allow.
         #expect(served < 5_000, "\(served) requests served while nobody read")
-        #expect(grown < 40 * 1024, "RSS grew by \(grown) KiB")
+        #expect(grown < 40 * 1024 || Self.underAddressSanitizer, "RSS grew by \(grown) KiB")
 
         // A fresh connection of the same uid is answered at once; only a big answer has to wait.
         let fresh = try resumed(daemon, token)
@@ -100,7 +104,7 @@ struct BackPressureTests {
         // Longer than the idle-line timeout: a connection that is not read is not idle by its own fault.
         usleep(1_500_000)
         #expect(try observer.call("contacts.list")["result"]?["total"] == 0, "the adds were served while the peer read nothing")
-        #expect(residentKiB(daemon.pid) - before < 16 * 1024)
+        #expect(residentKiB(daemon.pid) - before < 16 * 1024 || Self.underAddressSanitizer)
 
         var answers: [Int64: JSONValue] = [:]
         while answers.count < 330 {
