@@ -408,13 +408,11 @@ final class Connection {
         if readShutDown || server.isStopping { close() }
     }
 
-    /// Stops reading new requests (shutdown); pending answers still go out. Held lines were never begun, so they
-    /// are dropped like requests still unread in the socket.
+    /// Stops reading new requests (shutdown); pending answers still go out, and lines already read but held (see
+    /// `ReadGate`) are still served: the peer sent them before the daemon stopped.
     func stopReading() {
         guard !isClosed else { return }
         readShutDown = true
-        heldLines = []
-        heldHead = 0
         updateInterest()
         closeIfDrained()
     }

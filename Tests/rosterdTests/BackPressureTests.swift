@@ -143,6 +143,23 @@ struct BackPressureTests {
         #expect(served == count + 1, "\(others.prefix(3))")
     }
 
+    /// Lines the daemon read but held back are requests the peer sent: SIGTERM still answers them, like those in
+    /// flight, and the daemon exits once they are written.
+    @Test func aStoppingDaemonStillAnswersWhatItHeldBack() throws {
+        let daemon = try TestDaemon(config: "[Server]\nOutputPauseBytes=64K\nOutputResumeBytes=16K\n")
+        let client = try daemon.connect()
+        client.shrinkReceiveBuffer()
+        let stats = try daemon.connect()
+        try client.send(pipelined((0..<300).map { "{\"id\":\($0),\"method\":\"rpc.describe\"}" }))
+        let served = try settledRequestCount(stats)
+        #expect(served < 300, "nothing was held back")
+        daemon.signal(SIGTERM)
+        var ids: [Int64] = []
+        for _ in 0..<300 { ids.append(try client.readLine()["id"]?.int64Value ?? -1) }
+        #expect(ids == (0..<300).map(Int64.init))
+        #expect(daemon.waitForExit(timeoutMs: 5_000) == 0)
+    }
+
     @Test func anAnswerTooLargeToHoldIsAnErrorForItsID() throws {
         let daemon = try TestDaemon(config: Self.bigBookConfig)
         let client = try daemon.connect()
