@@ -1,4 +1,5 @@
 import RosterCore
+import RosterCrypto
 import RosterStore
 
 /// The fast offline path into a database the daemon will open: one transaction, prepared inserts, and one

@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterRuntime
 import RosterServer
 
 /// Feeds arbitrary bytes to a real in-process server, the way a peer would: framer, request decoder,

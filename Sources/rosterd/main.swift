@@ -1,5 +1,6 @@
 import Glibc
 import RosterProtocol
+import RosterRuntime
 import RosterServer
 
 // rosterd: parse options, then check the config, back up, or serve until SIGTERM/SIGINT.

@@ -1,6 +1,7 @@
 import RosterCore
 import RosterProtocol
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("Export pages")

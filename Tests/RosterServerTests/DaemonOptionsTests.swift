@@ -1,4 +1,5 @@
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("rosterd options and paths")

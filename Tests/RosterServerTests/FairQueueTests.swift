@@ -1,4 +1,5 @@
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 /// The queue alone, without threads: which job runs next, and which is refused (issue 12's rules in `FairQueue`).

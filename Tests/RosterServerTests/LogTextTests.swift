@@ -1,5 +1,6 @@
 import RosterCore
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 /// Issue 12 §1: a path, a client's name or any text from outside never reaches a log line raw.

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("Output queue for slow peers")

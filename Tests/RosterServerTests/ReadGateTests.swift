@@ -1,5 +1,6 @@
 import RosterCore
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("Back-pressure on reading")

@@ -1,4 +1,5 @@
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 /// Issue 12 §11: a resume that read its token before a revocation and answers after it must not log in.

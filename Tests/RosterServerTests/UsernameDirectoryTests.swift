@@ -1,5 +1,6 @@
 import RosterStore
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("Username directory")

@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import RosterCore
 import Testing
+@testable import RosterRuntime
 @testable import RosterServer
 
 @Suite("Worker pool")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CSQLite
+@testable import RosterCrypto
 import RosterStore
 
 @Suite struct DatabaseTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RosterCrypto
 @testable import RosterStore
 
 @Suite struct PasswordHasherTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import RosterCrypto
 import RosterStore
 
 @Suite struct SessionTokenStoreTests {

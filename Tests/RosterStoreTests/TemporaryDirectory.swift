@@ -1,4 +1,5 @@
 import Foundation
+@testable import RosterCrypto
 import RosterStore
 
 /// A fresh directory under the system temp dir, removed when the last reference goes away.

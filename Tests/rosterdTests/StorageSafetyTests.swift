@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Glibc
 import RosterProtocol
+import RosterCrypto
 import RosterStore
 import Testing
 

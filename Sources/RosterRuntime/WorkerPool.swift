@@ -1,0 +1,278 @@
+import Dispatch
+import RosterCore
+import Glibc
+
+/// A fixed set of threads for work that must not run on the loop, fed by a `FairQueue`: jobs are charged to
+/// a payer and a connection, payers take turns, jobs of one order run one at a time, and past a budget
+/// `submit` refuses at once so the caller can answer `busy`.
+///
+/// A `.standBack` pool (Argon2id) rests at idle priority (see `ThreadScheduling`). A watchdog thread, asleep
+/// while nothing is queued, raises its workers to nice 10 when jobs wait and no worker has started or
+/// finished one for `stallLimit`, or when a job has run that long: on a host whose cores are all busy,
+/// idle-priority threads get almost no time, and a log-in must still be answered. A raised worker rests
+/// again once it finds the queue empty. A `.normal` pool (durable writes, reads, imports, exports) keeps the
+/// daemon's own priority: issue 12 measured a `contacts.add` at 233 ms instead of 12 ms with two CPU hogs on
+/// the host while every worker stood back.
+///
+/// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
+public final class WorkerPool<Context>: @unchecked Sendable {
+    public typealias Job = @Sendable (inout Context) -> Void
+
+    /// How the workers share the cores with the loop and the rest of the host.
+    public enum Priority {
+        /// SCHED_IDLE with the watchdog; nice 10 throughout where SCHED_IDLE cannot be undone.
+        case standBack
+        /// The daemon's own priority, untouched.
+        case normal
+    }
+
+    public typealias Stats = WorkerPoolStats
+
+    private struct Worker {
+        var thread: pid_t = 0
+        /// When its current job started (monotonic ns), or nil between jobs.
+        var busySince: UInt64?
+        var raised = false
+    }
+
+    private struct State {
+        var queue: FairQueue<Job>
+        var stopping = false
+        var workers: [Worker] = []
+        /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
+        var lastProgress: UInt64 = 0
+        /// How many times the watchdog raised the workers.
+        var raisings = 0
+        /// A moving average of how long a job runs, for `retry_after_ms`.
+        var meanJobNs: Double
+
+        var waiting: Int { queue.waiting }
+
+        /// Whether work has stood still for `stall` ns: jobs waiting with no progress, or a job running that long.
+        func stalled(now: UInt64, stall: UInt64) -> Bool {
+            // A worker may have moved after `now` was read: then it has not stalled.
+            func since(_ time: UInt64) -> Bool { now >= time && now - time >= stall }
+            return (waiting > 0 && since(lastProgress)) || workers.contains { $0.busySince.map(since) ?? false }
+        }
+
+        var busy: Bool { waiting > 0 || workers.contains { $0.busySince != nil } }
+    }
+
+    /// What a worker does next.
+    private enum Turn {
+        case run(FairQueue<Job>.Entry)
+        case stop
+    }
+
+    public let threadCount: Int
+    /// How long work may stand still before the workers are raised.
+    public let stallLimit: Duration
+    /// Whether the workers rest at idle priority (false: nice 10 throughout, or `.normal`'s own priority).
+    public let idleWorkers: Bool
+    public let priority: Priority
+    private let state: Locked<State>
+    /// Signalled on every submit, so the watchdog sleeps for good while nothing is queued.
+    private let watchdogWake = DispatchSemaphore(value: 0)
+    private let makeContext: @Sendable () -> Context
+
+    /// `typicalJob` is the first guess at a job's run time, before any has run. Idle workers need to be
+    /// raisable (`ThreadScheduling.workersCanRestAtIdle`); where they are not, `.standBack` means nice 10.
+    public init(threads: Int, budget: QueueBudget, priority: Priority, stallLimit: Duration = .milliseconds(500),
+         typicalJob: Duration = .milliseconds(40), makeContext: @escaping @Sendable () -> Context) {
+        self.threadCount = max(1, threads)
+        self.stallLimit = stallLimit
+        self.priority = priority
+        self.idleWorkers = priority == .standBack && ThreadScheduling.workersCanRestAtIdle
+        self.makeContext = makeContext
+        state = Locked(State(queue: FairQueue(budget: budget), meanJobNs: Double(max(0, typicalJob.nanoseconds))))
+        state.withLock { $0.workers = Array(repeating: Worker(), count: threadCount) }
+        for index in 0..<threadCount { startWorker(index) }
+        if idleWorkers { startDetachedThread { [self] in self.watch() } }
+    }
+
+    /// The budgets in force; a reload may change them (jobs already queued stay).
+    public var budget: QueueBudget {
+        get { state.withLock { $0.queue.budget } }
+        set { state.withLock { $0.queue.budget = newValue } }
+    }
+
+    /// How many times the workers were raised because work stood still.
+    public var raisedCount: Int { state.withLock { $0.raisings } }
+
+    /// The workers' kernel thread ids (0 until a thread has started), so tests can read their policy.
+    public var workerThreads: [pid_t] { state.withLock { $0.workers.map(\.thread) } }
+
+    /// Jobs waiting for a thread (not counting those running).
+    public var waitingCount: Int { state.withLock { $0.waiting } }
+
+    public var stats: Stats {
+        state.withLock { state in
+            Stats(workers: threadCount, waiting: state.queue.waiting, running: state.queue.running,
+                  limit: state.queue.budget.jobs, refused: state.queue.refused, raised: state.raisings)
+        }
+    }
+
+    /// Queues `job`, charged as `charge`; a refusal (a budget is spent, or the pool is stopping) means it will
+    /// never run. `force` is for work that must not be refused: what follows an expensive part that already
+    /// ran (a token after a verified password), and the daemon's own chores. See `FairQueue` for the rules.
+    public func submit(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false, _ job: @escaping Job) -> QueueRefusal? {
+        let now = Self.monotonicNow()
+        let refusal = state.withLock { state -> QueueRefusal? in
+            guard !state.stopping else { return QueueRefusal(scope: .total, charged: state.queue.jobs) }
+            // Waiting starts now; an idle pool has not stalled.
+            if state.waiting == 0 { state.lastProgress = max(state.lastProgress, now) }
+            return state.queue.enqueue(job, charge: charge, order: order, force: force)
+        }
+        if refusal == nil {
+            state.signal()
+            if idleWorkers { watchdogWake.signal() }
+        }
+        return refusal
+    }
+
+    /// A fair guess at when a job refused now would find room, for `retry_after_ms`: a place frees when a job
+    /// charged there finishes, so the queue ahead spread over the threads, at the jobs' measured pace, and no
+    /// more rounds than the refusing budget holds jobs (a user's own jobs free its places).
+    public func retryAfterMs(for refusal: QueueRefusal) -> Int64 {
+        let (waiting, meanNs) = state.withLock { ($0.waiting, $0.meanJobNs) }
+        var rounds = waiting / threadCount + 1
+        if refusal.scope != .total { rounds = min(rounds, max(1, refusal.charged)) }
+        return Int64(min(60_000, max(10, (Double(rounds) * meanNs / 1_000_000).rounded(.up))))
+    }
+
+    /// Lets the threads finish the queue, then end.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        state.broadcast()
+        watchdogWake.signal()
+    }
+
+    private func startWorker(_ index: Int) {
+        startDetachedThread { [self] in
+            if priority == .standBack { ThreadScheduling.standBackWorker(restAtIdle: idleWorkers) }
+            let thread = ThreadScheduling.currentThreadID()
+            state.withLock { $0.workers[index].thread = thread }
+            work(index)
+        }
+    }
+
+    private func work(_ index: Int) {
+        var context = makeContext()
+        while true {
+            let turn = state.wait { state -> Turn? in
+                if let entry = state.queue.next() {
+                    let started = Self.monotonicNow()
+                    state.lastProgress = started
+                    state.workers[index].busySince = started
+                    return .run(entry)
+                }
+                // Jobs still waiting behind a running one of their order are finished before the end.
+                return state.stopping && state.waiting == 0 ? .stop : nil
+            }
+            guard case .run(let entry) = turn else { return }
+            entry.job(&context)
+            let finished = Self.monotonicNow()
+            let wakeOthers = state.withLock { state -> Bool in
+                state.queue.finished(entry)
+                if let started = state.workers[index].busySince, finished >= started {
+                    state.meanJobNs += (Double(finished - started) - state.meanJobNs) / 8
+                }
+                state.lastProgress = finished
+                state.workers[index].busySince = nil
+                // Raised because work stood still; with nothing left to do, it rests again.
+                if state.workers[index].raised && state.waiting == 0 {
+                    state.workers[index].raised = false
+                    ThreadScheduling.rest()
+                }
+                return state.waiting > 0 || state.stopping
+            }
+            // Its order may have held a job back that another worker can take now (or the pool is ending).
+            if wakeOthers { state.broadcast() }
+        }
+    }
+
+    /// Sleeps until something is queued, then looks every half `stallLimit` whether work stood still for a
+    /// whole `stallLimit`, and if so raises every resting worker. Policy changes happen under the lock, so a
+    /// worker resting again and the watchdog raising it cannot cross.
+    private func watch() {
+        let stall = UInt64(max(0, stallLimit.nanoseconds))
+        while true {
+            watchdogWake.wait()
+            while true {
+                let now = Self.monotonicNow()
+                let (busy, stopping) = state.withLock { state -> (Bool, Bool) in
+                    if state.stalled(now: now, stall: stall), state.workers.contains(where: { !$0.raised }) {
+                        state.raisings += 1
+                        for index in state.workers.indices where !state.workers[index].raised {
+                            state.workers[index].raised = true
+                            ThreadScheduling.raise(state.workers[index].thread)
+                        }
+                    }
+                    return (state.busy, state.stopping)
+                }
+                if !busy {
+                    if stopping { return }
+                    break
+                }
+                usleep(useconds_t(max(1_000, min(stall / 2_000, 1_000_000))))
+            }
+        }
+    }
+
+    private static func monotonicNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
+
+/// Runs `body` on a new detached pthread (Foundation's Thread would pull Foundation into the daemon's core).
+public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+    final class Start: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    let start = Unmanaged.passRetained(Start(body))
+    var thread = pthread_t()
+    let created = pthread_create(&thread, nil, { raw in
+        guard let raw else { return nil }
+        Unmanaged<Start>.fromOpaque(raw).takeRetainedValue().body()
+        return nil
+    }, start.toOpaque())
+    if created == 0 {
+        pthread_detach(thread)
+    } else {
+        start.release()
+    }
+}
+
+extension WorkerPool {
+    /// Runs `job` on a worker and hands its result to `completion` on `loop`'s thread; a job refused by a
+    /// budget is answered `busy` at once, with a `retry_after_ms` from the pool's pace.
+    public func run<T>(on loop: EventLoop, charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
+                _ job: @escaping @Sendable (inout Context) -> Result<T, RosterError>,
+                completion: @escaping (Result<T, RosterError>) -> Void) {
+        let bound = LoopBound(value: completion)
+        let refusal = submit(charge, order: order, force: force) { context in
+            let result = LoopBound(value: job(&context))
+            loop.execute { bound.value(result.value) }
+        }
+        if let refusal { completion(.failure(.busy(retryAfterMs: retryAfterMs(for: refusal)))) }
+    }
+}
+
+/// A value that is only ever touched on the loop thread, carried through a worker and back.
+/// The loop is single-threaded, so crossing threads untouched is safe; touching it on a worker is not.
+public struct LoopBound<Value>: @unchecked Sendable {
+    public let value: Value
+}
+
+/// What `admin.stats` shows of a pool.
+public struct WorkerPoolStats: Equatable, Sendable {
+    public var workers: Int
+    public var waiting: Int
+    public var running: Int
+    public var limit: Int
+    public var refused: Int
+    public var raised: Int
+}

@@ -1,0 +1,38 @@
+import RosterCore
+import RosterRuntime
+import RosterStore
+
+/// What one connection has told us about itself: language, timing overrides, who logged in, and its open forms.
+final class Session {
+    var locale: RosterLocale = .default
+    /// `session.hello` overrides; nil follows the configuration, including after a reload.
+    var debounceOverride: Duration?
+    var throttleOverride: Duration?
+    var client: String?
+    var greeted = false
+    /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
+    var user: UserRecord?
+    var tokenHash: [UInt8]?
+    var forms: [FormName: OpenForm] = [:]
+    private var formsOpened: UInt64 = 0
+    /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there
+    /// are any, a request that depends on who the session is waits in `held`, and so does all that follows it.
+    var authChangesRunning = 0
+    var held = HeldRequests()
+    /// Whether `Server.authChangeEnded` is serving `held` further up the stack.
+    var isServingHeld = false
+
+    func debounce(under policy: Policy) -> Duration { debounceOverride ?? policy.debounce }
+    func throttle(under policy: Policy) -> Duration { throttleOverride ?? policy.throttle }
+
+    /// Check tokens of a session's forms never collide, even across a reopened form.
+    func nextFirstToken() -> UInt64 {
+        formsOpened += 1
+        return formsOpened << 32
+    }
+
+    func closeAllForms() {
+        for form in forms.values { form.close() }
+        forms = [:]
+    }
+}

@@ -1,0 +1,141 @@
+import Glibc
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+import RosterStore
+
+/// rosterd's three ways to run, each returning its exit status: check a config, back up offline, or serve.
+public enum Daemon {
+    /// `--check-config`: the verdict on the files, as a reload would judge them.
+    public static func checkConfig(_ options: DaemonOptions) -> Int32 {
+        do {
+            let config = try ConfigLoader.load(configPath: options.configPath)
+            print("configuration ok (preset \(config.policy.preset.rawValue))")
+            return 0
+        } catch {
+            writeToStandardError("rosterd: configuration refused: \(LogText.escaped("\(error)"))\n")
+            return 1
+        }
+    }
+
+    /// `--backup PATH`: the database as the daemon would find it, copied and checked. It takes no `DatabaseLock`:
+    /// it only reads, through SQLite's locking, so it is as safe beside a running daemon as `admin.backup`, and
+    /// holding the lock would keep a daemon from starting while it runs.
+    public static func backup(to target: String, _ options: DaemonOptions, environment: [String: String]) -> Int32 {
+        func say(_ text: String) { writeToStandardError("rosterd: \(LogText.escaped(text))\n") }
+        do {
+            let config = try ConfigLoader.load(configPath: options.configPath)
+            let paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
+                                                configSocket: config.server.socketPath,
+                                                configDatabase: config.server.databasePath,
+                                                environment: environment, isRoot: getuid() == 0)
+            guard access(paths.database, R_OK) == 0 else {
+                say("no database at \(paths.database)")
+                return 1
+            }
+            let summary = try Database.backupSource(path: paths.database).backup(to: target)
+            print(LogText.escaped("backed up \(paths.database) to \(summary.path) (\(summary.pages) pages, \(summary.bytes) bytes)"))
+            return 0
+        } catch BackupError.refused(let refusal) {
+            let why = MessageCatalog.message(for: .invalidParams(param: "path", problem: refusal.problem), locale: .en)
+            say("backup to \(target) refused (\(refusal.rawValue)): \(why)")
+            return 1
+        } catch {
+            say("backup failed: \(error)")
+            return 1
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT; 0 after a clean stop, 1 when it could not start.
+    public static func serve(_ options: DaemonOptions, environment: [String: String]) -> Int32 {
+        var logger = Logger(level: options.logLevel ?? .info, sink: LogDestination.sink(environment: environment))
+        func fail(_ message: String) -> Int32 {
+            logger.log(.err, "rosterd: \(message)")
+            return 1
+        }
+        let config: DaemonConfig
+        let paths: DaemonPaths
+        do {
+            config = try ConfigLoader.load(configPath: options.configPath)
+            logger.level = options.logLevel ?? config.server.logLevel
+            paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
+                                            configSocket: config.server.socketPath,
+                                            configDatabase: config.server.databasePath,
+                                            environment: environment, isRoot: getuid() == 0)
+            try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            DaemonPaths.raiseDescriptorLimit()
+            try RosterSchema.preflight(path: paths.database)
+        } catch {
+            return fail("\(error)")
+        }
+        // Held until serve returns: the kernel drops it when this process ends, however it ends.
+        let lock: DatabaseLock
+        do {
+            lock = try DatabaseLock.acquire(databasePath: paths.database)
+        } catch {
+            return fail("\(error)")
+        }
+        defer { lock.release() }
+        for name in Database.removeStaleBackupPartials(besideDatabaseAt: paths.database) {
+            logger.notice("removed \(name), a backup's partial file left by a process that died")
+        }
+        let loop: EventLoop
+        let server: Server
+        let listener: UnixListener
+        do {
+            loop = try EventLoop()
+            server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger)
+            if let activated = SocketActivation.listener() {
+                listener = activated
+            } else {
+                try DaemonPaths.createParentDirectories(of: paths.socket, mode: 0o750)
+                listener = try UnixListener.bind(path: paths.socket)
+            }
+            try server.listen(on: listener)
+        } catch {
+            return fail("\(error)")
+        }
+
+        let notifier = SystemdNotifier()
+        loop.onSignal = { signal in
+            switch signal {
+            case SIGTERM, SIGINT:
+                server.logger.notice("rosterd: stopping on \(signal == SIGTERM ? "SIGTERM" : "SIGINT")")
+                notifier.stopping()
+                server.shutdown(gracePeriod: .milliseconds(4_500)) { loop.stop() }
+            case SIGHUP:
+                reload(server, options: options, notifier: notifier)
+            default:
+                server.logger.notice("rosterd: ignoring signal \(signal)")
+            }
+        }
+        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue))",
+                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
+        notifier.ready()
+        server.warmUp()
+        server.startHousekeeping(notifier: notifier)
+        defer { loop.onSignal = nil }
+        do {
+            try loop.run()
+        } catch {
+            return fail("event loop failed: \(error)")
+        }
+        server.logger.notice("rosterd: stopped", [("ROSTER_EVENT", "stopped")])
+        return 0
+    }
+
+    /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
+    private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
+        notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
+        do {
+            let fresh = try ConfigLoader.load(configPath: options.configPath)
+            server.config = fresh
+            server.logger.level = options.logLevel ?? fresh.server.logLevel
+            server.logger.notice("rosterd: configuration reloaded (preset \(fresh.policy.preset.rawValue))",
+                                 [("ROSTER_EVENT", "reloaded")])
+        } catch {
+            server.logger.log(.err, "rosterd: reload refused, keeping the configuration in force: \(error)")
+        }
+        notifier.ready()
+    }
+}

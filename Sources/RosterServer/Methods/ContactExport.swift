@@ -1,0 +1,74 @@
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+
+/// The answer line of one `contacts.export` page, `{"data":"…","next_cursor":…}`, written contact by contact on a
+/// worker, so the loop never encodes an address book (issue 12: a 45 MB export was one string encoded on the loop,
+/// then dropped because it passed the connection's output limit).
+///
+/// Rules: contacts go in id order; the first page of a CSV export starts with the header, later pages do not, so
+/// the pages put together are one file. A page holds at least one contact, and stops before the one that would
+/// take its line past `byteLimit`. The cursor of the next page is the id of the last contact written: ids only
+/// grow, so contacts added or removed while a client pages through are never skipped twice or repeated.
+struct ContactExportWriter {
+    let format: ContactFormat
+    let byteLimit: Int
+    private(set) var line: [UInt8]
+    private(set) var count = 0
+    private(set) var lastID: Int64?
+    /// The length the line would have had with the contact `add` last refused: a whole book at least this big
+    /// does not fit.
+    private(set) var refusedLength: Int?
+    private var piece: [UInt8] = []
+
+    /// The closing `","next_cursor":"…"}` and `}\n` of the line, at most this long (an Int64 has 19 digits).
+    private static let closingReserve = 48
+
+    init(id: JSONValue, format: ContactFormat, startsFile: Bool, byteLimit: Int) {
+        self.format = format
+        self.byteLimit = byteLimit
+        line = RPCMessage.openResultLine(id: id, reservingCapacity: min(byteLimit, 1 << 20) + Self.closingReserve)
+        line.append(contentsOf: #"{"data":""#.utf8)
+        if startsFile, case .csv = format { JSONWriter.writeEscaped(ContactCSV.headerLine, into: &line) }
+    }
+
+    /// Adds `contact`; false, leaving the page as it was, when it would pass the byte limit.
+    mutating func add(_ contact: Contact) -> Bool {
+        piece.removeAll(keepingCapacity: true)
+        JSONWriter.writeEscaped(format.serialize(contact), into: &piece)
+        let length = line.count + piece.count + Self.closingReserve
+        if count > 0 && length > byteLimit {
+            refusedLength = length
+            return false
+        }
+        line.append(contentsOf: piece)
+        count += 1
+        lastID = contact.id
+        return true
+    }
+
+    /// The finished line; `more` says whether contacts remain after this page.
+    mutating func finish(more: Bool) -> [UInt8] {
+        line.append(contentsOf: #"","next_cursor":"#.utf8)
+        if more, let lastID {
+            JSONWriter.writeString(ContactExportCursor.encode(after: lastID), into: &line)
+        } else {
+            line.append(contentsOf: "null".utf8)
+        }
+        line.append(UInt8(ascii: "}"))
+        RPCMessage.closeResultLine(&line)
+        return line
+    }
+}
+
+/// `next_cursor`: opaque to clients, the id of the last contact a page held.
+enum ContactExportCursor {
+    static func encode(after id: Int64) -> String { String(id) }
+
+    /// The id after which the page starts, or nil for a cursor this daemon never gave out.
+    static func decode(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.count <= 19, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let id = Int64(text) else { return nil }
+        return id
+    }
+}

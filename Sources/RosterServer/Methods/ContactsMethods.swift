@@ -1,0 +1,179 @@
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+
+/// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
+extension Server {
+    static let pageRange: ClosedRange<Int64> = 1...1_000
+    static let offsetRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+    static let exportPageRange: ClosedRange<Int64> = 1...10_000
+    static let exportPageDefault = 1_000
+    /// An export page's answer line stays under this (and under half the largest answer the connection takes).
+    static let exportPageBytes = 1 << 20
+    /// A page of more contacts than this is a big answer: built on a worker, and refused `busy` while the output
+    /// budget is spent.
+    static let bigPage = 100
+    /// What a contact is reckoned to take in an answer until the answer is built (most take 100–200 bytes).
+    static let contactBytesEstimate = 256
+    static let bigAnswerRetryMs: Int64 = 250
+    /// An import's answer lists at most this many rejections; `errors_total` counts them all (issue 12: 1.3M
+    /// rejections made a 54 MB answer, which the connection's output limit then dropped).
+    static let importErrorsListed = 100
+
+    func contactsMethods() -> [Method] {
+        let paging: [FieldSpec] = [.optional("limit", .integer(Self.pageRange)), .optional("offset", .integer(Self.offsetRange))]
+        let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
+        let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
+        let id = FieldSpec("id", .integer(1...Int64.max))
+        let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
+        return [
+            Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
+                                    params: paging, result: page), handler: Server.listContacts),
+            Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
+                                    params: [FieldSpec("query", .string)] + paging, result: page), handler: Server.searchContacts),
+            Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
+                                    params: [FieldSpec("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: Server.addContact),
+            Method(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
+                                    params: [id, .optional("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: Server.updateContact),
+            Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
+                   handler: Server.removeContact),
+            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
+                                    params: [format, FieldSpec("data", .string)],
+                                    result: .object([FieldSpec("added", .integer(0...Int64.max)),
+                                                     FieldSpec("skipped", .integer(0...Int64.max)),
+                                                     FieldSpec("errors", .array(.described("{line, reason}"))),
+                                                     FieldSpec("errors_total", .integer(0...Int64.max))])),
+                   handler: Server.importContacts),
+            Method(spec: MethodSpec("contacts.export",
+                                    summary: "Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor.",
+                                    params: [format, .optional("limit", .integer(Self.exportPageRange)),
+                                             .optional("cursor", .string)],
+                                    result: .object([FieldSpec("data", .string),
+                                                     FieldSpec("next_cursor", .described("string or null"))])),
+                   handler: Server.exportContacts),
+        ]
+    }
+
+    /// The logged-in user's id, or `unauthenticated`.
+    private func owner(_ call: Call) -> Int64? {
+        guard let user = call.session.user else {
+            call.fail(.unauthenticated)
+            return nil
+        }
+        return user.id
+    }
+
+    private func listContacts(_ call: Call) { page(call, query: "") }
+
+    private func searchContacts(_ call: Call) { page(call, query: call.params.string("query") ?? "") }
+
+    private func page(_ call: Call, query: String) {
+        guard let userID = owner(call) else { return }
+        let limit = Int(call.params.int("limit") ?? 50)
+        let offset = Int(call.params.int("offset") ?? 0)
+        if limit > Self.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
+        do {
+            let page = try contacts.search(userID: userID, query: query, limit: limit, offset: offset)
+            call.succeed(["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)])
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    private func bigPage(_ call: Call, userID: Int64, query: String, limit: Int, offset: Int) {
+        if deferBigAnswer(call) { return }
+        let page: (ids: [Int64], total: Int)
+        do {
+            page = try contacts.pageIDs(userID: userID, query: query, limit: limit, offset: offset)
+        } catch {
+            return call.fail(error)
+        }
+        call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
+        contacts.pageLine(userID: userID, ids: page.ids, total: page.total, id: call.id ?? .null,
+                          charge: call.connection.queueCharge, unless: call.connection.closedFlag) { result in
+            call.finish(line: result)
+        }
+    }
+
+    /// While the output budget is spent, a request for a big answer waits: `busy`, and true.
+    private func deferBigAnswer(_ call: Call) -> Bool {
+        guard isOutputBudgetSpent(uid: call.peer.uid) else { return false }
+        call.fail(.busy(retryAfterMs: Self.bigAnswerRetryMs))
+        return true
+    }
+
+    private func addContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
+                                 email: call.params.string("email"), note: call.params.string("note"))
+        contacts.add(userID: userID, draft, charge: call.connection.queueCharge) { result in
+            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        }
+    }
+
+    private func updateContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        contacts.update(userID: userID, id: call.params.int("id") ?? 0, name: call.params.string("name"),
+                        phone: call.params.string("phone"), email: call.params.string("email"),
+                        note: call.params.string("note"), charge: call.connection.queueCharge) { result in
+            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        }
+    }
+
+    private func removeContact(_ call: Call) {
+        guard let userID = owner(call) else { return }
+        contacts.remove(userID: userID, id: call.params.int("id") ?? 0, charge: call.connection.queueCharge) { result in
+            call.finish(result.map { [:] })
+        }
+    }
+
+    private func importContacts(_ call: Call) {
+        guard let userID = owner(call),
+              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
+        contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
+                                charge: call.connection.queueCharge) { [self] result in
+            if case .success(let summary) = result {
+                logger.info("contacts imported: \(summary.added.count) added, \(summary.skipped) skipped, \(summary.errors.count) rejected",
+                            [("ROSTER_USER", call.session.user?.canonical ?? ""), ("ROSTER_EVENT", "contacts_import")])
+            }
+            call.finish(result.map { summary in
+                [
+                    "added": .int(summary.added.count), "skipped": .int(summary.skipped),
+                    "errors": .array(summary.errors.prefix(Self.importErrorsListed).map {
+                        ["line": .int($0.line), "reason": .string($0.reason)]
+                    }),
+                    "errors_total": .int(summary.errors.count),
+                ]
+            })
+        }
+    }
+
+    /// Without `limit` or `cursor`, the whole book in one answer if it fits (`answer_too_large` otherwise, so a
+    /// client that knows nothing of pages never takes a part for the whole); with either, one page of it.
+    private func exportContacts(_ call: Call) {
+        guard let userID = owner(call),
+              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
+        let cursor = call.params.string("cursor")
+        let limit = call.params.int("limit")
+        var after: Int64?
+        if let cursor {
+            guard let decoded = ContactExportCursor.decode(cursor) else {
+                return call.fail(.invalidParams(param: "cursor", problem: .outOfRange))
+            }
+            after = decoded
+        }
+        if deferBigAnswer(call) { return }
+        let maxAnswer = call.connection.settings.maxAnswerBytes
+        let paged = cursor != nil || limit != nil
+        let request = ContactsService.ExportRequest(
+            format: format, after: after, contactLimit: paged ? Int(limit ?? Int64(Self.exportPageDefault)) : nil,
+            byteLimit: paged ? min(Self.exportPageBytes, maxAnswer / 2) : maxAnswer, id: call.id ?? .null)
+        call.reserveOutput(request.byteLimit)
+        contacts.export(userID: userID, request, charge: call.connection.queueCharge,
+                        unless: call.connection.closedFlag) { result in call.finish(line: result) }
+    }
+}

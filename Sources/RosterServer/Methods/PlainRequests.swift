@@ -1,0 +1,56 @@
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+
+/// The fast lane for `users.check_username` in the plain shape (see `PlainRequest`): no `JSONValue` tree, no
+/// `Call`, and an answer assembled from bytes encoded once per verdict and locale. Its answers are byte for
+/// byte those of the general path, which still serves every other shape of the same request.
+extension Server {
+    /// Pre-encoded answer tails; a configuration change (messages name the policy's limits) empties it.
+    /// A list, not a dictionary: there are a handful of verdicts per locale, and hashing a verdict hashes its
+    /// raw-value strings, which cost more than the scan.
+    struct PlainAnswers {
+        private var results: [(verdict: FieldVerdict, locale: RosterLocale, encoded: [UInt8])] = []
+
+        func encoded(_ verdict: FieldVerdict, _ locale: RosterLocale) -> [UInt8]? {
+            results.first { $0.verdict == verdict && $0.locale == locale }?.encoded
+        }
+
+        mutating func remember(_ encoded: [UInt8], for verdict: FieldVerdict, _ locale: RosterLocale) {
+            results.append((verdict, locale, encoded))
+        }
+    }
+
+    /// Answers the line if it is a plain `users.check_username`; false sends it down the general path.
+    func answerPlainRequest(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) -> Bool {
+        guard let request = PlainRequest.scan(bytes, method: "users.check_username", param: "username") else {
+            return false
+        }
+        let username = String(decoding: UnsafeBufferPointer(rebasing: bytes[request.value]), as: UTF8.self)
+        let tail = plainCheckUsernameTail(usernameVerdict(username), locale: connection.session.locale)
+        let id = UnsafeBufferPointer(rebasing: bytes[request.id])
+        stats.requestsServed += 1
+        connection.sendLine { line in
+            line.append(literal: #"{"jsonrpc":"2.0","id":"#)
+            line.append(contentsOf: id)
+            line.append(contentsOf: tail)
+        }
+        return true
+    }
+
+    /// What follows the id in `{"jsonrpc":"2.0","id":…,"result":…}` and a newline, as `RPCMessage.result`
+    /// writes it.
+    private func plainCheckUsernameTail(_ verdict: FieldVerdict, locale: RosterLocale) -> [UInt8] {
+        if let encoded = plainAnswers.encoded(verdict, locale) { return encoded }
+        let encoded = Array(#","result":"#.utf8) + JSONWriter.encode(checkUsernameResult(verdict, locale: locale))
+            + Array("}\n".utf8)
+        plainAnswers.remember(encoded, for: verdict, locale)
+        return encoded
+    }
+}
+
+private extension Array where Element == UInt8 {
+    mutating func append(literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+}

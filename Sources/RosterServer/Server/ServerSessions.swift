@@ -1,0 +1,103 @@
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+import RosterStore
+
+/// What concerns sessions across connections: who is logged in where, live `taken`, contacts refresh, reloads,
+/// and the form events every session's screens are drawn from.
+extension Server {
+    /// Every session's open forms, for what concerns them all (a registration, a reload).
+    var allOpenForms: [OpenForm] { connections.values.flatMap { $0.session.forms.values } }
+
+    /// Every registration, by `users.register` or a register form, ends here: it is logged once, and every
+    /// other open register form that holds the name or email is re-checked.
+    func accountRegistered(_ user: UserRecord, by peer: PeerCredentials, from origin: OpenForm?) {
+        logger.info("registered", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(peer.uid))])
+        for form in allOpenForms where form !== origin {
+            form.accountRegistered(username: user.canonical, email: user.email)
+        }
+    }
+
+    func configChanged() {
+        accounts.policy = config.policy
+        accounts.lanes.apply(config.server)
+        plainAnswers = PlainAnswers()
+        for connection in connections.values { connection.settings = config.server }
+        for form in allOpenForms { form.policyChanged(config.policy) }
+    }
+
+    /// The session is now `user`'s; it hears so through a `session` event.
+    func logIn(_ connection: Connection, as user: UserRecord, tokenHash: [UInt8]?) {
+        if let previous = connection.session.user, previous.id != user.id {
+            connection.session.forms.removeValue(forKey: .contacts)?.close()
+            connection.session.user = user
+            releaseIfUnused(previous.id)
+        }
+        connection.session.user = user
+        connection.session.tokenHash = tokenHash
+        sendEvent("session", [("user", .string(user.canonical))], to: connection)
+        logger.info("logged in", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(connection.peer.uid))])
+    }
+
+    /// A revoked token ends every session bound to it, on every connection (`except` the one that asked, which
+    /// logs itself out): each gets its `session` event `user: null`, and its contacts form closes. Every
+    /// revocation of a token goes through here.
+    func tokenRevoked(_ hash: [UInt8], except origin: Connection? = nil) {
+        revocations.tokenRevoked(hash)
+        for connection in connections.values where connection !== origin && connection.session.tokenHash == hash {
+            logOut(connection)
+        }
+    }
+
+    func logOut(_ connection: Connection) {
+        let previous = connection.session.user
+        connection.session.user = nil
+        connection.session.tokenHash = nil
+        // The contacts form shows a user's contacts; with nobody logged in it has nothing to show.
+        connection.session.forms.removeValue(forKey: .contacts)?.close()
+        if let previous {
+            logger.info("logged out", [("ROSTER_USER", previous.canonical)])
+            releaseIfUnused(previous.id)
+        }
+        sendEvent("session", [("user", .null)], to: connection)
+    }
+
+    /// Every open contacts form of this user, on any connection, gets fresh results.
+    func contactsChanged(of userID: Int64) {
+        for connection in connections.values {
+            guard let form = connection.session.forms[.contacts] as? ContactsFormRunner, form.ownerID == userID else { continue }
+            form.contactsChanged()
+        }
+    }
+
+    /// A peer caught up with its output: a contacts form that skipped results meanwhile refreshes once.
+    func outputDrained(_ connection: Connection) {
+        (connection.session.forms[.contacts] as? ContactsFormRunner)?.outputDrained()
+    }
+
+    /// A user's search index is kept only while some connection is logged in as them.
+    func releaseIfUnused(_ userID: Int64) {
+        guard !connections.values.contains(where: { $0.session.user?.id == userID }) else { return }
+        contacts.release(userID: userID)
+    }
+
+    func sendFormEvent(_ event: FormEvent, to connection: Connection) {
+        let message = event.message(locale: connection.session.locale, policy: config.policy)
+        switch event {
+        case .field(let form, let field, let state, let code, let enabled, let rev):
+            sendEvent("field", [
+                ("form", .string(form.rawValue)), ("field", .string(field.rawValue)), ("state", .string(state.rawValue)),
+                ("code", .string(code.rawValue)), ("message", .optional(message)), ("enabled", .bool(enabled)),
+                ("rev", .int(rev)),
+            ], to: connection, coalescing: "field:\(form.rawValue):\(field.rawValue)")
+        case .form(let form, let submittable):
+            sendEvent("form", [("form", .string(form.rawValue)), ("submittable", .bool(submittable))], to: connection,
+                      coalescing: "form:\(form.rawValue)")
+        case .submit(let form, let state, let code):
+            sendEvent("submit", [
+                ("form", .string(form.rawValue)), ("state", .string(state.rawValue)), ("code", .string(code.rawValue)),
+                ("message", .optional(message)),
+            ], to: connection)
+        }
+    }
+}
