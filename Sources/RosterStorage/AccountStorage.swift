@@ -1,0 +1,27 @@
+import RosterRuntime
+
+/// Accounts: uniqueness checks for the forms, the credential behind a log-in, and account creation.
+public protocol AccountStorage: AnyObject {
+    /// Whether an account holds this canonical username. Called on every debounced keystroke: a backend should
+    /// answer from memory (its username directory) where it can.
+    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+
+    /// Whether an account holds this canonical email.
+    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+
+    /// Whether an account answers to this identifier (the log-in form's `identifier` check).
+    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+
+    /// The account and its hash, to verify a password with; nil when none answers to `identifier`.
+    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<Credential?>)
+
+    /// Creates the account durably before answering; `.conflict(field)` when the username or email is held
+    /// (also when another writer took it an instant earlier). Never refused by a budget: it follows a hash that
+    /// was already paid for.
+    func createAccount(_ account: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>)
+
+    /// Replaces an account's password hash (an upgrade to the parameters in force). Never refused by a budget.
+    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                             completion: @escaping StorageCompletion<Void>)
+}

@@ -1,0 +1,32 @@
+import RosterCore
+
+/// Why a storage call did not do what it was asked, in terms any backend can give. A backend logs its own
+/// details (SQLite codes, a server's message) before it answers with one of these; none carries a stored value.
+public enum StorageFailure: Error, Equatable, Sendable {
+    /// The disk or the database is full: nothing was written.
+    case full
+    /// The backend cannot be reached or is not open; retrying later may work.
+    case unavailable(retryAfterMs: Int64)
+    /// A unique field is held by another account already.
+    case conflict(AccountField)
+    /// A budget refused the work before it started (`busy` with a hint).
+    case busy(retryAfterMs: Int64)
+    /// Anything else; the backend has logged it.
+    case other
+
+    /// What a client is told. Exactly one place maps storage to the wire's reasons.
+    public var rosterError: RosterError {
+        switch self {
+        case .full: .storageFull
+        // Issue 14 gives an outage its own reason (`storage_unavailable`); until then it reads as today's.
+        case .unavailable: .internal
+        case .conflict(let field): .taken(field: field.rawValue)
+        case .busy(let retryAfterMs): .busy(retryAfterMs: retryAfterMs)
+        case .other: .internal
+        }
+    }
+}
+
+/// How every storage call answers: once, on the loop thread, and never before the call has returned unless the
+/// backend could answer from memory (a caller must cope with both, and must not rely on either).
+public typealias StorageCompletion<T> = (Result<T, StorageFailure>) -> Void
