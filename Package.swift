@@ -41,9 +41,14 @@ let package = Package(
                                                                "CLinux", "RosterProtocol"]),
 
         .target(name: "RosterTestSupport", path: "Tests/RosterTestSupport"),
+        // The fake storage other targets' tests run on (form runners on a ManualScheduler).
+        .target(name: "RosterStorageTesting", dependencies: ["RosterStorage", "RosterRuntime", "RosterCore"],
+                path: "Tests/RosterStorageTesting"),
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterTestSupport"]),
         .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "RosterCrypto", "RosterCore", "CSQLite"]),
+        .testTarget(name: "RosterStorageContractTests",
+                dependencies: ["RosterStorageTesting", "RosterStorage", "RosterRuntime", "RosterCore"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol"]),

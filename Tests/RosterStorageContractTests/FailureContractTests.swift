@@ -1,0 +1,108 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+import Testing
+
+/// Full and stopped storage answer with failures, once and on the loop, and never crash; a full backend keeps
+/// every write it acknowledged and none it refused, and still answers reads.
+@Suite("Storage contract: full and unavailable storage")
+struct FailureContractTests {
+    @Test(arguments: BackendKind.allCases)
+    func aFullBackendRefusesWritesAsFullAndKeepsWhatItAcknowledged(_ kind: BackendKind) throws {
+        let backend = try kind.make(rowLimit: 24)
+        let storage = backend.storage
+        let owner = try backend.account("full01").id
+        var acknowledged: [Int64] = []
+        var refusal: StorageFailure?
+        for index in 0..<400 {
+            let answer = try backend.answer {
+                storage.addContact(ContactDraft(name: "Filler \(index)", note: String(repeating: "x", count: 3_900)),
+                                   for: owner, charge: charge(owner), completion: $0)
+            }
+            switch answer {
+            case .success(let added): acknowledged.append(added.contact.id)
+            case .failure(let failure): refusal = failure
+            }
+            if refusal != nil { break }
+        }
+        #expect(refusal == .full)
+        #expect(!acknowledged.isEmpty)
+        let index = try backend.value {
+            storage.loadSearchIndex(of: owner, charge: charge(owner), build: { $0.map(\.id) }, completion: $0)
+        }
+        #expect(index == acknowledged)
+        // Further writes are refused alike, an import writes none of its rows, and reads still answer.
+        let csv = "name\n" + (0..<50).map { "Imported \($0)\n" }.joined()
+        #expect(try backend.answer { storage.importContacts(csv, format: .csv, for: owner, charge: charge(owner), completion: $0) }
+                .map(\.added.count) == .failure(.full))
+        #expect(try backend.value { storage.loadSearchIndex(of: owner, charge: charge(owner), build: { $0.count },
+                                                            completion: $0) } == acknowledged.count)
+        #expect(try backend.value { storage.isUsernameTaken("full01", charge: peerCharge, completion: $0) })
+        #expect(try backend.answer { storage.createAccount(NewAccount(username: String(repeating: "n", count: 5_000),
+                                                                      display: "n", email: String(repeating: "e", count: 20_000),
+                                                                      passwordHash: placeholderHash),
+                                                           charge: peerCharge, completion: $0) }.map(\.id) == .failure(.full))
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aStoppedBackendAnswersEveryCallUnavailable(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        let user = try backend.account("gone01").id
+        storage.stop()
+        func expectUnavailable<T>(_ result: Result<T, StorageFailure>, _ call: String,
+                                  sourceLocation: SourceLocation = #_sourceLocation) {
+            guard case .failure(.unavailable) = result else {
+                Issue.record("\(call) answered \(result)", sourceLocation: sourceLocation)
+                return
+            }
+        }
+        let c = charge(user)
+        expectUnavailable(try backend.answer { storage.isUsernameTaken("gone01", charge: c, completion: $0) }, "isUsernameTaken")
+        expectUnavailable(try backend.answer { storage.isEmailTaken("a@b.c", charge: c, completion: $0) }, "isEmailTaken")
+        expectUnavailable(try backend.answer { storage.accountExists(.username("gone01"), charge: c, completion: $0) },
+                          "accountExists")
+        expectUnavailable(try backend.answer { storage.credential(for: .username("gone01"), charge: c, completion: $0) },
+                          "credential")
+        expectUnavailable(try backend.answer {
+            storage.createAccount(NewAccount(username: "new001", display: "new001", email: nil, passwordHash: placeholderHash),
+                                  charge: c, completion: $0)
+        }, "createAccount")
+        expectUnavailable(try backend.answer { storage.replacePasswordHash(placeholderHash, of: user, charge: c, completion: $0) },
+                          "replacePasswordHash")
+        let hash = [UInt8](repeating: 9, count: 32)
+        expectUnavailable(try backend.answer { storage.storeToken(hash: hash, for: user, charge: c, completion: $0) }, "storeToken")
+        expectUnavailable(try backend.answer { storage.resumeToken(hash: hash, idleLimitMs: 1_000, charge: c, completion: $0) },
+                          "resumeToken")
+        expectUnavailable(try backend.answer { storage.revokeToken(hash: hash, charge: c, completion: $0) }, "revokeToken")
+        expectUnavailable(try backend.answer { storage.recentFailures(keys: ["k"], windowMs: 1_000, charge: c, completion: $0) },
+                          "recentFailures")
+        expectUnavailable(try backend.answer { storage.recordFailure(keys: ["k"], charge: c, completion: $0) }, "recordFailure")
+        expectUnavailable(try backend.answer { storage.loadSearchIndex(of: user, charge: c, build: { $0.count }, completion: $0) },
+                          "loadSearchIndex")
+        expectUnavailable(try backend.answer {
+            storage.readContacts([1], of: user, charge: c, cancelled: Locked(false), encode: { $0.count }, completion: $0)
+        }, "readContacts")
+        expectUnavailable(try backend.answer { storage.addContact(ContactDraft(name: "A"), for: user, charge: c, completion: $0) },
+                          "addContact")
+        expectUnavailable(try backend.answer {
+            storage.updateContact(1, of: user, with: ContactPatch(name: "B", phone: nil, email: nil, note: nil), charge: c,
+                                  completion: $0)
+        }, "updateContact")
+        expectUnavailable(try backend.answer { storage.removeContact(1, of: user, charge: c, completion: $0) }, "removeContact")
+        expectUnavailable(try backend.answer { storage.importContacts("name\nA\n", format: .csv, for: user, charge: c,
+                                                                      completion: $0) }, "importContacts")
+        expectUnavailable(try backend.answer {
+            storage.exportContacts(of: user, after: 0, into: CollectingSink(limit: 1), charge: c, cancelled: Locked(false),
+                                   completion: $0)
+        }, "exportContacts")
+        var backedUp: [Result<BackupSummary, BackupFailure>] = []
+        storage.backup(to: "/nonexistent-dir/roster-backup.db", charge: c, completion: backend.completion { backedUp.append($0) })
+        try backend.run(until: { !backedUp.isEmpty })
+        guard case .failure(.storage(.unavailable))? = backedUp.first else { Issue.record("backup: \(backedUp)"); return }
+        // Maintenance after the stop does nothing and does not crash.
+        storage.pruneExpired(failureWindowMs: 1, tokenIdleMs: 1)
+        storage.warmUp()
+        storage.apply(ServerSettings())
+    }
+}

@@ -1,0 +1,392 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+/// A whole `Storage` in memory, for tests of what sits above the storage boundary (form runners on a
+/// `ManualScheduler`, methods). It passes the storage contract suite, as every backend must.
+///
+/// Theory of operation: each call is one piece of work and one answer. Whether a call fails (`failure`,
+/// `failures`, or after `stop()`) is decided when it is made; what it reads or writes is done when it is
+/// answered. `answering` says when that is: at once, on the caller's thread, or when the test releases it
+/// (`releaseNext()`, `releaseAll()`), to play an answer that comes late or after a newer input. Held answers go
+/// out oldest first, so one user's contact writes keep their order as the contract asks.
+///
+/// Uniqueness compares canonical names the way the SQLite column does (`COLLATE NOCASE`: ASCII letters without
+/// case, every other character as given); callers canonicalize before they ask.
+public final class InMemoryStorage: Storage {
+    /// When answers are given.
+    public enum Answering: Equatable, Sendable {
+        /// Before the call returns.
+        case immediately
+        /// When the test releases them.
+        case onRelease
+    }
+
+    /// The storage calls, to make one of them fail or to see what was asked.
+    public enum Operation: String, Equatable, Hashable, Sendable, CaseIterable {
+        case isUsernameTaken, isEmailTaken, accountExists, credential, createAccount, replacePasswordHash
+        case storeToken, resumeToken, revokeToken
+        case recentFailures, recordFailure
+        case loadSearchIndex, readContacts, addContact, updateContact, removeContact, importContacts, exportContacts
+        case backup, statistics
+    }
+
+    /// How `stop()`'s later calls answer.
+    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
+
+    public var answering: Answering
+    /// While set, every call fails with it (nothing is written).
+    public var failure: StorageFailure?
+    /// While set for an operation, its calls fail with it (nothing is written).
+    public var failures: [Operation: StorageFailure] = [:]
+    /// Every call made, in order (pruning, warming up and applying settings are not calls that answer).
+    public private(set) var calls: [Operation] = []
+    /// The budgets last applied.
+    public private(set) var settings: ServerSettings?
+    /// Past this many stored rows (accounts, tokens, failures and contacts together), a write that adds rows
+    /// answers `.full` and writes nothing: a disk that fills up.
+    public var rowLimit: Int?
+    /// The backup targets written so far (no file is made).
+    public private(set) var backups: [String] = []
+
+    private let clock: any WallClock
+    private var held: [(operation: Operation, answer: () -> Void)] = []
+    private var stopped = false
+    private var backupInFlight = false
+
+    private struct StoredAccount {
+        var account: Account
+        var passwordHash: String
+    }
+
+    private var accounts: [AccountID: StoredAccount] = [:]
+    private var accountByUsername: [String: AccountID] = [:]
+    private var accountByEmail: [String: AccountID] = [:]
+    private var nextAccountID: AccountID = 1
+    private var tokens: [[UInt8]: (account: AccountID, lastUsedMs: Int64)] = [:]
+    private var failureTimes: [String: [Int64]] = [:]
+    private var contacts: [Int64: (owner: AccountID, stored: StoredContact)] = [:]
+    private var nextContactID: Int64 = 1
+
+    /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
+    public init(clock: any WallClock = ManualWallClock(), answering: Answering = .immediately) {
+        self.clock = clock
+        self.answering = answering
+    }
+
+    // MARK: Held answers
+
+    /// The operations whose answers are held, oldest first.
+    public var pending: [Operation] { held.map(\.operation) }
+
+    /// Answers the held call at `index` (0 is the oldest); false when there is none. Out of order only where the
+    /// contract lets answers cross (not one user's contact writes).
+    @discardableResult
+    public func release(at index: Int) -> Bool {
+        guard held.indices.contains(index) else { return false }
+        held.remove(at: index).answer()
+        return true
+    }
+
+    /// Answers the oldest held call; false when none is held.
+    @discardableResult
+    public func releaseNext() -> Bool { release(at: 0) }
+
+    /// Answers every call held now, oldest first, and returns how many; calls made by those answers' completions
+    /// stay held.
+    @discardableResult
+    public func releaseAll() -> Int {
+        let count = held.count
+        for _ in 0..<count { releaseNext() }
+        return count
+    }
+
+    /// Answers `completion` with `work`'s result, now or on release; see the theory of operation.
+    private func answer<T>(_ operation: Operation, _ completion: @escaping StorageCompletion<T>,
+                           _ work: @escaping () -> Result<T, StorageFailure>) {
+        calls.append(operation)
+        let refusal = stopped ? Self.stoppedFailure : failures[operation] ?? failure
+        let answer = {
+            if let refusal { return completion(.failure(refusal)) }
+            completion(work())
+        }
+        switch answering {
+        case .immediately: answer()
+        case .onRelease: held.append((operation, answer))
+        }
+    }
+
+    // MARK: AccountStorage
+
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        answer(.isUsernameTaken, completion) { .success(self.accountByUsername[Self.noCase(canonical)] != nil) }
+    }
+
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        answer(.isEmailTaken, completion) { .success(self.accountByEmail[Self.noCase(canonical)] != nil) }
+    }
+
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        answer(.accountExists, completion) { .success(self.accountID(identifier) != nil) }
+    }
+
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Credential?>) {
+        answer(.credential, completion) {
+            .success(self.accountID(identifier).flatMap { self.accounts[$0] }.map {
+                Credential(account: $0.account, passwordHash: $0.passwordHash)
+            })
+        }
+    }
+
+    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+        answer(.createAccount, completion) {
+            // What the SQLite schema's CHECKs refuse, refused alike.
+            guard !new.username.isEmpty, new.email != "", new.passwordHash.hasPrefix("$argon2id$") else {
+                return .failure(.other)
+            }
+            if self.accountByUsername[Self.noCase(new.username)] != nil { return .failure(.conflict(.username)) }
+            if let email = new.email, self.accountByEmail[Self.noCase(email)] != nil { return .failure(.conflict(.email)) }
+            guard self.hasRoom(for: 1) else { return .failure(.full) }
+            let account = Account(id: self.nextAccountID, username: new.username, display: new.display, email: new.email,
+                                  createdAtMs: self.clock.nowMs())
+            self.nextAccountID += 1
+            self.accounts[account.id] = StoredAccount(account: account, passwordHash: new.passwordHash)
+            self.accountByUsername[Self.noCase(new.username)] = account.id
+            if let email = new.email { self.accountByEmail[Self.noCase(email)] = account.id }
+            return .success(account)
+        }
+    }
+
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                                    completion: @escaping StorageCompletion<Void>) {
+        answer(.replacePasswordHash, completion) {
+            guard hash.hasPrefix("$argon2id$"), self.accounts[account] != nil else { return .failure(.other) }
+            self.accounts[account]?.passwordHash = hash
+            return .success(())
+        }
+    }
+
+    private func accountID(_ identifier: AccountIdentifier) -> AccountID? {
+        switch identifier {
+        case .username(let name): accountByUsername[Self.noCase(name)]
+        case .email(let email): accountByEmail[Self.noCase(email)]
+        }
+    }
+
+    /// `COLLATE NOCASE`: ASCII capitals as small letters, every other byte as it is.
+    private static func noCase(_ text: String) -> String {
+        String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    // MARK: SessionTokenStorage
+
+    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
+        answer(.storeToken, completion) {
+            guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
+            guard self.hasRoom(for: 1) else { return .failure(.full) }
+            self.tokens[hash] = (account, self.clock.nowMs())
+            return .success(())
+        }
+    }
+
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+                            completion: @escaping StorageCompletion<Account?>) {
+        answer(.resumeToken, completion) {
+            guard let token = self.tokens[hash] else { return .success(nil) }
+            let now = self.clock.nowMs()
+            if Self.elapsed(since: token.lastUsedMs, now: now) >= idleLimitMs {
+                self.tokens[hash] = nil
+                return .success(nil)
+            }
+            self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
+            return .success(self.accounts[token.account]?.account)
+        }
+    }
+
+    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        answer(.revokeToken, completion) { .success(self.tokens.removeValue(forKey: hash) != nil) }
+    }
+
+    private static func elapsed(since start: Int64, now: Int64) -> Int64 {
+        let (difference, overflow) = now.subtractingReportingOverflow(start)
+        return overflow ? (start > 0 ? .min : .max) : difference
+    }
+
+    // MARK: LoginFailureStorage
+
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<RecentFailures>) {
+        answer(.recentFailures, completion) {
+            let now = self.clock.nowMs()
+            var times: [String: [Int64]] = [:]
+            for key in keys {
+                times[key] = (self.failureTimes[key] ?? []).filter { Self.elapsed(since: $0, now: now) < windowMs }.sorted()
+            }
+            return .success(RecentFailures(nowMs: now, times: times))
+        }
+    }
+
+    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+        answer(.recordFailure, completion) {
+            guard self.hasRoom(for: keys.count) else { return .failure(.full) }
+            let now = self.clock.nowMs()
+            for key in keys { self.failureTimes[key, default: []].append(now) }
+            return .success(())
+        }
+    }
+
+    // MARK: ContactStorage
+
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                             completion: @escaping StorageCompletion<T>) {
+        answer(.loadSearchIndex, completion) {
+            .success(build(self.contacts(of: user).map { (id: $0.contact.id, keys: $0.keys) }))
+        }
+    }
+
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                          encode: @escaping @Sendable ([Contact]) -> T,
+                                          completion: @escaping StorageCompletion<T>) {
+        answer(.readContacts, completion) {
+            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            return .success(encode(ids.compactMap { self.contact($0, of: user)?.contact }))
+        }
+    }
+
+    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<StoredContact>) {
+        answer(.addContact, completion) {
+            guard self.hasRoom(for: 1) else { return .failure(.full) }
+            guard let added = self.insert([draft], for: user).first else { return .failure(.other) }
+            return .success(added)
+        }
+    }
+
+    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<ContactUpdate>) {
+        answer(.updateContact, completion) {
+            guard let current = self.contact(id, of: user) else { return .success(.notFound) }
+            let draft = patch.applied(to: current.contact)
+            do throws(ContactError) {
+                try draft.validate()
+            } catch {
+                return .success(.invalid(error))
+            }
+            let updated = StoredContact(contact: Contact(id: id, draft: draft, createdAt: current.contact.createdAt,
+                                                         updatedAt: self.clock.nowMs()),
+                                        keys: ContactSearchKeys(draft: draft))
+            self.contacts[id] = (user, updated)
+            return .success(.updated(updated))
+        }
+    }
+
+    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        answer(.removeContact, completion) {
+            guard self.contact(id, of: user) != nil else { return .success(false) }
+            self.contacts[id] = nil
+            return .success(true)
+        }
+    }
+
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        answer(.importContacts, completion) {
+            let parsed = format.parse(data)
+            var seen = Set(self.contacts(of: user).map(\.contact.draft))
+            var fresh: [ContactDraft] = []
+            for imported in parsed.contacts where seen.insert(imported.draft).inserted {
+                fresh.append(imported.draft)
+            }
+            guard fresh.isEmpty || self.accounts[user] != nil else { return .failure(.other) }
+            guard self.hasRoom(for: fresh.count) else { return .failure(.full) }
+            return .success(ContactImportOutcome(added: self.insert(fresh, for: user),
+                                                 skipped: parsed.contacts.count - fresh.count, errors: parsed.errors))
+        }
+    }
+
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                        cancelled: Locked<Bool>,
+                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+        answer(.exportContacts, completion) {
+            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            var sink = sink
+            let remaining = self.contacts(of: user).filter { $0.contact.id > after }
+            let taken = remaining.prefix { sink.add($0.contact) }.count
+            return .success(sink.finish(more: taken < remaining.count))
+        }
+    }
+
+    private func hasRoom(for rows: Int) -> Bool {
+        guard let rowLimit else { return true }
+        let stored = accounts.count + tokens.count + failureTimes.values.reduce(0) { $0 + $1.count } + contacts.count
+        return stored + rows <= rowLimit
+    }
+
+    /// A user's contacts in id order.
+    private func contacts(of user: AccountID) -> [StoredContact] {
+        contacts.values.filter { $0.owner == user }.map(\.stored).sorted { $0.contact.id < $1.contact.id }
+    }
+
+    /// Another user's id reads as missing.
+    private func contact(_ id: Int64, of user: AccountID) -> StoredContact? {
+        contacts[id].flatMap { $0.owner == user ? $0.stored : nil }
+    }
+
+    /// Empty when `user` is no account (the SQLite foreign key refuses the rows).
+    private func insert(_ drafts: [ContactDraft], for user: AccountID) -> [StoredContact] {
+        guard accounts[user] != nil else { return [] }
+        let now = clock.nowMs()
+        return drafts.map { draft in
+            let stored = StoredContact(contact: Contact(id: nextContactID, draft: draft, createdAt: now, updatedAt: now),
+                                       keys: ContactSearchKeys(draft: draft))
+            nextContactID += 1
+            contacts[stored.contact.id] = (user, stored)
+            return stored
+        }
+    }
+
+    // MARK: StorageMaintenance
+
+    public func warmUp() {}
+
+    public func apply(_ settings: ServerSettings) { self.settings = settings }
+
+    public func pruneExpired(failureWindowMs: Int64, tokenIdleMs: Int64) {
+        let now = clock.nowMs()
+        failureTimes = failureTimes.compactMapValues { times in
+            let kept = times.filter { Self.elapsed(since: $0, now: now) <= failureWindowMs }
+            return kept.isEmpty ? nil : kept
+        }
+        tokens = tokens.filter { Self.elapsed(since: $0.value.lastUsedMs, now: now) < tokenIdleMs }
+    }
+
+    public func backup(to path: String, charge: QueueCharge,
+                       completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
+        guard !backupInFlight else { return completion(.failure(.storage(.busy(retryAfterMs: 1_000)))) }
+        backupInFlight = true
+        answer(.backup, { (result: Result<BackupSummary, StorageFailure>) in
+            self.backupInFlight = false
+            switch result {
+            case .success(let summary) where self.backups.contains(summary.path): completion(.failure(.refused(.targetExists)))
+            case .success(let summary):
+                self.backups.append(summary.path)
+                completion(.success(summary))
+            case .failure(let failure): completion(.failure(.storage(failure)))
+            }
+        }) { .success(BackupSummary(path: path, pages: 0, bytes: 0)) }
+    }
+
+    public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
+        answer(.statistics, completion) {
+            .success(StorageStatistics(accounts: self.accounts.count, contacts: self.contacts.count,
+                                       usernameDirectory: "ready", queues: [:]))
+        }
+    }
+
+    public func stop() { stopped = true }
+}
