@@ -31,14 +31,14 @@ struct FormMessagesTests {
     }
 
     @Test func everyCodeAFormCanProduceHasAText() {
-        for field in RegisterForm.fields {
-            for code in RegisterForm.possibleCodes(field) {
-                #expect(MessageCatalog.contains("\(field.rawValue).\(code.rawValue)"), "register \(field).\(code)")
+        for field in RegisterField.allCases {
+            for code in field.possibleCodes {
+                #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "register \(field).\(code)")
             }
         }
-        for field in LoginForm.fields {
-            for code in LoginForm.possibleCodes(field) {
-                #expect(MessageCatalog.contains("\(field.rawValue).\(code.rawValue)"), "login \(field).\(code)")
+        for field in LoginField.allCases {
+            for code in field.possibleCodes {
+                #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "login \(field).\(code)")
             }
         }
         for code in RegisterForm.possibleSubmitCodes {
@@ -48,7 +48,7 @@ struct FormMessagesTests {
             #expect(MessageCatalog.contains("login.\(code.rawValue)"))
         }
         for code in FieldCode.qualityCodes {
-            #expect(RegisterForm.possibleCodes(.password).contains(code))
+            #expect(RegisterField.password.possibleCodes.contains(code))
         }
     }
 

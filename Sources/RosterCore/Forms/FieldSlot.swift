@@ -50,24 +50,3 @@ struct FieldSlot: Sendable {
         return nil
     }
 }
-
-/// The fields of one form, in the form's order.
-struct FieldTable: Sendable {
-    let order: [FieldName]
-    private var slots: [FieldName: FieldSlot]
-
-    init(order: [FieldName], enabled: (FieldName) -> Bool) {
-        self.order = order
-        var slots: [FieldName: FieldSlot] = [:]
-        for name in order { slots[name] = FieldSlot(enabled: enabled(name)) }
-        self.slots = slots
-    }
-
-    func contains(_ name: FieldName) -> Bool { slots[name] != nil }
-
-    /// Only a form's own fields are ever asked for; a blank slot keeps a wrong name harmless, not fatal.
-    subscript(name: FieldName) -> FieldSlot {
-        get { slots[name] ?? FieldSlot(enabled: false) }
-        set { if slots[name] != nil { slots[name] = newValue } }
-    }
-}

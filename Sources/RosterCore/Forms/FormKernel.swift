@@ -1,13 +1,18 @@
 /// The timing and emission half shared by `RegisterForm` and `LoginForm`; the theory of operation is at the
 /// top of RegisterForm.swift. The rulebook decides what values mean, this decides when and what is said.
+///
+/// The kernel is also the form's edge: facts arrive with wire names (`FieldName`, `FormTimer`) and events leave
+/// with them, while everything inside, the table and the rulebook, speaks the form's own `Rules.Field`.
 struct FormKernel<Rules: FormRulebook>: Sendable {
+    typealias Field = Rules.Field
+
     /// Where a `form.submit` is.
     enum SubmitPhase: Equatable, Sendable {
         case idle
         /// `running` was sent; pending debounces were flushed and their checks are still out.
         case flushing
         /// The `.register`/`.login` action is out; the committed values it used are kept to place a `taken`.
-        case awaiting(username: Secret, email: Secret)
+        case awaiting(submitted: [Field: Secret])
     }
 
     /// Actions of one step, grouped so the client hears about a state before the runtime acts on it and the
@@ -21,7 +26,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
 
     var rules: Rules
     var debounce: Duration
-    private(set) var table: FieldTable
+    private(set) var table: FieldTable<Field>
     private(set) var submittable = false
     private(set) var submit = SubmitPhase.idle
     private var nextToken: UInt64
@@ -32,8 +37,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         self.rules = rules
         self.debounce = debounce
         self.nextToken = firstToken
-        var table = FieldTable(order: Rules.fields) { _ in false }
-        for field in Rules.fields {
+        var table = FieldTable<Field> { _ in false }
+        for field in table.order {
             table[field].published.enabled = rules.isEnabled(field, in: table)
         }
         self.table = table
@@ -41,9 +46,9 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     var snapshot: FormSnapshot {
-        FormSnapshot(form: Rules.form, fields: table.order.map { name in
-            let published = table[name].published
-            return FieldSnapshot(name: name, enabled: published.enabled, state: published.verdict.state,
+        FormSnapshot(form: Rules.form, fields: table.order.map { field in
+            let published = table[field].published
+            return FieldSnapshot(name: field.name, enabled: published.enabled, state: published.verdict.state,
                                  code: published.verdict.code, rev: published.rev)
         }, submittable: submittable)
     }
@@ -52,11 +57,11 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
 
     // MARK: Facts
 
-    mutating func input(_ field: FieldName, _ value: String, now: Instant) throws(RosterError)
+    mutating func input(_ name: FieldName, _ value: String, now: Instant) throws(RosterError)
         -> (rev: Int, actions: [FormAction]) {
         let form = Rules.form.rawValue
-        guard table.contains(field) else { throw .unknownField(form: form, field: field.rawValue) }
-        guard rules.isEnabled(field, in: table) else { throw .fieldDisabled(form: form, field: field.rawValue) }
+        guard let field = Field(name) else { throw .unknownField(form: form, field: name.rawValue) }
+        guard rules.isEnabled(field, in: table) else { throw .fieldDisabled(form: form, field: name.rawValue) }
         var slot = table[field]
         // distinctUntilChanged: Swift's == treats canonically equivalent text as equal, as the rules do.
         guard slot.input.exposed != value else { return (slot.rev, []) }
@@ -67,7 +72,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         slot.shown = nil
         if submit == .flushing {
             // A submit is waiting for the latest input, so it is judged at once instead of debounced.
-            if slot.isDebouncing { step.effects.append(.cancelTimer(.debounce(field))) }
+            if slot.isDebouncing { step.effects.append(.cancelTimer(.debounce(field.name))) }
             slot.phase = .settled
             table[field] = slot
             commit(field, &step)
@@ -75,7 +80,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
             let deadline = now + debounce
             slot.phase = .debouncing(until: deadline)
             table[field] = slot
-            step.effects.append(.schedule(.debounce(field), at: deadline))
+            step.effects.append(.schedule(.debounce(field.name), at: deadline))
         }
         finish(&step)
         return (table[field].rev, step.all)
@@ -83,9 +88,11 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
 
     mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
         switch timer {
-        case .debounce(let field):
+        case .debounce(let name):
             // A timer that was moved but fired at its old deadline anyway must not cut the debounce short.
-            guard case .debouncing(let until) = table[field].phase, now >= until else { return [] }
+            guard let field = Field(name), case .debouncing(let until) = table[field].phase, now >= until else {
+                return []
+            }
             var step = Step()
             commit(field, &step)
             finish(&step)
@@ -109,7 +116,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         step.events.append(.emit(.submit(form: Rules.form, state: .running, code: .running)))
         submit = .flushing
         for field in table.order where table[field].isDebouncing {
-            step.effects.append(.cancelTimer(.debounce(field)))
+            step.effects.append(.cancelTimer(.debounce(field.name)))
             commit(field, &step)
         }
         finish(&step)
@@ -117,7 +124,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
-        guard case .awaiting(let username, let email) = submit else { return [] }
+        guard case .awaiting(let submitted) = submit else { return [] }
         submit = .idle
         var step = Step()
         switch result {
@@ -126,16 +133,12 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
             step.events.append(.emit(.submit(form: Rules.form, state: .succeeded, code: .succeeded)))
             step.submits.append(.finishSubmit(.success(rules.outcome(identifier))))
         case .failure(let error):
-            step.events.append(.emit(.submit(form: Rules.form, state: .failed, code: rules.failureCode(error))))
-            switch rules.takenField(error) {
-            case .username:
-                markTaken(.username, Normalization.canonicalUsername(username.exposed),
-                          canonicalize: Normalization.canonicalUsername, &step)
-            case .email:
-                markTaken(.email, Normalization.canonicalEmail(email.exposed),
-                          canonicalize: Normalization.canonicalEmail, &step)
-            case .password, .confirm, .query, nil:
-                break
+            let code = SubmitCode.failure(error, offered: Rules.failureCodes)
+            step.events.append(.emit(.submit(form: Rules.form, state: .failed, code: code)))
+            // A `taken` names its field by wire name; the field turns as if registered live.
+            if case .taken(let wireName) = error, let name = FieldName(rawValue: wireName), let field = Field(name),
+               let value = submitted[field], let key = rules.takenKey(of: field, value.exposed) {
+                markTaken(field, key, &step)
             }
             step.submits.append(.finishSubmit(.failure(error)))
         }
@@ -143,11 +146,11 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
-    mutating func registered(_ field: FieldName, canonical: String,
-                             canonicalize: (String) -> String) -> [FormAction] {
+    /// Someone (any session) registered an account whose `field` is keyed `canonical` (see `takenKey`).
+    mutating func registered(_ field: Field, canonical: String) -> [FormAction] {
         guard canonical != completedIdentifier else { return [] }
         var step = Step()
-        markTaken(field, canonical, canonicalize: canonicalize, &step)
+        markTaken(field, canonical, &step)
         finish(&step)
         return step.all
     }
@@ -157,7 +160,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         for field in table.order {
             switch table[field].phase {
             case .settled: break
-            case .debouncing: step.effects.append(.cancelTimer(.debounce(field)))
+            case .debouncing: step.effects.append(.cancelTimer(.debounce(field.name)))
             case .checking(let token, _): step.effects.append(.cancelCheck(token))
             }
             table[field].phase = .settled
@@ -168,7 +171,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     // MARK: Machinery
 
     /// The debounced value becomes the judged one; fields judged against it are judged again (combineLatest).
-    private mutating func commit(_ field: FieldName, _ step: inout Step) {
+    private mutating func commit(_ field: Field, _ step: inout Step) {
         table[field].committed = table[field].input
         judge(field, &step)
         for dependent in rules.dependents(of: field) where table[dependent].phase == .settled {
@@ -176,7 +179,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         }
     }
 
-    private mutating func judge(_ field: FieldName, _ step: inout Step) {
+    private mutating func judge(_ field: Field, _ step: inout Step) {
         switch rules.evaluate(field, in: table) {
         case .settled(let verdict):
             settle(field, verdict)
@@ -189,7 +192,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         }
     }
 
-    private mutating func settle(_ field: FieldName, _ verdict: FieldVerdict) {
+    private mutating func settle(_ field: Field, _ verdict: FieldVerdict) {
         table[field].phase = .settled
         table[field].shown = verdict
         if verdict.isFinal { table[field].lastFinal = verdict }
@@ -197,9 +200,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
 
     /// Live `taken`: only a value that is, or is being checked as, acceptable turns; pending input is left to
     /// its own check, which will ask the store anyway.
-    private mutating func markTaken(_ field: FieldName, _ canonical: String,
-                                    canonicalize: (String) -> String, _ step: inout Step) {
-        guard table.contains(field), canonicalize(table[field].input.exposed) == canonical else { return }
+    private mutating func markTaken(_ field: Field, _ canonical: String, _ step: inout Step) {
+        guard rules.takenKey(of: field, table[field].input.exposed) == canonical else { return }
         switch table[field].phase {
         case .debouncing:
             return
@@ -217,7 +219,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         guard submit == .flushing,
               !table.order.contains(where: { table[$0].token != nil || table[$0].isDebouncing }) else { return }
         if rules.isSubmittable(table) {
-            submit = .awaiting(username: table[.username].committed, email: table[.email].committed)
+            let submitted = table.order.map { ($0, table[$0].committed) }
+            submit = .awaiting(submitted: Dictionary(uniqueKeysWithValues: submitted))
             step.submits.append(rules.submitAction(table))
         } else {
             submit = .idle
@@ -232,7 +235,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         while let field = table.order.first(where: {
             table[$0].isDebouncing && rules.isEnabled($0, in: table) != table[$0].published.enabled
         }) {
-            step.effects.append(.cancelTimer(.debounce(field)))
+            step.effects.append(.cancelTimer(.debounce(field.name)))
             commit(field, &step)
         }
         for field in table.order {
@@ -241,7 +244,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
                                                 rev: table[field].rev)
             guard published != table[field].published else { continue }
             table[field].published = published
-            step.events.append(.emit(.field(form: Rules.form, field: field, state: shown.state, code: shown.code,
+            step.events.append(.emit(.field(form: Rules.form, field: field.name, state: shown.state, code: shown.code,
                                             enabled: published.enabled, rev: published.rev)))
         }
         let now = rules.isSubmittable(table)

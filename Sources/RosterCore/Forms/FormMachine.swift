@@ -1,5 +1,28 @@
+// The register and log-in form machines, sans I/O. Where each concern lives:
+//   FormMachine.swift        this protocol: the facts a runner feeds a form and the actions it gets back
+//   RegisterForm.swift       the register form's rules, theory of operation and rulebook
+//   LoginForm.swift          the log-in form's rules and rulebook
+//   FormKernel.swift         timing and emission shared by both: debounce, flatMapLatest, diffs, submit
+//   FormRulebook.swift       what a form must say about its own fields for the kernel to run it
+//   FormField.swift          a form's own field enum (RegisterField.swift, LoginField.swift) and its codes
+//   FormAndFieldNames.swift  the wire names of forms and fields, which the forms map at their edge
+//   FieldSlot.swift          one field's input, rev, phase and what its client was last told
+//   FieldTable.swift         a form's slots, keyed by its own field enum
+//   Check.swift              the questions only the runtime can answer, their answers and verdicts
+//   CheckToken.swift         the token that lets a late answer be dropped
+//   FormAction.swift         what a form asks the runtime to do (timers, checks, register, log in, answer)
+//   FormEvent.swift          what a form tells its client (field, form and submit events)
+//   SubmitCode.swift         submit codes, and the one table from an error to the code it shows
+//   FormSnapshot.swift       the `form.open` answer
+//   FormEventText.swift      an event's localized message and its placeholder values
+//   FormMessages.swift       the texts of every field and submit code, per locale
+// Field verdicts and codes (FieldVerdict, FieldCode) and the per-field rules are in ../Rules; the contacts
+// form, a throttle rather than a set of fields, is ../Contacts/ContactsForm.swift.
+
 /// What the runtime needs from a form's view model, so one runner drives the register and log-in forms alike.
 public protocol FormMachine: Sendable {
+    /// The form's own fields; `inputReceived` answers `unknown_field` for a wire name outside them.
+    associatedtype Field: FormField
     static var form: FormName { get }
     var snapshot: FormSnapshot { get }
     var debounce: Duration { get set }

@@ -6,23 +6,28 @@ enum FieldEvaluation: Equatable, Sendable {
 
 /// The form-specific half of a form machine: which fields, which rules, what submitting means.
 /// `FormKernel` owns the timing (debounce, flatMapLatest, emission) and asks the rulebook everything else.
+/// A rulebook speaks only its own `Field` enum; the kernel does the crossing to and from wire names.
 protocol FormRulebook: Sendable {
+    associatedtype Field: FormField
+    typealias Table = FieldTable<Field>
+
     static var form: FormName { get }
-    static var fields: [FieldName] { get }
+    /// The failure codes the form has messages for; any other failure reads as `failed`.
+    static var failureCodes: [SubmitCode] { get }
 
     var policy: Policy { get set }
 
-    func evaluate(_ field: FieldName, in table: FieldTable) -> FieldEvaluation
+    func evaluate(_ field: Field, in table: Table) -> FieldEvaluation
     /// Enablement is a function of the other fields' latest final verdicts.
-    func isEnabled(_ field: FieldName, in table: FieldTable) -> Bool
+    func isEnabled(_ field: Field, in table: Table) -> Bool
     /// A pure function of settled states; a field whose latest input is unchecked counts as not settled.
-    func isSubmittable(_ table: FieldTable) -> Bool
+    func isSubmittable(_ table: Table) -> Bool
     /// Fields judged against `field`'s committed value, re-judged whenever it is committed (combineLatest).
-    func dependents(of field: FieldName) -> [FieldName]
+    func dependents(of field: Field) -> [Field]
     /// The `.register` or `.login` action for the committed values.
-    func submitAction(_ table: FieldTable) -> FormAction
+    func submitAction(_ table: Table) -> FormAction
     func outcome(_ identifier: String) -> SubmitOutcome
-    func failureCode(_ error: RosterError) -> SubmitCode
-    /// The field a store failure proves taken, if any; it turns `taken` as if registered live.
-    func takenField(_ error: RosterError) -> FieldName?
+    /// The key the store would report `value` taken under, so a `taken` (from a failed submit or another
+    /// session's registration) can be matched to what the field holds; nil for a field never reported taken.
+    func takenKey(of field: Field, _ value: String) -> String?
 }

@@ -1,7 +1,7 @@
 // LoginForm — the log-in form's view model, sans I/O (contract §5 and §6, seed 000).
 //
 // RULES
-//   Fields, in order: username (a username or an email), password. Both always enabled.
+//   Fields, in order (`LoginField`): username (a username or an email), password. Both always enabled.
 //   username  empty → empty. When the policy reveals unknown users (seed): the store decides —
 //             exists → valid/available “用户名可用”, unknown → invalid/not_found “用户名不存在”.
 //             When it does not (hardened): no store check, so nothing leaks — any text → valid/entered.
@@ -15,25 +15,17 @@
 //   distinctUntilChanged, flatMapLatest by token, diff-based emission, submit that flushes pending debounces
 //   and waits for outstanding checks, joined second submits. Submit sends `.login(...)`; the store's answer
 //   comes back through `loginCompleted`: `succeeded`, or `failed` with wrong_password, not_found,
-//   invalid_credentials, rate_limited or busy (else failed), then `.finishSubmit`.
+//   invalid_credentials, rate_limited or busy, keyed by the error's reason (else failed; `SubmitCode.failure`),
+//   then `.finishSubmit`.
 
 /// The log-in form's view model: facts in (input, timers, check answers, submit), actions out.
 public struct LoginForm: Sendable {
+    public typealias Field = LoginField
     public static let form = FormName.login
-    public static let fields = LoginRulebook.fields
 
-    /// Every field code this form can send per field; each has a message in every locale.
-    public static func possibleCodes(_ field: FieldName) -> [FieldCode] {
-        switch field {
-        case .username: [.empty, .validating, .available, .notFound, .entered, .checkFailed]
-        case .password: [.empty, .entered]
-        case .confirm, .email, .query: []
-        }
-    }
-
-    /// Every submit code this form can send.
-    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed, .notSubmittable, .notFound,
-                                                           .wrongPassword, .invalidCredentials, .rateLimited, .busy]
+    /// Every submit code this form can send; each has a message in every locale.
+    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed]
+        + LoginRulebook.failureCodes
 
     private var kernel: FormKernel<LoginRulebook>
 
@@ -53,7 +45,7 @@ public struct LoginForm: Sendable {
     public var snapshot: FormSnapshot { kernel.snapshot }
     public var isSubmitting: Bool { kernel.isSubmitting }
 
-    /// Throws `unknownField` for a field this form lacks.
+    /// Throws `unknownField` for a field this form lacks (not a `LoginField`).
     public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
         -> (rev: Int, actions: [FormAction]) {
         try kernel.input(field, value, now: now)
@@ -90,12 +82,15 @@ public struct LoginForm: Sendable {
 
 /// The log-in form's rules over the field table (see the top of this file).
 struct LoginRulebook: FormRulebook {
+    typealias Field = LoginField
     static let form = FormName.login
-    static let fields: [FieldName] = [.username, .password]
+    /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
+    static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
+                                             .rateLimited, .busy]
 
     var policy: Policy
 
-    func evaluate(_ field: FieldName, in table: FieldTable) -> FieldEvaluation {
+    func evaluate(_ field: LoginField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
         switch field {
         case .username:
@@ -106,26 +101,23 @@ struct LoginRulebook: FormRulebook {
             }
         case .password:
             return .settled(LoginRules.password(value))
-        case .confirm, .email, .query:
-            return .settled(.empty)
         }
     }
 
-    func isEnabled(_ field: FieldName, in table: FieldTable) -> Bool {
+    func isEnabled(_ field: LoginField, in table: Table) -> Bool {
         switch field {
         case .username, .password: true
-        case .confirm, .email, .query: false
         }
     }
 
-    func isSubmittable(_ table: FieldTable) -> Bool {
+    func isSubmittable(_ table: Table) -> Bool {
         let username = table[.username].settledState
         return username != nil && username != .empty && table[.password].settledState == .valid
     }
 
-    func dependents(of field: FieldName) -> [FieldName] { [] }
+    func dependents(of field: LoginField) -> [LoginField] { [] }
 
-    func submitAction(_ table: FieldTable) -> FormAction {
+    func submitAction(_ table: Table) -> FormAction {
         .login(username: Normalization.canonicalLoginIdentifier(table[.username].committed.exposed),
                password: Normalization.normalizedPassword(table[.password].committed, nfkc: policy.passwordNFKC))
     }
@@ -133,20 +125,5 @@ struct LoginRulebook: FormRulebook {
     func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }
 
     /// Log-in never marks a field from the store's answer: that would leak what the policy may hide.
-    func takenField(_ error: RosterError) -> FieldName? { nil }
-
-    func failureCode(_ error: RosterError) -> SubmitCode {
-        switch error {
-        case .notSubmittable: .notSubmittable
-        case .notFound: .notFound
-        case .wrongPassword: .wrongPassword
-        case .invalidCredentials: .invalidCredentials
-        case .rateLimited: .rateLimited
-        case .busy: .busy
-        case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
-             .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .invalidField, .taken,
-             .answerTooLarge, .storageFull, .internal:
-            .failed
-        }
-    }
+    func takenKey(of field: LoginField, _ value: String) -> String? { nil }
 }

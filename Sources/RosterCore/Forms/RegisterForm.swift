@@ -1,7 +1,7 @@
 // RegisterForm — the register form's view model, sans I/O (contract §5, seeds 000 and 001).
 //
 // RULES
-//   Fields, in order: username, password, confirm, email.
+//   Fields, in order (`RegisterField`): username, password, confirm, email.
 //   username  empty → empty · longer than the max (code points) → too_long · shorter than UsernameMinLength →
 //             too_short · any forbidden character, whitespace or control character → forbidden_characters ·
 //             outside PRECIS IdentifierClass → disallowed_character · against the Bidi Rule → bidi_rule ·
@@ -41,7 +41,7 @@
 //   are out the submit waits, and input that arrives meanwhile is judged at once (no debounce), because the
 //   submit is for the latest input. When nothing is pending: submittable → `.register(...)`; else `failed`
 //   not_submittable and `.finishSubmit(.failure(.notSubmittable))`. The store's answer comes back through
-//   `registrationCompleted`: `succeeded` or `failed` (code from the error) and `.finishSubmit`. A `taken` from
+//   `registrationCompleted`: `succeeded` or `failed` (`SubmitCode.failure`) and `.finishSubmit`. A `taken` from
 //   the store also marks that field taken. A submit while one runs joins it: no actions, and the runtime
 //   answers every waiting request with the one `.finishSubmit`.
 //
@@ -51,25 +51,12 @@
 
 /// The register form's view model: facts in (input, timers, check answers, submit), actions out.
 public struct RegisterForm: Sendable {
+    public typealias Field = RegisterField
     public static let form = FormName.register
-    public static let fields = RegisterRulebook.fields
 
-    /// Every field code this form can send per field; each has a message in every locale.
-    public static func possibleCodes(_ field: FieldName) -> [FieldCode] {
-        switch field {
-        case .username: [.empty, .validating, .tooShort, .tooLong, .forbiddenCharacters, .disallowedCharacter,
-                         .bidiRule, .mixedScript, .taken, .available, .checkFailed]
-        case .password: [.empty, .validating, .tooShort, .tooLong, .forbiddenCharacters, .valid, .checkFailed]
-            + FieldCode.qualityCodes
-        case .confirm: [.empty, .mismatch, .valid]
-        case .email: [.empty, .validating, .tooLong, .invalidEmail, .taken, .valid, .checkFailed]
-        case .query: []
-        }
-    }
-
-    /// Every submit code this form can send.
-    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed, .notSubmittable, .taken,
-                                                           .busy, .storageFull]
+    /// Every submit code this form can send; each has a message in every locale.
+    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed]
+        + RegisterRulebook.failureCodes
 
     private var kernel: FormKernel<RegisterRulebook>
 
@@ -89,7 +76,8 @@ public struct RegisterForm: Sendable {
     public var snapshot: FormSnapshot { kernel.snapshot }
     public var isSubmitting: Bool { kernel.isSubmitting }
 
-    /// Throws `unknownField` for a field this form lacks and `fieldDisabled` for a disabled one.
+    /// Throws `unknownField` for a field this form lacks (not a `RegisterField`) and `fieldDisabled` for a
+    /// disabled one.
     public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
         -> (rev: Int, actions: [FormAction]) {
         try kernel.input(field, value, now: now)
@@ -115,12 +103,12 @@ public struct RegisterForm: Sendable {
 
     /// Someone (any session) registered this canonical username.
     public mutating func usernameRegistered(canonical: String) -> [FormAction] {
-        kernel.registered(.username, canonical: canonical, canonicalize: Normalization.canonicalUsername)
+        kernel.registered(.username, canonical: canonical)
     }
 
     /// Someone (any session) registered this canonical email.
     public mutating func emailRegistered(canonical: String) -> [FormAction] {
-        kernel.registered(.email, canonical: canonical, canonicalize: Normalization.canonicalEmail)
+        kernel.registered(.email, canonical: canonical)
     }
 
     /// New rules judge new input; verdicts already given stand.
@@ -136,12 +124,14 @@ public struct RegisterForm: Sendable {
 
 /// The register form's rules over the field table (see the top of this file).
 struct RegisterRulebook: FormRulebook {
+    typealias Field = RegisterField
     static let form = FormName.register
-    static let fields: [FieldName] = [.username, .password, .confirm, .email]
+    /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
+    static let failureCodes: [SubmitCode] = [.notSubmittable, .taken, .busy, .storageFull]
 
     var policy: Policy
 
-    func evaluate(_ field: FieldName, in table: FieldTable) -> FieldEvaluation {
+    func evaluate(_ field: RegisterField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
         switch field {
         case .username:
@@ -164,34 +154,31 @@ struct RegisterRulebook: FormRulebook {
             case .settled(let verdict): return .settled(verdict)
             case .needsCheck: return .check(.emailAvailable(canonical: Normalization.canonicalEmail(value.exposed)))
             }
-        case .query:
-            return .settled(.empty)
         }
     }
 
-    func isEnabled(_ field: FieldName, in table: FieldTable) -> Bool {
+    func isEnabled(_ field: RegisterField, in table: Table) -> Bool {
         switch field {
         case .username, .email: true
         case .password: table[.username].lastFinal.state == .valid
         case .confirm: isEnabled(.password, in: table) && table[.password].lastFinal.state == .valid
-        case .query: false
         }
     }
 
-    func isSubmittable(_ table: FieldTable) -> Bool {
+    func isSubmittable(_ table: Table) -> Bool {
         table[.username].settledState == .valid && table[.password].settledState == .valid
             && table[.confirm].settledState == .valid
             && (table[.email].settledState == .valid || table[.email].settledState == .empty)
     }
 
-    func dependents(of field: FieldName) -> [FieldName] {
+    func dependents(of field: RegisterField) -> [RegisterField] {
         switch field {
         case .password: [.confirm]
-        case .username, .confirm, .email, .query: []
+        case .username, .confirm, .email: []
         }
     }
 
-    func submitAction(_ table: FieldTable) -> FormAction {
+    func submitAction(_ table: Table) -> FormAction {
         let email = table[.email].committed.exposed
         return .register(username: Normalization.canonicalUsername(table[.username].committed.exposed),
                          password: Normalization.normalizedPassword(table[.password].committed,
@@ -201,21 +188,12 @@ struct RegisterRulebook: FormRulebook {
 
     func outcome(_ identifier: String) -> SubmitOutcome { .registered(username: identifier) }
 
-    func takenField(_ error: RosterError) -> FieldName? {
-        guard case .taken(let field) = error else { return nil }
-        return FieldName(rawValue: field)
-    }
-
-    func failureCode(_ error: RosterError) -> SubmitCode {
-        switch error {
-        case .notSubmittable: .notSubmittable
-        case .taken: .taken
-        case .busy: .busy
-        case .storageFull: .storageFull
-        case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
-             .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .invalidField, .notFound,
-             .wrongPassword, .invalidCredentials, .rateLimited, .answerTooLarge, .internal:
-            .failed
+    /// Usernames and emails are unique in the store, by their canonical forms; passwords are never taken.
+    func takenKey(of field: RegisterField, _ value: String) -> String? {
+        switch field {
+        case .username: Normalization.canonicalUsername(value)
+        case .email: Normalization.canonicalEmail(value)
+        case .password, .confirm: nil
         }
     }
 }

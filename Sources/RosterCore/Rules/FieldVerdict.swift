@@ -1,3 +1,11 @@
+/// A field's state as a client shows it (contract §3).
+public enum FieldState: String, CaseIterable, Sendable {
+    case empty
+    case validating
+    case valid
+    case invalid
+}
+
 /// What a field shows: its state and the code that explains it.
 public struct FieldVerdict: Equatable, Hashable, Sendable {
     public var state: FieldState
@@ -20,10 +28,4 @@ public struct FieldVerdict: Equatable, Hashable, Sendable {
         case .validating: false
         }
     }
-}
-
-/// What a field's local rules conclude: a verdict, or "the database (or quality checker) must decide".
-public enum RuleOutcome: Equatable, Sendable {
-    case settled(FieldVerdict)
-    case needsCheck
 }

@@ -1,0 +1,17 @@
+/// The forms a session can open (contract §4 `form.open`); the raw value is the wire name.
+public enum FormName: String, CaseIterable, Sendable {
+    case register
+    case login
+    case contacts
+}
+
+/// A field's name on the wire: what `form.input {field}` carries and field events, snapshots and `invalid_field`
+/// name. It spans every form, so it is only a name: each form maps it to its own field enum (`RegisterField`,
+/// `LoginField`) at its edge and answers `unknown_field` for a name it does not have.
+public enum FieldName: String, CaseIterable, Sendable {
+    case username
+    case password
+    case confirm
+    case email
+    case query
+}

@@ -1,0 +1,25 @@
+/// Why a submit event reads as it does; the raw value is the wire `code` and the suffix of `<form>.<code>`.
+///
+/// A failure's code is named by the error that caused it: each failure code's raw value is a `RosterError`
+/// reason, and `failure(_:offered:)` is the one place an error becomes a submit code.
+public enum SubmitCode: String, CaseIterable, Sendable {
+    case running
+    case succeeded
+    /// Any failure without a more telling code of its own.
+    case failed
+    case notSubmittable = "not_submittable"
+    case taken
+    case notFound = "not_found"
+    case wrongPassword = "wrong_password"
+    case invalidCredentials = "invalid_credentials"
+    case rateLimited = "rate_limited"
+    case busy
+    case storageFull = "storage_full"
+
+    /// The code a submit that failed with `error` shows: the one keyed by the error's reason when the form offers
+    /// it (has a message for it), else `failed`, the one fallback.
+    public static func failure(_ error: RosterError, offered: [SubmitCode]) -> SubmitCode {
+        guard let code = SubmitCode(rawValue: error.reason), offered.contains(code) else { return .failed }
+        return code
+    }
+}
