@@ -1,6 +1,7 @@
 import CLinux
 import CRosterFloor
 import Glibc
+import RosterHostIO
 import RosterProtocol
 
 /// A server under test in its own process, pinned to its own core: the C floor or rosterd.

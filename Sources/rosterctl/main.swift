@@ -1,5 +1,6 @@
 import Glibc
 import RosterClient
+import RosterHostIO
 import RosterProtocol
 
 // rosterctl: global options, then a verb from the table. Exit 0 ok, 1 failure, 2 usage, 130 interrupted.

@@ -1,4 +1,5 @@
 import Glibc
+import RosterHostIO
 import RosterProtocol
 import RosterRuntime
 import RosterServer

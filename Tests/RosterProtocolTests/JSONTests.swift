@@ -1,4 +1,3 @@
-import Glibc
 import Testing
 @testable import RosterProtocol
 
@@ -63,17 +62,5 @@ struct JSONTests {
         let encoded = String(decoding: JSONWriter.encode(value), as: UTF8.self)
         #expect(encoded == #"{"text":"q\"\\\n\t\u0001é","list":[1,true,null],"id":7.25}"#)
         #expect(try parse(encoded) == value)
-    }
-}
-
-@Suite("Whole text files")
-struct TextFileTests {
-    @Test func writeThenReadRoundTripsAndMissingFilesAreNil() {
-        let path = "/tmp/roster-textfile-\(getpid()).txt"
-        defer { unlink(path) }
-        #expect(TextFile.write(path, "第一行\nsecond line\n"))
-        #expect(TextFile.read(path) == "第一行\nsecond line\n")
-        #expect(TextFile.read(path + ".missing") == nil)
-        #expect(TextFile.read("/dev/null") == "")
     }
 }

@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import RosterHostIO
 import RosterProtocol
 import Testing
 

@@ -1,7 +1,7 @@
 import Glibc
 import RosterCore
 import RosterRuntime
-import RosterProtocol
+import RosterHostIO
 
 /// Reads the configuration files from disk in cat-config order and parses them; the parsing itself is pure.
 public enum ConfigLoader {

@@ -1,7 +1,12 @@
+// RosterHostIO: what a Roster process reads from its host, without Foundation: its environment here, whole
+// small files in TextFile.swift. Such I/O lives in this module so that RosterCore stays pure and RosterProtocol
+// stays the wire alone.
 import Glibc
 
 /// The process environment as a dictionary, read from `environ` without Foundation.
 public enum ProcessEnvironment {
+    /// Each executable's main reads it once and passes it down, so code below takes the environment as a value
+    /// and a test can hand it any environment it likes.
     public static var current: [String: String] {
         var result: [String: String] = [:]
         var cursor = environ

@@ -1,3 +1,4 @@
+// RosterHostIO: whole small files (config files, /proc entries, test fixtures); see ProcessEnvironment.swift.
 import Glibc
 
 /// Whole small files as UTF-8 text, without Foundation: config files, /proc entries, test fixtures.
