@@ -7,21 +7,6 @@ struct RegisterFormTests {
         FormDriver(RegisterForm(policy: policy, debounce: .milliseconds(500)))
     }
 
-    /// Brings the form to username, password and confirm valid (submittable), and clears the history.
-    private func filledDriver() throws -> FormDriver<RegisterForm> {
-        var driver = makeDriver()
-        try driver.type(.username, "alice1")
-        driver.advance(to: 500)
-        driver.answer(token(1), .available)
-        try driver.type(.password, "secret1")
-        driver.advance(to: 1000)
-        try driver.type(.confirm, "secret1")
-        driver.advance(to: 1500)
-        #expect(driver.form.snapshot.submittable)
-        _ = driver.take()
-        return driver
-    }
-
     @Test func openSnapshot() {
         let form = RegisterForm(policy: .seed, debounce: .milliseconds(500))
         #expect(form.snapshot == FormSnapshot(form: .register, fields: [
@@ -162,7 +147,7 @@ struct RegisterFormTests {
     }
 
     @Test func aDebouncingFieldWhoseEnablementFlipsIsJudgedAtOnce() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         driver.advance(to: 1900)
         try driver.type(.username, "bob")
         driver.advance(to: 2000)
@@ -182,7 +167,7 @@ struct RegisterFormTests {
     }
 
     @Test func emailIsOptionalButCheckedWhenGiven() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         try driver.type(.email, "bad")
         #expect(driver.take() == [submittable(false), debounce(.email, at: 2000)])
         driver.advance(to: 2000)
@@ -252,7 +237,7 @@ struct RegisterFormTests {
     }
 
     @Test func submitIsForTheLatestInput() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         try driver.type(.username, "alice2")
         driver.submit()
         #expect(driver.take() == [
@@ -273,7 +258,7 @@ struct RegisterFormTests {
     }
 
     @Test func storeTakenFailsTheSubmitAndMarksTheField() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         driver.submit()
         #expect(driver.take() == [submitEvent(.running, .running),
                                   .register(username: "alice1", password: Secret("secret1"), email: nil)])
@@ -289,7 +274,7 @@ struct RegisterFormTests {
     }
 
     @Test func liveTakenTurnsEveryHolderOfTheName() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         #expect(driver.form.usernameRegistered(canonical: "bob123") == [])
         driver.perform(driver.form.usernameRegistered(canonical: "alice1"))
         #expect(driver.take() == [
@@ -316,7 +301,7 @@ struct RegisterFormTests {
     }
 
     @Test func liveTakenEmail() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         try driver.type(.email, "a@b.co")
         driver.advance(to: 2000)
         driver.answer(token(2), .available)
@@ -342,7 +327,7 @@ struct RegisterFormTests {
     }
 
     @Test func closeCancelsEverything() throws {
-        var driver = try filledDriver()
+        var driver = try filledRegisterDriver()
         try driver.type(.email, "a@b.co")
         driver.advance(to: 2000)
         try driver.type(.username, "alice9")

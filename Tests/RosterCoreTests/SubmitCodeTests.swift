@@ -87,14 +87,7 @@ struct SubmitCodeTests {
 
     /// A register form whose submit is out with the store, history cleared.
     private static func submittedRegister(email: String? = nil) throws -> FormDriver<RegisterForm> {
-        var driver = FormDriver(RegisterForm(policy: .seed, debounce: .milliseconds(500)))
-        try driver.type(.username, "alice1")
-        driver.advance(to: 500)
-        driver.answer(token(1), .available)
-        try driver.type(.password, "secret1")
-        driver.advance(to: 1000)
-        try driver.type(.confirm, "secret1")
-        driver.advance(to: 1500)
+        var driver = try filledRegisterDriver()
         if let email {
             try driver.type(.email, email)
             driver.advance(to: 2000)

@@ -1,3 +1,4 @@
+import Testing
 import RosterCore
 
 /// A runtime stand-in on a manual clock: performs timer and check actions the way the loop would, and
@@ -69,6 +70,22 @@ struct FormDriver<Form: FormMachine> {
             }
         }
     }
+}
+
+/// A seed-policy register form with username, password and confirm valid (submittable), history cleared; its
+/// username check was token 1, so the next check is token 2.
+func filledRegisterDriver() throws -> FormDriver<RegisterForm> {
+    var driver = FormDriver(RegisterForm(policy: .seed, debounce: .milliseconds(500)))
+    try driver.type(.username, "alice1")
+    driver.advance(to: 500)
+    driver.answer(token(1), .available)
+    try driver.type(.password, "secret1")
+    driver.advance(to: 1000)
+    try driver.type(.confirm, "secret1")
+    driver.advance(to: 1500)
+    #expect(driver.form.snapshot.submittable)
+    _ = driver.take()
+    return driver
 }
 
 /// Shorthands for expected actions.
