@@ -39,12 +39,19 @@ struct SubmitCodeTests {
         "invalid_credentials": .invalidCredentials, "rate_limited": .rateLimited, "busy": .busy,
     ]
 
+    /// The code a form has always shown for `error`: an `invalid_field` carries a field's code as its reason,
+    /// and never a submit's.
+    private static func expected(_ error: RosterError, in codes: [String: SubmitCode]) -> SubmitCode {
+        if case .invalidField = error { return .failed }
+        return codes[error.reason] ?? .failed
+    }
+
     @Test(arguments: errors)
     func registerFailureShowsTheCodeItsReasonNames(error: RosterError) throws {
         var driver = try Self.submittedRegister()
         driver.complete(.failure(error))
         let events = driver.take()
-        #expect(events.first == submitEvent(.failed, Self.registerCodes[error.reason] ?? .failed))
+        #expect(events.first == submitEvent(.failed, Self.expected(error, in: Self.registerCodes)))
         #expect(events.last == .finishSubmit(.failure(error)))
     }
 
@@ -58,7 +65,7 @@ struct SubmitCodeTests {
         _ = driver.take()
         driver.complete(.failure(error))
         // Log-in never marks a field from the store's answer, so the two actions are all there is.
-        #expect(driver.take() == [submitEvent(.failed, Self.loginCodes[error.reason] ?? .failed, form: .login),
+        #expect(driver.take() == [submitEvent(.failed, Self.expected(error, in: Self.loginCodes), form: .login),
                                   .finishSubmit(.failure(error))])
     }
 

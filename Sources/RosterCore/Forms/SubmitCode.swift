@@ -17,8 +17,10 @@ public enum SubmitCode: String, CaseIterable, Sendable {
     case storageFull = "storage_full"
 
     /// The code a submit that failed with `error` shows: the one keyed by the error's reason when the form offers
-    /// it (has a message for it), else `failed`, the one fallback.
+    /// it (has a message for it), else `failed`, the one fallback. An `invalid_field` names a field's code, not a
+    /// submit's, so it is always `failed`, as it has always read.
     public static func failure(_ error: RosterError, offered: [SubmitCode]) -> SubmitCode {
+        if case .invalidField = error { return .failed }
         guard let code = SubmitCode(rawValue: error.reason), offered.contains(code) else { return .failed }
         return code
     }
