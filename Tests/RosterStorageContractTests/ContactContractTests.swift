@@ -106,6 +106,22 @@ struct ContactContractTests {
         try backend.run(until: { events.count == 4 })
         // The export sees the twenty and the import, and not Eve, removed before it.
         #expect(events == ["update", "remove true", "import", "export 21"])
+        // An index load keeps that order too: it holds exactly the writes answered before it.
+        let before = try read(ids: dave, backend)
+        let fay = try backend.value { storage.addContact(ContactDraft(name: "Fay"), for: dave, charge: charge(dave),
+                                                         completion: $0) }.contact.id
+        events = []
+        var loaded: [Int64] = []
+        storage.removeContact(fay, of: dave, charge: charge(dave), completion: backend.completion { _ in events.append("remove") })
+        storage.loadSearchIndex(of: dave, charge: charge(dave), build: { $0.map(\.id) }, completion: backend.completion { result in
+            loaded = (try? result.get()) ?? []
+            events.append("index")
+        })
+        storage.addContact(ContactDraft(name: "Gus"), for: dave, charge: charge(dave),
+                           completion: backend.completion { _ in events.append("add") })
+        try backend.run(until: { events.count == 3 })
+        #expect(events == ["remove", "index", "add"])
+        #expect(loaded == before)
     }
 
     @Test(arguments: BackendKind.allCases)
