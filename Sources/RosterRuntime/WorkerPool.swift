@@ -15,11 +15,11 @@ import Glibc
 /// the host while every worker stood back.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
-public final class WorkerPool<Context>: @unchecked Sendable {
+public final class WorkerPool<Context>: Sendable {
     public typealias Job = @Sendable (inout Context) -> Void
 
     /// How the workers share the cores with the loop and the rest of the host.
-    public enum Priority {
+    public enum Priority: Sendable {
         /// SCHED_IDLE with the watchdog; nice 10 throughout where SCHED_IDLE cannot be undone.
         case standBack
         /// The daemon's own priority, untouched.

@@ -3,7 +3,7 @@ import RosterStorage
 
 /// Contacts of one owner at a time: every query names the owner, so one user can never reach another's rows.
 /// Every write is one durable transaction; an import is one transaction for all its contacts.
-public struct ContactStore: Sendable {
+public struct ContactStore {
     public let database: Database
 
     public init(database: Database) {

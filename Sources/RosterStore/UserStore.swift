@@ -1,8 +1,8 @@
 import RosterStorage
 
 /// Account reads and writes over `users`. Every write is its own durable transaction.
-public struct UserStore: Sendable {
-    /// The connection this store uses; see `Database` for its one-thread-at-a-time rule.
+public struct UserStore {
+    /// The connection this store uses; see `Database`: it belongs to one thread.
     public let database: Database
 
     /// A store over `database`, whose schema must already be migrated.
