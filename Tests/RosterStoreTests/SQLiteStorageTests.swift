@@ -153,6 +153,39 @@ struct SQLiteStorageTests {
         #expect(answers == ["resume busy", "add busy", "token true", "failure true", "revoke true"])
     }
 
+    /// Issue 12: a `contacts.add` took 233 ms instead of 12 with two CPU hogs on the host while the storage workers
+    /// stood back. They keep the daemon's own policy and nice, idle or busy.
+    @Test func theWorkersKeepTheDaemonsOwnPriority() throws {
+        let harness = try Harness()
+        let storage = try harness.open()
+        let user = try register("gina01", storage, harness)
+        let release = Locked(false)
+        let started = Locked(false)
+        storage.readContacts([], of: user.id, charge: peer, cancelled: Locked(false), encode: { _ in
+            started.withLock { $0 = true }
+            started.broadcast()
+            release.wait { $0 ? () : nil }
+        }, completion: { _ in })
+        defer {
+            release.withLock { $0 = true }
+            release.broadcast()
+        }
+        started.wait { $0 ? () : nil }
+        // A thread notes its id as it starts.
+        var threads = storage.workers.workerThreads
+        for _ in 0..<500 where threads.contains(0) {
+            usleep(10_000)
+            threads = storage.workers.workerThreads
+        }
+        #expect(threads.count == 2 && !threads.contains(0))
+        errno = 0
+        let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        for thread in threads {
+            #expect(sched_getscheduler(thread) == 0, "a storage worker is not SCHED_OTHER")
+            #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice)
+        }
+    }
+
     @Test func oneBackupAtATimeAndARefusedTargetIsLogged() throws {
         let harness = try Harness()
         let storage = try harness.open()
