@@ -36,7 +36,7 @@ public struct ContactStore {
                     try bind(fields, keys, into: insert, from: 2, times: (now, now))
                     try insert.run()
                     records.append(StoredContact(contact: Contact(id: database.lastInsertRowID, draft: fields,
-                                                                                  createdAt: now, updatedAt: now),
+                                                                  createdAt: now, updatedAt: now),
                                                  keys: keys))
                 }
                 return records
@@ -62,7 +62,7 @@ public struct ContactStore {
                 try update.bind(userID, at: 14)
                 try update.run()
                 return StoredContact(contact: Contact(id: id, draft: fields, createdAt: existing.contact.createdAt,
-                                                                      updatedAt: now),
+                                                      updatedAt: now),
                                      keys: keys)
             }
         } catch {
@@ -93,7 +93,7 @@ public struct ContactStore {
         return try select.step() ? Self.record(select) : nil
     }
 
-    /// Every contact of the owner, in id order (to build the in-memory search index).
+    /// Every contact of the owner with its keys, in id order.
     public func contacts(userID: Int64) throws(StoreError) -> [StoredContact] {
         let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE user_id = ? ORDER BY id")
         defer { select.reset() }

@@ -87,7 +87,7 @@ struct SQLiteStorageTests {
     @Test func openingRemovesTheBackupPartialsOfDeadProcessesAndSaysSo() throws {
         let harness = try Harness()
         let stale = ".roster-backup.\(Int32.max - 1).0123456789abcdef.partial"
-        FileManager.default.createFile(atPath: harness.directory.path(stale), contents: Data("half a copy".utf8))
+        #expect(FileManager.default.createFile(atPath: harness.directory.path(stale), contents: Data("half a copy".utf8)))
         _ = try harness.open()
         #expect(!FileManager.default.fileExists(atPath: harness.directory.path(stale)))
         #expect(harness.log.messages.contains("removed \(stale), a backup's partial file left by a process that died"))
