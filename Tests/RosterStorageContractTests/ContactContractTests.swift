@@ -44,15 +44,18 @@ struct ContactContractTests {
                                charge: charge(carol), completion: $0)
         }
         backend.clock.advance(byMs: 500)
-        var answers: [ContactUpdate] = []
+        var answers: [Result<ContactUpdate, StorageFailure>] = []
         // Pipelined: the second builds on the first.
         for patch in [ContactPatch(name: nil, phone: "2", email: nil, note: "met at work"),
                       ContactPatch(name: "Daniel", phone: nil, email: "", note: nil)] {
             storage.updateContact(added.contact.id, of: carol, with: patch, charge: charge(carol),
-                                  completion: backend.completion { answers.append(try! $0.get()) })
+                                  completion: backend.completion { answers.append($0) })
         }
         try backend.run(until: { answers.count == 2 })
-        guard case .updated(let last) = answers.last else { Issue.record("\(answers)"); return }
+        guard case .success(.updated(let last)) = answers.last, case .success(.updated) = answers.first else {
+            Issue.record("\(answers)")
+            return
+        }
         #expect(last.contact.draft == ContactDraft(name: "Daniel", phone: "2", email: nil, note: "met at work"))
         #expect(last.contact.createdAt == added.contact.createdAt)
         #expect(last.contact.updatedAt == added.contact.createdAt + 500)
