@@ -15,11 +15,11 @@ import Glibc
 /// the host while every worker stood back.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
-public final class WorkerPool<Context>: @unchecked Sendable {
+public final class WorkerPool<Context>: Sendable {
     public typealias Job = @Sendable (inout Context) -> Void
 
     /// How the workers share the cores with the loop and the rest of the host.
-    public enum Priority {
+    public enum Priority: Sendable {
         /// SCHED_IDLE with the watchdog; nice 10 throughout where SCHED_IDLE cannot be undone.
         case standBack
         /// The daemon's own priority, untouched.
@@ -248,23 +248,36 @@ public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
 
 extension WorkerPool {
     /// Runs `job` on a worker and hands its result to `completion` on `loop`'s thread; a job refused by a
-    /// budget is answered `busy` at once, with a `retry_after_ms` from the pool's pace.
-    public func run<T>(on loop: EventLoop, charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
-                _ job: @escaping @Sendable (inout Context) -> Result<T, RosterError>,
-                completion: @escaping (Result<T, RosterError>) -> Void) {
+    /// budget is answered at once with `refused(retryAfterMs)`, the wait guessed from the pool's pace.
+    public func run<T: Sendable, Failure: Error>(on loop: EventLoop, charge: QueueCharge, order: QueueOrder? = nil,
+                                                 force: Bool = false,
+                                                 _ job: @escaping @Sendable (inout Context) -> Result<T, Failure>,
+                                                 refused: (_ retryAfterMs: Int64) -> Failure,
+                                                 completion: @escaping (Result<T, Failure>) -> Void) {
         let bound = LoopBound(value: completion)
         let refusal = submit(charge, order: order, force: force) { context in
-            let result = LoopBound(value: job(&context))
-            loop.execute { bound.value(result.value) }
+            let result = job(&context)
+            loop.execute { bound.value(result) }
         }
-        if let refusal { completion(.failure(.busy(retryAfterMs: retryAfterMs(for: refusal)))) }
+        if let refusal { completion(.failure(refused(retryAfterMs(for: refusal)))) }
+    }
+
+    /// As above, for jobs that answer the wire's errors: a refused job is `busy`.
+    public func run<T: Sendable>(on loop: EventLoop, charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
+                                 _ job: @escaping @Sendable (inout Context) -> Result<T, RosterError>,
+                                 completion: @escaping (Result<T, RosterError>) -> Void) {
+        run(on: loop, charge: charge, order: order, force: force, job, refused: { .busy(retryAfterMs: $0) },
+            completion: completion)
     }
 }
 
-/// A value that is only ever touched on the loop thread, carried through a worker and back.
-/// The loop is single-threaded, so crossing threads untouched is safe; touching it on a worker is not.
+/// A completion, which belongs to the loop thread, carried through a worker untouched and called back on the loop.
+/// The loop is single-threaded, so crossing threads untouched is safe; calling it on a worker is not. Results
+/// cross as `Sendable` values; only the completion needs this.
 public struct LoopBound<Value>: @unchecked Sendable {
     public let value: Value
+
+    public init(value: Value) { self.value = value }
 }
 
 /// What `admin.stats` shows of a pool.
@@ -275,4 +288,13 @@ public struct WorkerPoolStats: Equatable, Sendable {
     public var limit: Int
     public var refused: Int
     public var raised: Int
+
+    public init(workers: Int, waiting: Int, running: Int, limit: Int, refused: Int, raised: Int) {
+        self.workers = workers
+        self.waiting = waiting
+        self.running = running
+        self.limit = limit
+        self.refused = refused
+        self.raised = raised
+    }
 }

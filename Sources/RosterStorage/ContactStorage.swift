@@ -68,12 +68,12 @@ public protocol ContactExportSink: Sendable {
     mutating func finish(more: Bool) -> Output
 }
 
-/// Every user's contacts. Calls that write one user's contacts, import them or export them complete in the order
-/// they were made, so a pipelined `add` then `remove` never swap. Only the owner's id reaches a contact: another
-/// user's id reads as missing.
+/// Every user's contacts. Calls that write one user's contacts, import them, export them or load their search index
+/// complete in the order they were made, so a pipelined `add` then `remove` never swap, and an index holds exactly
+/// the writes answered before it. Only the owner's id reaches a contact: another user's id reads as missing.
 public protocol ContactStorage: AnyObject {
     /// A user's whole search index, with `build` run on what was read, off the loop (100,000 contacts must not
-    /// stall other connections).
+    /// stall other connections). In order with the user's writes: it sees those made before it, and none after.
     func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                       build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>)

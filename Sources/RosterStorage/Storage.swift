@@ -4,6 +4,6 @@
 /// - every completion runs once, on the loop thread;
 /// - an answered write is durable (it survives `kill -9` of the daemon);
 /// - uniqueness of usernames and emails holds across every writer, without regard to case (callers canonicalize);
-/// - one user's contact writes, imports and exports complete in the order they were made;
+/// - one user's contact writes, imports, exports and index loads complete in the order they were made;
 /// - failures are `StorageFailure`s; details go to the backend's log, never stored values.
 public protocol Storage: AccountStorage, SessionTokenStorage, LoginFailureStorage, ContactStorage, StorageMaintenance {}

@@ -1,12 +1,6 @@
 import CSQLite
 import Glibc
-
-/// What a finished backup holds, for the admin's answer.
-public struct BackupSummary: Equatable, Sendable {
-    public let path: String
-    public let pages: Int
-    public let bytes: Int64
-}
+import RosterStorage
 
 extension Database {
     /// The database at `path` as the source of an offline backup: opened read-write, so that SQLite's locking and

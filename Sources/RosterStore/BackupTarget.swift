@@ -1,19 +1,7 @@
 import Glibc
+import RosterStorage
 
-/// Why a backup refused its target before writing anything. The raw value is stable: it is the `reason` a
-/// client sees.
-public enum BackupRefusal: String, Error, Equatable, Sendable, CaseIterable {
-    /// Something exists at the path already; a backup never replaces a file (as SQLite's `VACUUM INTO`).
-    case targetExists = "target_exists"
-    /// The path names a directory, a device, a socket, a FIFO or a dangling symlink.
-    case notARegularFile = "not_a_regular_file"
-    /// The path is the live database, its `-wal`, `-shm` or `-journal`, or its lock, by name or by inode.
-    case liveDatabase = "live_database"
-    /// The path's directory does not exist, is not a directory, or no file can be created in it.
-    case badDirectory = "bad_directory"
-}
-
-/// Why a backup failed.
+/// Why a backup failed, with SQLite's details (`SQLiteStorage` answers a `BackupFailure`).
 public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The target was refused; nothing was written.
     case refused(BackupRefusal)

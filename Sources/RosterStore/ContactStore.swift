@@ -1,15 +1,9 @@
 import RosterCore
-
-/// One stored contact with its owner and the search keys computed when it was written.
-public struct ContactRecord: Equatable, Sendable {
-    public var userID: Int64
-    public var contact: Contact
-    public var keys: ContactSearchKeys
-}
+import RosterStorage
 
 /// Contacts of one owner at a time: every query names the owner, so one user can never reach another's rows.
 /// Every write is one durable transaction; an import is one transaction for all its contacts.
-public struct ContactStore: Sendable {
+public struct ContactStore {
     public let database: Database
 
     public init(database: Database) {
@@ -21,28 +15,28 @@ public struct ContactStore: Sendable {
         key_pinyin_initials, key_hangul_initials, key_phone_digits
         """
 
-    public func insert(userID: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> ContactRecord {
+    public func insert(userID: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> StoredContact {
         try insertMany(userID: userID, [(fields, keys)], now: now)[0]
     }
 
     /// Stores all or nothing: a failure part-way leaves none of them.
-    public func insertMany(userID: Int64, _ contacts: [(ContactDraft, ContactSearchKeys)], now: Int64) throws(StoreError) -> [ContactRecord] {
+    public func insertMany(userID: Int64, _ contacts: [(ContactDraft, ContactSearchKeys)], now: Int64) throws(StoreError) -> [StoredContact] {
         guard !contacts.isEmpty else { return [] }
         do {
-            return try database.transaction { () throws(StoreError) -> [ContactRecord] in
+            return try database.transaction { () throws(StoreError) -> [StoredContact] in
                 let insert = try database.cached("""
                     INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, key_folded,
                         key_initials, key_pinyin, key_pinyin_initials, key_hangul_initials, key_phone_digits)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
-                var records: [ContactRecord] = []
+                var records: [StoredContact] = []
                 records.reserveCapacity(contacts.count)
                 for (fields, keys) in contacts {
                     try insert.bind(userID, at: 1)
                     try bind(fields, keys, into: insert, from: 2, times: (now, now))
                     try insert.run()
-                    records.append(ContactRecord(userID: userID, contact: Contact(id: database.lastInsertRowID, draft: fields,
-                                                                                  createdAt: now, updatedAt: now),
+                    records.append(StoredContact(contact: Contact(id: database.lastInsertRowID, draft: fields,
+                                                                  createdAt: now, updatedAt: now),
                                                  keys: keys))
                 }
                 return records
@@ -53,9 +47,9 @@ public struct ContactStore: Sendable {
     }
 
     /// The updated contact, or nil when `id` is not one of this owner's contacts.
-    public func update(userID: Int64, id: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> ContactRecord? {
+    public func update(userID: Int64, id: Int64, _ fields: ContactDraft, keys: ContactSearchKeys, now: Int64) throws(StoreError) -> StoredContact? {
         do {
-            return try database.transaction { () throws(StoreError) -> ContactRecord? in
+            return try database.transaction { () throws(StoreError) -> StoredContact? in
                 guard let existing = try contact(userID: userID, id: id) else { return nil }
                 let update = try database.cached("""
                     UPDATE contacts SET name = ?, phone = ?, email = ?, note = ?, created_at = ?, updated_at = ?,
@@ -67,8 +61,8 @@ public struct ContactStore: Sendable {
                 try update.bind(id, at: 13)
                 try update.bind(userID, at: 14)
                 try update.run()
-                return ContactRecord(userID: userID, contact: Contact(id: id, draft: fields, createdAt: existing.contact.createdAt,
-                                                                      updatedAt: now),
+                return StoredContact(contact: Contact(id: id, draft: fields, createdAt: existing.contact.createdAt,
+                                                      updatedAt: now),
                                      keys: keys)
             }
         } catch {
@@ -91,7 +85,7 @@ public struct ContactStore: Sendable {
         }
     }
 
-    public func contact(userID: Int64, id: Int64) throws(StoreError) -> ContactRecord? {
+    public func contact(userID: Int64, id: Int64) throws(StoreError) -> StoredContact? {
         let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE id = ? AND user_id = ?")
         defer { select.reset() }
         try select.bind(id, at: 1)
@@ -99,14 +93,27 @@ public struct ContactStore: Sendable {
         return try select.step() ? Self.record(select) : nil
     }
 
-    /// Every contact of the owner, in id order (to build the in-memory search index).
-    public func contacts(userID: Int64) throws(StoreError) -> [ContactRecord] {
+    /// Every contact of the owner with its keys, in id order.
+    public func contacts(userID: Int64) throws(StoreError) -> [StoredContact] {
         let select = try database.cached("SELECT \(Self.columns) FROM contacts WHERE user_id = ? ORDER BY id")
         defer { select.reset() }
         try select.bind(userID, at: 1)
-        var records: [ContactRecord] = []
+        var records: [StoredContact] = []
         while try select.step() { records.append(Self.record(select)) }
         return records
+    }
+
+    /// The owner's search index rows, in id order: only the id and the keys, without the fields a search never reads.
+    public func searchKeys(userID: Int64) throws(StoreError) -> [ContactIndexEntry] {
+        let select = try database.cached("""
+            SELECT id, key_folded, key_initials, key_pinyin, key_pinyin_initials, key_hangul_initials, key_phone_digits
+            FROM contacts WHERE user_id = ? ORDER BY id
+            """)
+        defer { select.reset() }
+        try select.bind(userID, at: 1)
+        var entries: [ContactIndexEntry] = []
+        while try select.step() { entries.append((id: select.int64(at: 0), keys: Self.keys(select, from: 1))) }
+        return entries
     }
 
     /// Whether the owner has a contact whose fields equal `draft` exactly (as Swift compares them, so a name in
@@ -170,15 +177,19 @@ public struct ContactStore: Sendable {
         for (offset, text) in texts.enumerated() { try statement.bind(text, at: first + 6 + offset) }
     }
 
-    private static func record(_ row: Statement) -> ContactRecord {
-        ContactRecord(
-            userID: row.int64(at: 1),
+    private static func record(_ row: Statement) -> StoredContact {
+        StoredContact(
             contact: Contact(id: row.int64(at: 0),
                              draft: ContactDraft(name: row.string(at: 2) ?? "", phone: row.string(at: 3),
                                                  email: row.string(at: 4), note: row.string(at: 5)),
                              createdAt: row.int64(at: 6), updatedAt: row.int64(at: 7)),
-            keys: ContactSearchKeys(folded: row.string(at: 8) ?? "", initials: row.string(at: 9) ?? "",
-                                    pinyin: row.string(at: 10) ?? "", pinyinInitials: row.string(at: 11) ?? "",
-                                    hangulInitials: row.string(at: 12) ?? "", phoneDigits: row.string(at: 13) ?? ""))
+            keys: keys(row, from: 8))
+    }
+
+    /// The six key columns starting at `first`, in `columns`' order.
+    private static func keys(_ row: Statement, from first: Int) -> ContactSearchKeys {
+        ContactSearchKeys(folded: row.string(at: first) ?? "", initials: row.string(at: first + 1) ?? "",
+                          pinyin: row.string(at: first + 2) ?? "", pinyinInitials: row.string(at: first + 3) ?? "",
+                          hangulInitials: row.string(at: first + 4) ?? "", phoneDigits: row.string(at: first + 5) ?? "")
     }
 }

@@ -3,11 +3,10 @@ import CSQLite
 
 /// One SQLite connection, set up for Roster's durability rules (WAL, synchronous=FULL, foreign keys).
 ///
-/// `@unchecked Sendable` because a server opens a connection on one thread and hands it to the
-/// thread that will own it. It is not safe for simultaneous use: the statement cache and the
-/// transaction state are unguarded, so every use must come from one thread at a time. Open one
-/// `Database` per thread that needs one; WAL lets readers go on while another connection writes.
-public final class Database: @unchecked Sendable {
+/// Not Sendable: the statement cache and the transaction state are unguarded, so a connection belongs to the
+/// thread that opened it (the loop's, or a storage worker's, which opens its own). Open one `Database` per
+/// thread that needs one; WAL lets readers go on while another connection writes.
+public final class Database {
     private var handle: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
 

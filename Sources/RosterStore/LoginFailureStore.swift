@@ -2,8 +2,8 @@
 ///
 /// Keys are chosen by the caller (for example "account:alice1" or "uid:1000"); times are Unix ms.
 /// The sliding-window policy itself lives with the caller.
-public struct LoginFailureStore: Sendable {
-    /// The connection this store uses; see `Database` for its one-thread-at-a-time rule.
+public struct LoginFailureStore {
+    /// The connection this store uses; see `Database`: it belongs to one thread.
     public let database: Database
 
     /// A store over `database`, whose schema must already be migrated.

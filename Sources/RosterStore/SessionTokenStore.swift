@@ -1,7 +1,7 @@
 /// Log-in tokens in `session_tokens`, keyed by the token's hash. A token expires after being
 /// unused for the idle limit: it is expired once `now - last_used_at >= idleLimitMs`.
-public struct SessionTokenStore: Sendable {
-    /// The connection this store uses; see `Database` for its one-thread-at-a-time rule.
+public struct SessionTokenStore {
+    /// The connection this store uses; see `Database`: it belongs to one thread.
     public let database: Database
 
     /// A store over `database`, whose schema must already be migrated.

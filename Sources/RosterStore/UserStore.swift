@@ -1,6 +1,8 @@
+import RosterStorage
+
 /// Account reads and writes over `users`. Every write is its own durable transaction.
-public struct UserStore: Sendable {
-    /// The connection this store uses; see `Database` for its one-thread-at-a-time rule.
+public struct UserStore {
+    /// The connection this store uses; see `Database`: it belongs to one thread.
     public let database: Database
 
     /// A store over `database`, whose schema must already be migrated.
@@ -122,7 +124,7 @@ public struct UserStore: Sendable {
 
     // MARK: Helpers
 
-    private func clashingField(canonical: String) -> UserField {
+    private func clashingField(canonical: String) -> AccountField {
         // Reached only if the pre-check missed a clash (a writer outside BEGIN IMMEDIATE); if the
         // username lookup itself fails, username is the likelier culprit.
         if let exists = try? usernameExists(canonical), !exists { return .email }

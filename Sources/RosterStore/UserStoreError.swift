@@ -1,13 +1,9 @@
-/// Which unique account field a registration collided with.
-public enum UserField: String, Equatable, Sendable {
-    case username
-    case email
-}
+import RosterStorage
 
 /// Why a user write was refused. Never carries the username, e-mail or hash involved.
 public enum UserStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Another account already has this username or e-mail (compared case-insensitively).
-    case taken(UserField)
+    case taken(AccountField)
     /// The hash is not a `$argon2id$` string; refusing it keeps anything else (such as a
     /// plaintext password passed by mistake) out of the database.
     case notArgon2idHash

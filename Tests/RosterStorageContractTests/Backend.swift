@@ -1,18 +1,21 @@
+import Foundation
 import Glibc
 import RosterCore
 import RosterRuntime
 import RosterStorage
+@testable import RosterStore
 import RosterStorageTesting
 import Testing
 
 /// The backends the contract suite runs against; every contract test takes each of them in turn.
 enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
+    case sqlite
 
     var testDescription: String { rawValue }
 
     /// A fresh, empty backend on a manual wall clock. `rowLimit` makes it nearly full: writes past about that
-    /// many small rows answer `.full`.
+    /// many small rows (pages, for SQLite) answer `.full`.
     func make(rowLimit: Int? = nil) throws -> Backend {
         let clock = ManualWallClock()
         switch self {
@@ -20,6 +23,21 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let storage = InMemoryStorage(clock: clock)
             storage.rowLimit = rowLimit
             return try Backend(storage: storage, clock: clock, reopen: { storage })
+        case .sqlite:
+            let directory = try TemporaryDirectory()
+            let path = directory.path("roster.db")
+            let loop = try EventLoop(signals: [])
+            let logger = Logger(level: .info, sink: directory.log)
+            // Two workers, as the daemon has at least, so that writes really race for the write turn.
+            let settings = ServerSettings(storageWorkers: 2)
+            let storage = try SQLiteStorage.open(path: path, loop: loop, settings: settings, cores: 2, clock: clock,
+                                                 logger: logger, sparePages: rowLimit)
+            return try Backend(storage: storage, clock: clock, loop: loop, keeping: directory) {
+                // As after a crash: the first instance neither stopped nor closed, only its lock let go.
+                storage.releaseLock()
+                return try SQLiteStorage.open(path: path, loop: loop, settings: settings, cores: 2, clock: clock,
+                                              logger: logger)
+            }
         }
     }
 }
@@ -32,12 +50,15 @@ final class Backend {
     let loop: EventLoop
     private let loopThread = pthread_self()
     private let reopenStorage: () throws -> any Storage
+    /// What the backend's files live in, removed with it.
+    private let kept: AnyObject?
 
-    init(storage: any Storage, clock: ManualWallClock, loop: EventLoop? = nil,
+    init(storage: any Storage, clock: ManualWallClock, loop: EventLoop? = nil, keeping kept: AnyObject? = nil,
          reopen: @escaping () throws -> any Storage) throws {
         self.storage = storage
         self.clock = clock
         self.loop = try loop ?? EventLoop(signals: [])
+        self.kept = kept
         self.reopenStorage = reopen
     }
 

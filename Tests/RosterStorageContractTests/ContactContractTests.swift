@@ -44,15 +44,18 @@ struct ContactContractTests {
                                charge: charge(carol), completion: $0)
         }
         backend.clock.advance(byMs: 500)
-        var answers: [ContactUpdate] = []
+        var answers: [Result<ContactUpdate, StorageFailure>] = []
         // Pipelined: the second builds on the first.
         for patch in [ContactPatch(name: nil, phone: "2", email: nil, note: "met at work"),
                       ContactPatch(name: "Daniel", phone: nil, email: "", note: nil)] {
             storage.updateContact(added.contact.id, of: carol, with: patch, charge: charge(carol),
-                                  completion: backend.completion { answers.append(try! $0.get()) })
+                                  completion: backend.completion { answers.append($0) })
         }
         try backend.run(until: { answers.count == 2 })
-        guard case .updated(let last) = answers.last else { Issue.record("\(answers)"); return }
+        guard case .success(.updated(let last)) = answers.last, case .success(.updated) = answers.first else {
+            Issue.record("\(answers)")
+            return
+        }
         #expect(last.contact.draft == ContactDraft(name: "Daniel", phone: "2", email: nil, note: "met at work"))
         #expect(last.contact.createdAt == added.contact.createdAt)
         #expect(last.contact.updatedAt == added.contact.createdAt + 500)
@@ -106,6 +109,22 @@ struct ContactContractTests {
         try backend.run(until: { events.count == 4 })
         // The export sees the twenty and the import, and not Eve, removed before it.
         #expect(events == ["update", "remove true", "import", "export 21"])
+        // An index load keeps that order too: it holds exactly the writes answered before it.
+        let before = try read(ids: dave, backend)
+        let fay = try backend.value { storage.addContact(ContactDraft(name: "Fay"), for: dave, charge: charge(dave),
+                                                         completion: $0) }.contact.id
+        events = []
+        var loaded: [Int64] = []
+        storage.removeContact(fay, of: dave, charge: charge(dave), completion: backend.completion { _ in events.append("remove") })
+        storage.loadSearchIndex(of: dave, charge: charge(dave), build: { $0.map(\.id) }, completion: backend.completion { result in
+            loaded = (try? result.get()) ?? []
+            events.append("index")
+        })
+        storage.addContact(ContactDraft(name: "Gus"), for: dave, charge: charge(dave),
+                           completion: backend.completion { _ in events.append("add") })
+        try backend.run(until: { events.count == 3 })
+        #expect(events == ["remove", "index", "add"])
+        #expect(loaded == before)
     }
 
     @Test(arguments: BackendKind.allCases)

@@ -3,6 +3,7 @@ import CSQLite
 import Glibc
 import Synchronization
 import Testing
+import RosterStorage
 @testable import RosterStore
 
 /// Issue 12 §1–2: a backup never overwrites anything, never touches the live files, and never leaves a file behind.

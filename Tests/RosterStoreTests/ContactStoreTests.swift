@@ -2,6 +2,8 @@ import RosterCore
 import Testing
 @testable import RosterStore
 
+/// What `ContactStore` does in SQL. Ownership, order, duplicates and pages behind the storage boundary are the
+/// storage contract's, in `ContactContractTests`.
 @Suite("Contacts in the store")
 struct ContactStoreTests {
     private let keys = ContactSearchKeys(folded: "alice smith", initials: "as", pinyin: "", pinyinInitials: "",
@@ -13,28 +15,6 @@ struct ContactStoreTests {
         let alice = try users.insertUser(canonical: "alice1", display: "alice1", email: nil, passwordHash: hash, createdAt: 1)
         let bob = try users.insertUser(canonical: "bobby1", display: "bobby1", email: nil, passwordHash: hash, createdAt: 1)
         return (alice.id, bob.id)
-    }
-
-    @Test func writesAreSeenOnlyByTheirOwner() throws {
-        let directory = try TemporaryDirectory()
-        let database = try directory.rosterDatabase()
-        let (alice, bob) = try twoUsers(database)
-        let store = ContactStore(database: database)
-        let added = try store.insert(userID: alice, ContactDraft(name: "Alice Smith", phone: "555-0100"), keys: keys, now: 10)
-        #expect(try store.contact(userID: alice, id: added.contact.id) == added)
-        #expect(try store.contact(userID: bob, id: added.contact.id) == nil)
-        #expect(try store.update(userID: bob, id: added.contact.id, ContactDraft(name: "Mallory"), keys: keys, now: 20) == nil)
-        #expect(try store.delete(userID: bob, id: added.contact.id) == false)
-        #expect(try store.contacts(userID: bob).isEmpty)
-
-        let updated = try store.update(userID: alice, id: added.contact.id, ContactDraft(name: "Alice B. Smith", note: "met at work"),
-                                       keys: keys, now: 20)
-        #expect(updated?.contact.note == "met at work")
-        #expect(updated?.contact.createdAt == 10)
-        #expect(updated?.contact.updatedAt == 20)
-        #expect(try store.contacts(userID: alice).map(\.contact.name) == ["Alice B. Smith"])
-        #expect(try store.delete(userID: alice, id: added.contact.id))
-        #expect(try store.count(userID: alice) == 0)
     }
 
     /// Issue 12: an import's duplicate check reads the rows of one folded name through an index, never the book.

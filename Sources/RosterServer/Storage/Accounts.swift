@@ -1,6 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterCrypto
+import RosterStorage
 import RosterStore
 
 /// The user database as the loop sees it: quick reads right here (prepared statements, microseconds), and
@@ -95,13 +96,13 @@ final class Accounts {
 
     // MARK: Work on the lanes
 
-    private func hash<T>(_ charge: QueueCharge, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
+    private func hash<T: Sendable>(_ charge: QueueCharge, _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                          completion: @escaping Completion<T>) {
         lanes.hashing.run(on: loop, charge: charge, job, completion: completion)
     }
 
     /// `force` for the write that follows a hash already computed, which must not be refused (see `FairQueue`).
-    private func store<T>(_ charge: QueueCharge, force: Bool = false,
+    private func store<T: Sendable>(_ charge: QueueCharge, force: Bool = false,
                           _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                           completion: @escaping Completion<T>) {
         lanes.storage.run(on: loop, charge: charge, force: force, job, completion: completion)

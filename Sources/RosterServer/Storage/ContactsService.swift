@@ -109,7 +109,7 @@ final class ContactsService {
 
     // MARK: Writes on the storage lane
 
-    private func offload<T>(userID: Int64, _ charge: QueueCharge,
+    private func offload<T: Sendable>(userID: Int64, _ charge: QueueCharge,
                             _ job: @escaping @Sendable (inout WorkerContext) -> Result<T, RosterError>,
                             completion: @escaping Completion<T>) {
         storage.run(on: loop, charge: charge, order: .contacts(userID: userID), job, completion: completion)

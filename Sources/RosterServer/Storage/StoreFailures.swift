@@ -1,5 +1,6 @@
 import RosterCore
 import RosterRuntime
+import RosterStorage
 import RosterStore
 
 extension StoreError {

@@ -1,0 +1,155 @@
+import RosterRuntime
+import RosterStorage
+
+// Accounts, session tokens and failed log-ins. Reads are point reads on the loop's connection (a username
+// from the directory once it is warm); writes are forced jobs on the workers, since each follows a hash or a
+// verification already paid for, except a resume, which a budget may refuse.
+
+extension SQLiteStorage: AccountStorage {
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        if !stopped, let taken = usernames.contains(canonical) { return completion(.success(taken)) }
+        read("user database read", completion) { () throws(StoreError) in try users.usernameExists(canonical) }
+    }
+
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        read("user database read", completion) { () throws(StoreError) in try users.emailExists(canonical) }
+    }
+
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        read("user database read", completion) { () throws(StoreError) in try user(identifier) != nil }
+    }
+
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Credential?>) {
+        read("user database read", completion) { () throws(StoreError) in
+            try user(identifier).map { Credential(account: Account($0), passwordHash: $0.passwordHash) }
+        }
+    }
+
+    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, force: true, { worker in
+            do {
+                let store = UserStore(database: try worker.database())
+                let record = try worker.writeTurn.take { () throws(UserStoreError) in
+                    try store.insertUser(canonical: new.username, display: new.display, email: new.email,
+                                         passwordHash: new.passwordHash, createdAt: clock.nowMs())
+                }
+                return .success(Account(record))
+            } catch {
+                return .failure(storageFailure(error, "registration", logging: logger))
+            }
+        }, completion: { [weak self] result in
+            if case .success(let account) = result { self?.usernames.add(account.username) }
+            completion(result)
+        })
+    }
+
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                                    completion: @escaping StorageCompletion<Void>) {
+        let logger = self.logger
+        work(charge, force: true, { worker in
+            do {
+                let store = UserStore(database: try worker.database())
+                try worker.writeTurn.take { () throws(UserStoreError) in try store.updatePasswordHash(userID: account, hash: hash) }
+                return .success(())
+            } catch {
+                return .failure(storageFailure(error, "password hash upgrade", logging: logger))
+            }
+        }, completion: completion)
+    }
+
+    private func user(_ identifier: AccountIdentifier) throws(StoreError) -> UserRecord? {
+        switch identifier {
+        case .username(let canonical): try users.user(canonical: canonical)
+        case .email(let email): try users.user(email: email)
+        }
+    }
+}
+
+extension SQLiteStorage: SessionTokenStorage {
+    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, force: true, { worker in
+            do throws(StoreError) {
+                let store = SessionTokenStore(database: try worker.database())
+                try worker.writeTurn.take { () throws(StoreError) in
+                    try store.insert(tokenHash: hash, userID: account, now: clock.nowMs())
+                }
+                return .success(())
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "user database write"))
+            }
+        }, completion: completion)
+    }
+
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+                            completion: @escaping StorageCompletion<Account?>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, { worker in
+            do throws(StoreError) {
+                let store = SessionTokenStore(database: try worker.database())
+                // A resume writes too: it moves the token's last use.
+                let found = try worker.writeTurn.take { () throws(StoreError) in
+                    try store.resume(tokenHash: hash, now: clock.nowMs(), idleLimitMs: idleLimitMs)
+                }
+                return .success(found.map(Account.init))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "user database write"))
+            }
+        }, completion: completion)
+    }
+
+    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        let logger = self.logger
+        work(charge, force: true, { worker in
+            do throws(StoreError) {
+                let store = SessionTokenStore(database: try worker.database())
+                return .success(try worker.writeTurn.take { () throws(StoreError) in try store.revoke(tokenHash: hash) })
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "user database write"))
+            }
+        }, completion: completion)
+    }
+}
+
+extension SQLiteStorage: LoginFailureStorage {
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<RecentFailures>) {
+        let now = clock.nowMs()
+        // The window's first millisecond, as `LoginRateLimit.windowStart` counts it.
+        let since = Saturating.subtract(now, Saturating.subtract(windowMs, 1))
+        read("rate-limit read", completion) { () throws(StoreError) in
+            var times: [String: [Int64]] = [:]
+            for key in keys { times[key] = try failures.failureTimes(key: key, since: since) }
+            return RecentFailures(nowMs: now, times: times)
+        }
+    }
+
+    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, force: true, { worker in
+            do throws(StoreError) {
+                let store = LoginFailureStore(database: try worker.database())
+                try worker.writeTurn.take { () throws(StoreError) in try store.record(keys: keys, at: clock.nowMs()) }
+                return .success(())
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "user database write"))
+            }
+        }, completion: completion)
+    }
+}
+
+extension Account {
+    /// The account of a stored record, without its hash.
+    init(_ record: UserRecord) {
+        self.init(id: record.id, username: record.canonical, display: record.display, email: record.email,
+                  createdAtMs: record.createdAt)
+    }
+}

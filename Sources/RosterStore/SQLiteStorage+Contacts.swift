@@ -1,0 +1,173 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+// Contacts, all on the storage workers. One user's writes, imports, exports and index loads keep their order
+// (`QueueOrder.contacts`); page reads do not (their ids were chosen already). Search keys, parsing and encoding
+// run there too, off the loop, and only the insert itself waits for the write turn.
+
+extension SQLiteStorage: ContactStorage {
+    /// Rows read from the database at a time while an export page is written.
+    static let exportChunk = 1_000
+
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                             completion: @escaping StorageCompletion<T>) {
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            do throws(StoreError) {
+                return .success(build(try ContactStore(database: try worker.database()).searchKeys(userID: user)))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts: load contacts"))
+            }
+        }, completion: completion)
+    }
+
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                          encode: @escaping @Sendable ([Contact]) -> T,
+                                          completion: @escaping StorageCompletion<T>) {
+        let logger = self.logger
+        work(charge, { worker in
+            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                var items: [Contact] = []
+                items.reserveCapacity(ids.count)
+                for id in ids {
+                    if let stored = try store.contact(userID: user, id: id) { items.append(stored.contact) }
+                }
+                return .success(encode(items))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts: read contact"))
+            }
+        }, completion: completion)
+    }
+
+    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<StoredContact>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            do throws(StoreError) {
+                let keys = ContactSearchKeys(draft: draft)
+                let store = ContactStore(database: try worker.database())
+                return .success(try worker.writeTurn.take { () throws(StoreError) in
+                    try store.insert(userID: user, draft, keys: keys, now: clock.nowMs())
+                })
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+        }, completion: completion)
+    }
+
+    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<ContactUpdate>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { (worker: inout StorageWorker) -> Result<ContactUpdate, StorageFailure> in
+            let store: ContactStore
+            let current: Contact
+            do throws(StoreError) {
+                store = ContactStore(database: try worker.database())
+                guard let existing = try store.contact(userID: user, id: id)?.contact else { return .success(.notFound) }
+                current = existing
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts: read contact"))
+            }
+            let draft = patch.applied(to: current)
+            do throws(ContactError) {
+                try draft.validate()
+            } catch {
+                return .success(.invalid(error))
+            }
+            do throws(StoreError) {
+                let keys = ContactSearchKeys(draft: draft)
+                let updated = try worker.writeTurn.take { () throws(StoreError) in
+                    try store.update(userID: user, id: id, draft, keys: keys, now: clock.nowMs())
+                }
+                return .success(updated.map(ContactUpdate.updated) ?? .notFound)
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+        }, completion: completion)
+    }
+
+    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                return .success(try worker.writeTurn.take { () throws(StoreError) in try store.delete(userID: user, id: id) })
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+        }, completion: completion)
+    }
+
+    /// Costs what its own rows cost (issue 12: a one-row import read the whole book to find duplicates): they are
+    /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        let clock = self.clock
+        let logger = self.logger
+        var charge = charge
+        charge.bytes = data.utf8.count
+        work(charge, order: .contacts(userID: user), { worker in
+            let parsed = format.parse(data)
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                var seen = Set<ContactDraft>()
+                var fresh: [(ContactDraft, ContactSearchKeys)] = []
+                var skipped = 0
+                for imported in parsed.contacts {
+                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
+                    // Only this user's jobs write their contacts, one at a time, so the look-up holds until the insert.
+                    let folded = ContactSearchKeys.foldQuery(imported.draft.name)
+                    guard seen.insert(imported.draft).inserted,
+                          try !store.containsDuplicate(userID: user, of: imported.draft, folded: folded) else {
+                        skipped += 1
+                        continue
+                    }
+                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
+                    fresh.append((imported.draft, ContactSearchKeys(draft: imported.draft)))
+                }
+                let added = try worker.writeTurn.take { () throws(StoreError) in
+                    try store.insertMany(userID: user, fresh, now: clock.nowMs())
+                }
+                return .success(ContactImportOutcome(added: added, skipped: skipped, errors: parsed.errors))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+        }, completion: completion)
+    }
+
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                        cancelled: Locked<Bool>,
+                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                var sink = sink
+                var after = after
+                var more = false
+                reading: while true {
+                    let rows = try store.contacts(userID: user, afterID: after, limit: Self.exportChunk)
+                    for contact in rows {
+                        guard sink.add(contact) else {
+                            more = true
+                            break reading
+                        }
+                    }
+                    guard let last = rows.last, rows.count == Self.exportChunk else { break }
+                    after = last.id
+                }
+                return .success(sink.finish(more: more))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts export"))
+            }
+        }, completion: completion)
+    }
+}

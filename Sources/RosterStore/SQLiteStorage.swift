@@ -1,0 +1,247 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+/// The SQLite backend of `Storage`: one database file, served by this daemon alone.
+///
+/// Theory of operation. The loop owns one connection for point reads (a username, an email, an account, its
+/// credential, failure times): prepared statements answer in microseconds, so those calls answer before they
+/// return, and a username check is answered from the in-memory `UsernameDirectory` once `warmUp` has filled it.
+/// Everything that writes, or reads many rows, runs on the storage workers (`WorkerPool`, the daemon's own
+/// priority), each with its own connection, charged to whoever asked (`QueueCharge`) and refused as `.busy` past
+/// a budget, except where the protocol says never; every write transaction takes its turn at SQLite's one write
+/// lock (`WriteTurn`) and commits (WAL, synchronous=FULL) before it is answered. One user's contact writes,
+/// imports, exports and index loads run one at a time in the order they were asked (`QueueOrder.contacts`), so
+/// an index holds exactly the writes answered before it. Every completion runs on the loop thread. Stored times
+/// come from the injected `WallClock`.
+public final class SQLiteStorage: Storage {
+    /// What every call made after `stop()` answers.
+    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
+    /// What a backup asked for while another runs answers: each holds a worker and reads the whole file.
+    static let backupRetryAfterMs: Int64 = 1_000
+
+    let loop: EventLoop
+    let clock: any WallClock
+    let logger: Logger
+    /// The database file, as the daemon was told it.
+    public let path: String
+    /// The loop's own connection, for point reads only.
+    let users: UserStore
+    let failures: LoginFailureStore
+    let contactRows: ContactStore
+    let workers: WorkerPool<StorageWorker>
+    var usernames = UsernameDirectory()
+    private var lock: DatabaseLock?
+    private var warming = false
+    private var backupInFlight = false
+    private(set) var stopped = false
+
+    private init(path: String, database: Database, lock: DatabaseLock, loop: EventLoop, workers: WorkerPool<StorageWorker>,
+                 clock: any WallClock, logger: Logger) {
+        self.path = path
+        self.users = UserStore(database: database)
+        self.failures = LoginFailureStore(database: database)
+        self.contactRows = ContactStore(database: database)
+        self.lock = lock
+        self.loop = loop
+        self.workers = workers
+        self.clock = clock
+        self.logger = logger
+    }
+
+    deinit { workers.stop() }
+
+    /// Opens the database at `path` for `loop` (whose thread must be the caller's), as the daemon starts: the file
+    /// must be writable and Roster's (or empty, or adoptable) before anything is created beside it; then the
+    /// `DatabaseLock` is taken (one daemon per database), backup partials left by dead processes are removed (each
+    /// logged), the file passes `quick_check`, is migrated, and the storage workers start (`StorageWorkers=`, at
+    /// least two, `settings`' storage budget). Each refusal leaves the file as it was.
+    public static func open(path: String, loop: EventLoop, settings: ServerSettings, cores: Int, clock: any WallClock,
+                            logger: Logger) throws(SQLiteStorageOpenFailure) -> SQLiteStorage {
+        try open(path: path, loop: loop, settings: settings, cores: cores, clock: clock, logger: logger, sparePages: nil)
+    }
+
+    /// `sparePages`: a test's full disk, `PRAGMA max_page_count` on every connection this many pages above the
+    /// file's size at open.
+    static func open(path: String, loop: EventLoop, settings: ServerSettings, cores: Int, clock: any WallClock,
+                     logger: Logger, sparePages: Int?) throws(SQLiteStorageOpenFailure) -> SQLiteStorage {
+        do throws(StoreError) {
+            try RosterSchema.preflight(path: path)
+        } catch {
+            throw .store(error)
+        }
+        let lock: DatabaseLock
+        do throws(DatabaseLock.Failure) {
+            lock = try DatabaseLock.acquire(databasePath: path)
+        } catch {
+            throw .lock(error)
+        }
+        for name in Database.removeStaleBackupPartials(besideDatabaseAt: path) {
+            logger.notice("removed \(name), a backup's partial file left by a process that died")
+        }
+        let database: Database
+        var pageLimit: Int?
+        do throws(StoreError) {
+            database = try RosterSchema.open(path: path, now: clock.nowMs())
+            if let sparePages {
+                let limit = Int(try database.pragmaValue("PRAGMA page_count") ?? "0").map { $0 + sparePages } ?? sparePages
+                try database.execute("PRAGMA max_page_count = \(limit)")
+                pageLimit = limit
+            }
+        } catch {
+            throw .store(error)
+        }
+        let writeTurn = WriteTurn()
+        let workerPageLimit = pageLimit
+        // Two threads at least, so a long export or backup leaves one for everyone else's writes.
+        let workers = WorkerPool(threads: settings.storageWorkers > 0 ? settings.storageWorkers : max(2, cores),
+                                 budget: settings.storageBudget, priority: .normal, typicalJob: .milliseconds(5)) {
+            StorageWorker(databasePath: path, writeTurn: writeTurn, pageLimit: workerPageLimit)
+        }
+        return SQLiteStorage(path: path, database: database, lock: lock, loop: loop, workers: workers, clock: clock,
+                             logger: logger)
+    }
+
+    /// Lets a test open a second `SQLiteStorage` on the file while this one still runs, as after a crash.
+    func releaseLock() {
+        lock?.release()
+        lock = nil
+    }
+
+    // MARK: Running work
+
+    /// Runs `job` on a storage worker and answers on the loop; `force` where the protocol says a call is never
+    /// refused by a budget.
+    func work<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
+                           _ job: @escaping @Sendable (inout StorageWorker) -> Result<T, StorageFailure>,
+                           completion: @escaping StorageCompletion<T>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        workers.run(on: loop, charge: charge, order: order, force: force, job, refused: { .busy(retryAfterMs: $0) },
+                    completion: completion)
+    }
+
+    /// A point read on the loop's connection, answered before the call returns.
+    func read<T>(_ what: String, _ completion: StorageCompletion<T>, _ body: () throws(StoreError) -> T) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        do {
+            completion(.success(try body()))
+        } catch {
+            logger.error("\(what) failed: \(error)")
+            completion(.failure(.other))
+        }
+    }
+
+    // MARK: StorageMaintenance
+
+    /// Fills the username directory from a worker's snapshot, once; checks are answered from the database meanwhile.
+    public func warmUp() {
+        guard !stopped, !warming else { return }
+        warming = true
+        let logger = self.logger
+        let started = loop.now
+        work(.daemon, force: true, { worker in
+            do throws(StoreError) {
+                return .success(try UserStore(database: try worker.database()).allCanonicalUsernames())
+            } catch {
+                logger.error("cannot read usernames into memory; the database answers every check: \(error)")
+                return .failure(.other)
+            }
+        }, completion: { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let names):
+                self.usernames.fill(with: names)
+                let elapsed = (self.loop.now - started).nanoseconds / 1_000_000
+                self.logger.info("\(names.count) username(s) in memory, read in \(elapsed) ms")
+            case .failure:
+                self.usernames.fillFailed()
+            }
+        })
+    }
+
+    public func apply(_ settings: ServerSettings) {
+        workers.budget = settings.storageBudget
+    }
+
+    public func pruneExpired(failureWindowMs: Int64, tokenIdleMs: Int64) {
+        guard !stopped else { return }
+        let clock = self.clock
+        let logger = self.logger
+        _ = workers.submit(.daemon, force: true) { worker in
+            do throws(StoreError) {
+                let database = try worker.database()
+                let now = clock.nowMs()
+                try worker.writeTurn.take { () throws(StoreError) in
+                    try LoginFailureStore(database: database).prune(olderThan: Saturating.subtract(now, failureWindowMs))
+                    try SessionTokenStore(database: database).purgeExpired(now: now, idleLimitMs: tokenIdleMs)
+                }
+            } catch {
+                logger.error("pruning expired log-in failures and tokens failed: \(error)")
+            }
+        }
+    }
+
+    /// An online copy made by a worker's own connection while the loop keeps serving. One at a time: each holds a
+    /// worker and reads the whole file for seconds, so a second one is told to come back (`busy`).
+    public func backup(to path: String, charge: QueueCharge,
+                       completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
+        guard !stopped else { return completion(.failure(.storage(Self.stoppedFailure))) }
+        guard !backupInFlight else {
+            return completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
+        }
+        backupInFlight = true
+        let logger = self.logger
+        workers.run(on: loop, charge: charge, { (worker: inout StorageWorker) -> Result<BackupSummary, BackupFailure> in
+            do throws(BackupError) {
+                let database: Database
+                do throws(StoreError) { database = try worker.database() } catch { throw .store(error) }
+                return .success(try database.backup(to: path))
+            } catch {
+                return .failure(error.backupFailure(logging: logger, path: path))
+            }
+        }, refused: { .storage(.busy(retryAfterMs: $0)) }, completion: { [weak self] result in
+            self?.backupInFlight = false
+            completion(result)
+        })
+    }
+
+    /// Answered at once: the directory's count (else a COUNT), a COUNT of contacts, and the workers' figures.
+    public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        let accounts = usernames.count ?? (try? users.userCount()) ?? 0
+        let contacts = (try? contactRows.totalCount()) ?? 0
+        completion(.success(StorageStatistics(accounts: accounts, contacts: contacts,
+                                              usernameDirectory: usernames.phase.rawValue,
+                                              queues: ["storage": workers.stats])))
+    }
+
+    /// The workers finish what is queued, then end; every call from now on answers `stoppedFailure`.
+    public func stop() {
+        stopped = true
+        workers.stop()
+    }
+}
+
+/// Why `SQLiteStorage.open` refused to serve a database. Its description is the inner failure's, for the log.
+public enum SQLiteStorageOpenFailure: Error, CustomStringConvertible {
+    /// The file was refused (`StoreError.refused`), or SQLite failed to open or migrate it.
+    case store(StoreError)
+    /// Another daemon serves it, or the lock file could not be taken.
+    case lock(DatabaseLock.Failure)
+
+    public var description: String {
+        switch self {
+        case .store(let error): error.description
+        case .lock(let failure): failure.description
+        }
+    }
+}
+
+extension ServerSettings {
+    /// The storage workers' budget: `MaxQueuedJobs=` and its per-user and per-connection shares, and the import
+    /// bytes they may hold.
+    var storageBudget: QueueBudget {
+        QueueBudget(jobs: maxQueuedJobs, jobsPerPayer: maxQueuedJobsPerUser, jobsPerConnection: maxQueuedJobsPerConnection,
+                    bytes: maxQueuedImportBytes, bytesPerPayer: maxQueuedImportBytesPerUser)
+    }
+}
