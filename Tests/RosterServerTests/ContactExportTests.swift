@@ -12,20 +12,28 @@ struct ContactExportTests {
                 createdAt: 0, updatedAt: 0)
     }
 
-    /// Writes pages the way the daemon's worker does, each starting after the previous page's cursor.
+    /// Writes into `writer` the way a storage backend does: in id order after `after`, until it refuses one.
+    private func fill(_ writer: inout ContactExportWriter, after: Int64?) -> (more: Bool, line: Result<[UInt8], RosterError>) {
+        var more = false
+        for contact in contacts where contact.id > (after ?? 0) {
+            guard writer.add(contact) else {
+                more = true
+                break
+            }
+        }
+        return (more, writer.finish(more: more))
+    }
+
+    /// Writes pages the way the daemon's storage does, each starting after the previous page's cursor.
     private func pages(_ format: ContactFormat, byteLimit: Int, contactLimit: Int) throws -> [JSONValue] {
         var pages: [JSONValue] = []
         var after: Int64?
         repeat {
-            var writer = ContactExportWriter(id: .int(7), format: format, startsFile: after == nil, byteLimit: byteLimit)
-            var more = false
-            for contact in contacts where contact.id > (after ?? 0) {
-                if writer.count >= contactLimit || !writer.add(contact) {
-                    more = true
-                    break
-                }
-            }
-            let line = writer.finish(more: more)
+            var writer = ContactExportWriter(id: .int(7), format: format, startsFile: after == nil, byteLimit: byteLimit,
+                                             contactLimit: contactLimit)
+            let (more, result) = fill(&writer, after: after)
+            let line = try result.get()
+            #expect(writer.count <= contactLimit)
             #expect(line.last == 0x0A)
             #expect(line.count <= byteLimit || writer.count == 1, "a page passed its limit with more than one contact")
             let answer = try JSONParser.parse(Array(line.dropLast()))
@@ -55,10 +63,48 @@ struct ContactExportTests {
     }
 
     @Test func theLastPageHasANullCursorAndAnEmptyBookIsOnePage() throws {
-        var writer = ContactExportWriter(id: "x", format: .csv, startsFile: true, byteLimit: 1 << 20)
-        let line = writer.finish(more: false)
+        var writer = ContactExportWriter(id: "x", format: .csv, startsFile: true, byteLimit: 1 << 20, contactLimit: 1_000)
+        let line = try writer.finish(more: false).get()
         #expect(String(decoding: line, as: UTF8.self)
                 == #"{"jsonrpc":"2.0","id":"x","result":{"data":"name,phone,email,note\r\n","next_cursor":null}}"# + "\n")
+    }
+
+    /// Without a contact limit the whole book was asked for: it comes in one line with a null cursor, or, when it
+    /// does not fit, as `answer_too_large` naming the length it would have passed, never as a part of it.
+    @Test func aWholeBookIsOneAnswerOrAnswerTooLarge() throws {
+        let everything = ContactCSV.serialize(contacts)
+        var roomy = ContactExportWriter(id: 1, format: .csv, startsFile: true, byteLimit: 1 << 20, contactLimit: nil)
+        let whole = fill(&roomy, after: nil)
+        #expect(!whole.more)
+        let answer = try JSONParser.parse(Array(try whole.line.get().dropLast()))
+        #expect(answer["result"]?["data"]?.stringValue == everything)
+        #expect(answer["result"]?["next_cursor"] == .null)
+
+        for limit in [1, 500, everything.utf8.count] {
+            var tight = ContactExportWriter(id: 1, format: .csv, startsFile: true, byteLimit: limit, contactLimit: nil)
+            let part = fill(&tight, after: nil)
+            #expect(part.more)
+            guard case .failure(.answerTooLarge(let size, let reported)) = part.line else {
+                Issue.record("a book of \(everything.utf8.count) bytes under a limit of \(limit): \(part.line)")
+                continue
+            }
+            #expect(reported == limit)
+            #expect(size > limit)
+        }
+    }
+
+    /// A page stops at its contact limit whatever room is left, and says there is more.
+    @Test func aPageHoldsAtMostItsContactLimit() throws {
+        for contactLimit in [1, 7, 29, 30, 31] {
+            var writer = ContactExportWriter(id: 1, format: .vcard, startsFile: true, byteLimit: 1 << 20,
+                                             contactLimit: contactLimit)
+            let page = fill(&writer, after: nil)
+            #expect(writer.count == min(contactLimit, contacts.count))
+            #expect(page.more == (contactLimit < contacts.count))
+            let answer = try JSONParser.parse(Array(try page.line.get().dropLast()))
+            let cursor = answer["result"]?["next_cursor"]
+            #expect(cursor == (page.more ? .string(ContactExportCursor.encode(after: contacts[contactLimit - 1].id)) : .null))
+        }
     }
 
     @Test func cursorsAreOnlyThoseTheDaemonGivesOut() {

@@ -62,7 +62,7 @@ extension Server {
             "connections": .int(connectionCount),
             "sessions": .int(greetedSessionCount),
             "users": .int(accounts.userCount()),
-            "contacts": .int(contacts.totalCount()),
+            "contacts": .int(accounts.contactCount()),
             // This request is counted as served once answered, so report the ones before it.
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),

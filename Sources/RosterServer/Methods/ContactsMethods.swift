@@ -1,6 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
+import RosterStorage
 
 /// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
 extension Server {
@@ -71,31 +72,31 @@ extension Server {
 
     private func searchContacts(_ call: Call) { page(call, query: call.params.string("query") ?? "") }
 
+    /// The first page of a user whose index is not loaded yet waits for it to load off the loop; meanwhile every
+    /// other request, of this connection or another, is served.
     private func page(_ call: Call, query: String) {
         guard let userID = owner(call) else { return }
         let limit = Int(call.params.int("limit") ?? 50)
         let offset = Int(call.params.int("offset") ?? 0)
         if limit > Self.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
-        do {
-            let page = try contacts.search(userID: userID, query: query, limit: limit, offset: offset)
-            call.succeed(["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)])
-        } catch {
-            call.fail(error)
+        contacts.page(userID: userID, query: query, limit: limit, offset: offset, charge: call.connection.queueCharge,
+                      cancelled: call.connection.closedFlag) { result in
+            call.finish(result.map { page in ["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)] })
         }
     }
 
     private func bigPage(_ call: Call, userID: Int64, query: String, limit: Int, offset: Int) {
         if deferBigAnswer(call) { return }
-        let page: (ids: [Int64], total: Int)
-        do {
-            page = try contacts.pageIDs(userID: userID, query: query, limit: limit, offset: offset)
-        } catch {
-            return call.fail(error)
-        }
-        call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
-        contacts.pageLine(userID: userID, ids: page.ids, total: page.total, id: call.id ?? .null,
-                          charge: call.connection.queueCharge, unless: call.connection.closedFlag) { result in
-            call.finish(line: result)
+        let charge = call.connection.queueCharge
+        contacts.pageIDs(userID: userID, query: query, limit: limit, offset: offset, charge: charge) { [contacts] result in
+            switch result {
+            case .failure(let error):
+                call.fail(error)
+            case .success(let page):
+                call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
+                contacts.pageLine(userID: userID, page: page, id: call.id ?? .null, charge: charge,
+                                  cancelled: call.connection.closedFlag) { line in call.finish(line: line) }
+            }
         }
     }
 
@@ -117,9 +118,9 @@ extension Server {
 
     private func updateContact(_ call: Call) {
         guard let userID = owner(call) else { return }
-        contacts.update(userID: userID, id: call.params.int("id") ?? 0, name: call.params.string("name"),
-                        phone: call.params.string("phone"), email: call.params.string("email"),
-                        note: call.params.string("note"), charge: call.connection.queueCharge) { result in
+        let patch = ContactPatch(name: call.params.string("name"), phone: call.params.string("phone"),
+                                 email: call.params.string("email"), note: call.params.string("note"))
+        contacts.update(userID: userID, id: call.params.int("id") ?? 0, patch, charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["contact": ContactJSON.encode($0)] })
         }
     }
@@ -131,49 +132,88 @@ extension Server {
         }
     }
 
+    /// Every path answers the call: each refusal before the storage is asked fails it, and the storage answers
+    /// once whatever happens (a budget, a failure, a closed connection).
     private func importContacts(_ call: Call) {
-        guard let userID = owner(call),
-              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
+        guard let userID = owner(call) else { return }
+        let format: ContactFormat
+        do { format = try Self.format(call.params) } catch { return call.fail(error) }
         contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
                                 charge: call.connection.queueCharge) { [self] result in
-            if case .success(let summary) = result {
-                logger.info("contacts imported: \(summary.added.count) added, \(summary.skipped) skipped, \(summary.errors.count) rejected",
+            if case .success(let outcome) = result {
+                logger.info("contacts imported: \(outcome.added.count) added, \(outcome.skipped) skipped, \(outcome.errors.count) rejected",
                             [("ROSTER_USER", call.session.user?.canonical ?? ""), ("ROSTER_EVENT", "contacts_import")])
             }
-            call.finish(result.map { summary in
-                [
-                    "added": .int(summary.added.count), "skipped": .int(summary.skipped),
-                    "errors": .array(summary.errors.prefix(Self.importErrorsListed).map {
-                        ["line": .int($0.line), "reason": .string($0.reason)]
-                    }),
-                    "errors_total": .int(summary.errors.count),
-                ]
-            })
+            call.finish(result.map(Self.importAnswer))
         }
     }
 
+    static func importAnswer(_ outcome: ContactImportOutcome) -> JSONValue {
+        [
+            "added": .int(outcome.added.count), "skipped": .int(outcome.skipped),
+            "errors": .array(outcome.errors.prefix(Self.importErrorsListed).map {
+                ["line": .int($0.line), "reason": .string($0.reason)]
+            }),
+            "errors_total": .int(outcome.errors.count),
+        ]
+    }
+
     /// Without `limit` or `cursor`, the whole book in one answer if it fits (`answer_too_large` otherwise, so a
-    /// client that knows nothing of pages never takes a part for the whole); with either, one page of it.
+    /// client that knows nothing of pages never takes a part for the whole); with either, one page of it. Every
+    /// path answers the call, as for an import.
     private func exportContacts(_ call: Call) {
-        guard let userID = owner(call),
-              let format = ContactFormat(rawValue: call.params.string("format") ?? "") else { return }
-        let cursor = call.params.string("cursor")
-        let limit = call.params.int("limit")
-        var after: Int64?
-        if let cursor {
-            guard let decoded = ContactExportCursor.decode(cursor) else {
-                return call.fail(.invalidParams(param: "cursor", problem: .outOfRange))
-            }
-            after = decoded
+        guard let userID = owner(call) else { return }
+        let request: ContactExportRequest
+        do {
+            request = try ContactExportRequest(call.params, maxAnswerBytes: call.connection.settings.maxAnswerBytes)
+        } catch {
+            return call.fail(error)
         }
         if deferBigAnswer(call) { return }
-        let maxAnswer = call.connection.settings.maxAnswerBytes
-        let paged = cursor != nil || limit != nil
-        let request = ContactsService.ExportRequest(
-            format: format, after: after, contactLimit: paged ? Int(limit ?? Int64(Self.exportPageDefault)) : nil,
-            byteLimit: paged ? min(Self.exportPageBytes, maxAnswer / 2) : maxAnswer, id: call.id ?? .null)
         call.reserveOutput(request.byteLimit)
-        contacts.export(userID: userID, request, charge: call.connection.queueCharge,
-                        unless: call.connection.closedFlag) { result in call.finish(line: result) }
+        contacts.export(userID: userID, after: request.after, into: request.writer(id: call.id ?? .null),
+                        charge: call.connection.queueCharge, cancelled: call.connection.closedFlag) { result in
+            call.finish(line: result)
+        }
+    }
+
+    /// The `format` param, which the spec already limited to the two formats.
+    static func format(_ params: Params) throws(RosterError) -> ContactFormat {
+        guard let format = ContactFormat(rawValue: params.string("format") ?? "") else {
+            throw .invalidParams(param: "format", problem: .outOfRange)
+        }
+        return format
+    }
+}
+
+/// Which part of an address book one `contacts.export` answer carries, from its params.
+struct ContactExportRequest: Equatable {
+    let format: ContactFormat
+    /// The page starts after this contact id; nil starts at the beginning (and a CSV file with its header).
+    let after: Int64?
+    /// At most this many contacts; nil asks for every one, in one answer, or `answer_too_large`.
+    let contactLimit: Int?
+    /// The answer line may be at most this long.
+    let byteLimit: Int
+
+    init(_ params: Params, maxAnswerBytes: Int) throws(RosterError) {
+        format = try Server.format(params)
+        let cursor = params.string("cursor")
+        let limit = params.int("limit")
+        if let cursor {
+            guard let decoded = ContactExportCursor.decode(cursor) else {
+                throw .invalidParams(param: "cursor", problem: .outOfRange)
+            }
+            after = decoded
+        } else {
+            after = nil
+        }
+        let paged = cursor != nil || limit != nil
+        contactLimit = paged ? Int(limit ?? Int64(Server.exportPageDefault)) : nil
+        byteLimit = paged ? min(Server.exportPageBytes, maxAnswerBytes / 2) : maxAnswerBytes
+    }
+
+    func writer(id: JSONValue) -> ContactExportWriter {
+        ContactExportWriter(id: id, format: format, startsFile: after == nil, byteLimit: byteLimit, contactLimit: contactLimit)
     }
 }

@@ -53,8 +53,7 @@ extension Server {
                                 server: self, connection: call.connection)
         case .contacts:
             guard let user = session.user else { return call.fail(.unauthenticated) }
-            let contactsForm = ContactsFormRunner(throttle: session.throttle(under: policy), userID: user.id,
-                                                  server: self, connection: call.connection)
+            let contactsForm = ContactsFormRunner(userID: user.id, environment: contactsFormEnvironment(for: call.connection))
             session.forms[form] = contactsForm
             call.succeed(snapshotJSON(contactsForm.snapshot, locale: session.locale))
             contactsForm.opened()

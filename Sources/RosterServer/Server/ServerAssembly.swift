@@ -13,7 +13,7 @@ extension Server {
         let lanes = WorkerLanes(settings: config.server, cores: cores, databasePath: databasePath)
         let accounts = Accounts(loop: loop, database: database, lanes: lanes, policy: config.policy, logger: logger)
         accounts.pruneExpired()
-        let contacts = ContactsService(loop: loop, database: database, storage: lanes.storage, logger: logger)
+        let contacts = ContactsService(storage: ContactStoreStorage(loop: loop, lane: lanes.storage, logger: logger))
         return Server(loop: loop, config: config, accounts: accounts, contacts: contacts, logger: logger)
     }
 }

@@ -53,6 +53,9 @@ final class Accounts {
         usernames.count ?? (try? users.userCount()) ?? 0
     }
 
+    /// Interim, until `admin.stats` reads `StorageStatistics`: every user's contacts, from the same database.
+    func contactCount() -> Int { (try? ContactStore(database: database).totalCount()) ?? 0 }
+
     /// Whether username checks are answered from memory yet (`admin.stats`).
     var usernameDirectoryPhase: UsernameDirectory.Phase { usernames.phase }
 

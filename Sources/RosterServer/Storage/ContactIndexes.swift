@@ -1,0 +1,112 @@
+// ContactIndexes — every logged-in user's contact search index as the loop holds it, and the loads under way.
+//
+// RULES
+//   • A user's index is loaded once, off the loop. A request that finds no index starts the load; requests that
+//     find one under way wait for it, in the order they came, at most `waiterLimit` per user; past that they are
+//     refused (the caller answers `busy`). Other users' requests never wait for it.
+//   • A write answered while a load is out is not lost. The load reads its snapshot at some instant; a write
+//     answered before the load's answer committed either before that instant (the snapshot holds it) or after
+//     (the snapshot misses it). Every change sets one contact's keys, or its absence, outright, and one user's
+//     writes are answered in the order they committed, so replaying all of them on the snapshot, in order, leaves
+//     every contact as its last write left it: a change the snapshot holds is set again to the same value, and
+//     one it missed is set. A write answered after the load's answer finds the index ready and changes it.
+//   • The index only ever follows what a write answered (`StoredContact` carries its keys): no row is read after
+//     a write, so no failed read can leave a written contact out of the index.
+//   • A failed load is not kept: its waiters get the failure, and the next request loads again.
+//   • Released while loading (nobody is logged in as the user any more): the result still answers its waiters,
+//     but it is not kept, unless a request came meanwhile.
+//
+// A plain value without clock or I/O: the service starts the loads and answers the waiters it hands back.
+
+import RosterCore
+import RosterStorage
+
+/// A change one answered write made to a user's contacts, as the search index sees it.
+enum ContactIndexChange {
+    case upsert([ContactIndexEntry])
+    case remove(Int64)
+}
+
+/// The loaded indexes, the loads under way and their waiters; see the rules above.
+struct ContactIndexes<Waiter> {
+    /// What a request for a user's index found.
+    enum Admission {
+        /// The index is loaded; the request was not queued.
+        case ready(ContactIndex)
+        /// Nothing was loaded or loading: the caller must start the load now. The request waits for it.
+        case startLoad
+        /// A load is under way; the request waits for it.
+        case waiting
+        /// Too many requests wait for this user's load already; the request was not queued.
+        case refused
+    }
+
+    private struct Load {
+        var waiters: [Waiter]
+        /// Changes answered since the load began, in the order they were answered.
+        var changes: [ContactIndexChange] = []
+        var released = false
+    }
+
+    let waiterLimit: Int
+    private var ready: [AccountID: ContactIndex] = [:]
+    private var loads: [AccountID: Load] = [:]
+
+    init(waiterLimit: Int) {
+        self.waiterLimit = waiterLimit
+    }
+
+    /// A request for `user`'s index.
+    mutating func request(_ user: AccountID, _ waiter: Waiter) -> Admission {
+        if let index = ready[user] { return .ready(index) }
+        guard loads[user] != nil else {
+            loads[user] = Load(waiters: [waiter])
+            return .startLoad
+        }
+        guard loads[user]?.waiters.count ?? 0 < waiterLimit else { return .refused }
+        loads[user]?.waiters.append(waiter)
+        loads[user]?.released = false
+        return .waiting
+    }
+
+    /// The load of `user`'s index answered: the waiters to answer, in order, and what to answer them with (the
+    /// loaded index with every change answered meanwhile replayed on it, or the failure).
+    mutating func loaded<Failure: Error>(_ user: AccountID, _ result: Result<ContactIndex, Failure>)
+        -> (waiters: [Waiter], result: Result<ContactIndex, Failure>) {
+        guard let load = loads.removeValue(forKey: user) else { return ([], result) }
+        guard case .success(var index) = result else { return (load.waiters, result) }
+        for change in load.changes { index.apply(change) }
+        if !load.released { ready[user] = index }
+        return (load.waiters, .success(index))
+    }
+
+    /// A write of `user`'s contacts was answered.
+    mutating func changed(_ user: AccountID, _ change: ContactIndexChange) {
+        if ready[user] != nil {
+            ready[user]?.apply(change)
+        } else {
+            loads[user]?.changes.append(change)
+        }
+    }
+
+    /// Nobody is logged in as `user` any more: the index is dropped, to be loaded again when needed.
+    mutating func release(_ user: AccountID) {
+        ready[user] = nil
+        loads[user]?.released = true
+    }
+
+    /// Whether `user`'s index is loaded (for tests and figures).
+    func isReady(_ user: AccountID) -> Bool { ready[user] != nil }
+
+    /// Whether a load of `user`'s index is under way.
+    func isLoading(_ user: AccountID) -> Bool { loads[user] != nil }
+}
+
+extension ContactIndex {
+    mutating func apply(_ change: ContactIndexChange) {
+        switch change {
+        case .upsert(let entries): upsert(contentsOf: entries)
+        case .remove(let id): remove(id: id)
+        }
+    }
+}
