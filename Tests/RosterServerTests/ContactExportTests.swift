@@ -112,3 +112,34 @@ struct ContactExportTests {
         for bad in ["", "-1", "4.2", "abc", "1 ", "99999999999999999999", "١٢"] { #expect(ContactExportCursor.decode(bad) == nil) }
     }
 }
+
+/// What one `contacts.export` call asks for, read from its params: a request, or the error that answers the call.
+@Suite("Export requests")
+struct ContactExportRequestTests {
+    private let spec: [FieldSpec] = [FieldSpec("format", .string), .optional("limit", .integer(1...10_000)),
+                                     .optional("cursor", .string)]
+
+    private func request(_ params: [(String, JSONValue)]) throws -> Result<ContactExportRequest, RosterError> {
+        let validated = try Params(validating: params, against: spec)
+        return Result { () throws(RosterError) in try ContactExportRequest(validated, maxAnswerBytes: 16 << 20) }
+    }
+
+    @Test func theWholeBookOrAPage() throws {
+        let whole = try request([("format", "vcard")]).get()
+        #expect(whole.after == nil && whole.contactLimit == nil && whole.byteLimit == 16 << 20)
+        let first = try request([("format", "csv"), ("limit", 7)]).get()
+        #expect(first.after == nil && first.contactLimit == 7 && first.byteLimit == 1 << 20)
+        let next = try request([("format", "csv"), ("cursor", "42")]).get()
+        #expect(next.after == 42 && next.contactLimit == 1_000 && next.byteLimit == 1 << 20)
+        #expect(!next.writer(id: 1).line.isEmpty)
+    }
+
+    /// A format or cursor the daemon does not know is an error for the call, never silence.
+    @Test func whatCannotBeReadIsAnError() throws {
+        #expect(try request([("format", "xml")]) == .failure(.invalidParams(param: "format", problem: .outOfRange)))
+        for cursor in ["", "x", "-1", "99999999999999999999"] {
+            #expect(try request([("format", "csv"), ("cursor", .string(cursor))])
+                    == .failure(.invalidParams(param: "cursor", problem: .outOfRange)))
+        }
+    }
+}

@@ -137,7 +137,7 @@ extension Server {
     private func importContacts(_ call: Call) {
         guard let userID = owner(call) else { return }
         let format: ContactFormat
-        do { format = try Self.format(call.params) } catch { return call.fail(error) }
+        do { format = try Self.contactFormat(call.params) } catch { return call.fail(error) }
         contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
                                 charge: call.connection.queueCharge) { [self] result in
             if case .success(let outcome) = result {
@@ -148,7 +148,8 @@ extension Server {
         }
     }
 
-    static func importAnswer(_ outcome: ContactImportOutcome) -> JSONValue {
+    /// At most `importErrorsListed` rejections, and how many there were in all.
+    private static func importAnswer(_ outcome: ContactImportOutcome) -> JSONValue {
         [
             "added": .int(outcome.added.count), "skipped": .int(outcome.skipped),
             "errors": .array(outcome.errors.prefix(Self.importErrorsListed).map {
@@ -178,7 +179,7 @@ extension Server {
     }
 
     /// The `format` param, which the spec already limited to the two formats.
-    static func format(_ params: Params) throws(RosterError) -> ContactFormat {
+    static func contactFormat(_ params: Params) throws(RosterError) -> ContactFormat {
         guard let format = ContactFormat(rawValue: params.string("format") ?? "") else {
             throw .invalidParams(param: "format", problem: .outOfRange)
         }
@@ -197,7 +198,7 @@ struct ContactExportRequest: Equatable {
     let byteLimit: Int
 
     init(_ params: Params, maxAnswerBytes: Int) throws(RosterError) {
-        format = try Server.format(params)
+        format = try Server.contactFormat(params)
         let cursor = params.string("cursor")
         let limit = params.int("limit")
         if let cursor {
