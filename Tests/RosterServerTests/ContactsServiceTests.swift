@@ -1,0 +1,381 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+import RosterStorageTesting
+import Testing
+@testable import RosterServer
+
+/// The answers a call got, in order: each call must get exactly one.
+final class Answers<T> {
+    private(set) var all: [Result<T, RosterError>] = []
+
+    var completion: (Result<T, RosterError>) -> Void { { self.all.append($0) } }
+
+    var errors: [RosterError] { all.compactMap { if case .failure(let error) = $0 { error } else { nil } } }
+    var values: [T] { all.compactMap { try? $0.get() } }
+}
+
+/// Storage with accounts to own contacts, and a service over it.
+final class ContactsFixture {
+    let storage = InMemoryStorage()
+    let service: ContactsService
+    /// The users `onChange` was called for, in order.
+    private(set) var changed: [AccountID] = []
+    let charge = QueueCharge(payer: .daemon, connection: 1)
+
+    init(storage wrapped: ((InMemoryStorage) -> any ContactStorage)? = nil) {
+        service = ContactsService(storage: wrapped?(storage) ?? storage)
+        service.onChange = { [unowned self] in self.changed.append($0) }
+    }
+
+    /// A new account, made at once whatever `storage.answering` says.
+    func account(_ name: String) -> AccountID {
+        let answering = storage.answering
+        storage.answering = .immediately
+        defer { storage.answering = answering }
+        var id: AccountID = -1
+        storage.createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$v=19$test"),
+                              charge: .daemon) { id = (try? $0.get().id) ?? -1 }
+        return id
+    }
+
+    /// Contacts stored straight into the storage, past the service (as another daemon would).
+    @discardableResult
+    func seed(_ user: AccountID, _ names: [String]) -> [Int64] {
+        let answering = storage.answering
+        storage.answering = .immediately
+        defer { storage.answering = answering }
+        return names.map { name in
+            var id: Int64 = -1
+            storage.addContact(ContactDraft(name: name, phone: nil, email: nil, note: nil), for: user, charge: .daemon) {
+                id = (try? $0.get().contact.id) ?? -1
+            }
+            return id
+        }
+    }
+
+    func pageIDs(_ user: AccountID, _ query: String = "", into answers: Answers<ContactsService.PageIDs>) {
+        service.pageIDs(userID: user, query: query, limit: 50, offset: 0, charge: charge, completion: answers.completion)
+    }
+
+    /// The ids the index lists for `user` now (loaded already; fails the test otherwise).
+    func listed(_ user: AccountID, _ query: String = "") -> [Int64] {
+        let answers = Answers<ContactsService.PageIDs>()
+        pageIDs(user, query, into: answers)
+        #expect(answers.all.count == 1, "the index of \(user) was not loaded")
+        return answers.values.first?.ids ?? []
+    }
+
+    func add(_ user: AccountID, _ name: String, into answers: Answers<Contact>) {
+        service.add(userID: user, ContactDraft(name: name, phone: nil, email: nil, note: nil), charge: charge,
+                    completion: answers.completion)
+    }
+
+    /// Answers the oldest held call of `operation`.
+    func release(_ operation: InMemoryStorage.Operation) {
+        guard let index = storage.pending.firstIndex(of: operation) else {
+            Issue.record("no \(operation) is held")
+            return
+        }
+        storage.release(at: index)
+    }
+
+    func calls(_ operation: InMemoryStorage.Operation) -> Int { storage.calls.filter { $0 == operation }.count }
+}
+
+/// `InMemoryStorage` with two things it cannot do: an index load that reads its snapshot when it is asked but
+/// answers only when released (so writes can be answered after the snapshot and before the load's answer, which
+/// the loop must not lose), and a record of what each import was charged.
+final class InterposedStorage: ContactStorage {
+    private let inner: InMemoryStorage
+    private var held: [() -> Void] = []
+    private(set) var importCharges: [QueueCharge] = []
+
+    init(_ inner: InMemoryStorage) { self.inner = inner }
+
+    func releaseLoads() {
+        let loads = held
+        held = []
+        for load in loads { load() }
+    }
+
+    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge, build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                      completion: @escaping StorageCompletion<T>) {
+        inner.loadSearchIndex(of: user, charge: charge, build: build) { result in self.held.append { completion(result) } }
+    }
+
+    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                   encode: @escaping @Sendable ([Contact]) -> T, completion: @escaping StorageCompletion<T>) {
+        inner.readContacts(ids, of: user, charge: charge, cancelled: cancelled, encode: encode, completion: completion)
+    }
+
+    func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<StoredContact>) {
+        inner.addContact(draft, for: user, charge: charge, completion: completion)
+    }
+
+    func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<ContactUpdate>) {
+        inner.updateContact(id, of: user, with: patch, charge: charge, completion: completion)
+    }
+
+    func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        inner.removeContact(id, of: user, charge: charge, completion: completion)
+    }
+
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        importCharges.append(charge)
+        inner.importContacts(data, format: format, for: user, charge: charge, completion: completion)
+    }
+
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                 cancelled: Locked<Bool>, completion: @escaping StorageCompletion<Sink.Output>) {
+        inner.exportContacts(of: user, after: after, into: sink, charge: charge, cancelled: cancelled, completion: completion)
+    }
+}
+
+@Suite("Contacts service over the storage boundary")
+struct ContactsServiceTests {
+    private static func draft(_ name: String) -> ContactDraft { ContactDraft(name: name, phone: nil, email: nil, note: nil) }
+
+    // MARK: Loading the index
+
+    @Test func aUsersIndexLoadsOnceWhileOtherUsersAreAnsweredAndItsWaitersGoInOrder() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        let bob = fixture.account("bob")
+        fixture.seed(ann, ["Alice", "Albert"])
+        let bobsContacts = fixture.seed(bob, ["Bea"])
+        _ = fixture.listed(bob)
+        fixture.storage.answering = .onRelease
+
+        var order: [String] = []
+        for query in ["", "al", "bert"] {
+            fixture.service.pageIDs(userID: ann, query: query, limit: 50, offset: 0, charge: fixture.charge) { _ in
+                order.append(query)
+            }
+        }
+        #expect(fixture.calls(.loadSearchIndex) == 2, "one load for bob before, one for ann now")
+        #expect(order.isEmpty)
+        // Bob's index is in memory: he is answered at once while Ann's loads.
+        #expect(fixture.listed(bob) == bobsContacts)
+        fixture.release(.loadSearchIndex)
+        #expect(order == ["", "al", "bert"])
+        #expect(fixture.listed(ann, "al").count == 2)
+        #expect(fixture.calls(.loadSearchIndex) == 2)
+    }
+
+    @Test func pastTheBudgetARequestWaitingForTheIndexIsAnsweredBusy() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        fixture.storage.answering = .onRelease
+        let answers = Answers<ContactsService.PageIDs>()
+        for _ in 0..<(ContactsService.indexWaitersPerUser + 3) { fixture.pageIDs(ann, into: answers) }
+        #expect(answers.errors == Array(repeating: .busy(retryAfterMs: ContactsService.indexLoadRetryMs), count: 3))
+        fixture.release(.loadSearchIndex)
+        #expect(answers.values.count == ContactsService.indexWaitersPerUser)
+        #expect(fixture.calls(.loadSearchIndex) == 1)
+    }
+
+    @Test(arguments: [StorageFailure.full, .unavailable(retryAfterMs: 1_000), .busy(retryAfterMs: 40), .other])
+    func aFailedLoadAnswersEveryWaiterWithItsErrorAndIsNotKept(failure: StorageFailure) {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        let ids = fixture.seed(ann, ["Alice"])
+        fixture.storage.answering = .onRelease
+        fixture.storage.failures[.loadSearchIndex] = failure
+        let answers = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: answers)
+        fixture.pageIDs(ann, "al", into: answers)
+        fixture.release(.loadSearchIndex)
+        #expect(answers.errors == [failure.rosterError, failure.rosterError])
+
+        fixture.storage.failures = [:]
+        fixture.storage.answering = .immediately
+        #expect(fixture.listed(ann) == ids, "the next request loads again")
+        #expect(fixture.calls(.loadSearchIndex) == 2)
+    }
+
+    @Test func anIndexReleasedWhileItLoadsIsNotKept() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        fixture.storage.answering = .onRelease
+        let answers = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: answers)
+        fixture.service.release(userID: ann)
+        fixture.release(.loadSearchIndex)
+        #expect(answers.values.count == 1)
+        fixture.pageIDs(ann, into: answers)
+        #expect(fixture.calls(.loadSearchIndex) == 2)
+    }
+
+    /// The loop's side of `ContactIndexes`' rule: writes answered after the load read its snapshot, and before the
+    /// load answered, are in the index; so are those the snapshot already held.
+    @Test func writesAnsweredWhileTheIndexLoadsAreNotLost() {
+        var interposed: InterposedStorage?
+        let fixture = ContactsFixture { inner in
+            let storage = InterposedStorage(inner)
+            interposed = storage
+            return storage
+        }
+        let ann = fixture.account("ann")
+        let kept = fixture.seed(ann, ["Kept", "Renamed", "Removed"])
+        let answers = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: answers)
+        // The snapshot is read: the writes below miss it.
+        let added = Answers<Contact>()
+        fixture.add(ann, "Added", into: added)
+        let updated = Answers<Contact>()
+        fixture.service.update(userID: ann, id: kept[1], ContactPatch(name: "Zed", phone: nil, email: nil, note: nil),
+                               charge: fixture.charge, completion: updated.completion)
+        let removed = Answers<Void>()
+        fixture.service.remove(userID: ann, id: kept[2], charge: fixture.charge, completion: removed.completion)
+        #expect(added.values.count == 1 && updated.values.count == 1 && removed.values.count == 1)
+        #expect(answers.all.isEmpty)
+        interposed?.releaseLoads()
+
+        let addedID = added.values.first?.id ?? -1
+        #expect(answers.values.first?.ids == [addedID, kept[0], kept[1]])
+        #expect(fixture.listed(ann) == [addedID, kept[0], kept[1]])
+        #expect(fixture.listed(ann, "zed") == [kept[1]])
+        #expect(fixture.listed(ann, "renamed").isEmpty)
+    }
+
+    // MARK: Writes
+
+    /// Review fix: the index follows what each write answered (its keys come with it), never a read of the row
+    /// after it, so a read that fails cannot drop a written contact, nor the index, which is never loaded again.
+    @Test func theIndexFollowsWhatEachWriteAnsweredAndReadsNoRow() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        let seeded = fixture.seed(ann, ["Alice", "Bob"])
+        #expect(fixture.listed(ann) == seeded)
+        fixture.storage.failures[.readContacts] = .other
+        fixture.storage.failures[.loadSearchIndex] = .other
+
+        let added = Answers<Contact>()
+        fixture.add(ann, "Carol", into: added)
+        let carol = added.values.first?.id ?? -1
+        let updated = Answers<Contact>()
+        fixture.service.update(userID: ann, id: seeded[0], ContactPatch(name: "Zoe", phone: nil, email: nil, note: nil),
+                               charge: fixture.charge, completion: updated.completion)
+        let removed = Answers<Void>()
+        fixture.service.remove(userID: ann, id: seeded[1], charge: fixture.charge, completion: removed.completion)
+        let imported = Answers<ContactImportOutcome>()
+        fixture.service.importContacts(userID: ann, format: .csv, data: "name\r\nDave\r\n", charge: fixture.charge,
+                                       completion: imported.completion)
+        let dave = imported.values.first?.added.first?.contact.id ?? -1
+
+        #expect(fixture.listed(ann) == [carol, dave, seeded[0]])
+        #expect(fixture.listed(ann, "zoe") == [seeded[0]])
+        #expect(fixture.listed(ann, "alice").isEmpty)
+        #expect(fixture.calls(.readContacts) == 0 && fixture.calls(.loadSearchIndex) == 1)
+        #expect(fixture.changed == [ann, ann, ann, ann])
+    }
+
+    @Test func writesThatChangeNothingLeaveTheIndexAndTheFormsAlone() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        let bob = fixture.account("bob")
+        let bobs = fixture.seed(bob, ["Bea"])
+        #expect(fixture.listed(ann).isEmpty)
+        let invalid = Answers<Contact>()
+        fixture.add(ann, "", into: invalid)
+        fixture.service.update(userID: ann, id: bobs[0], ContactPatch(name: "Mine", phone: nil, email: nil, note: nil),
+                               charge: fixture.charge, completion: invalid.completion)
+        fixture.service.update(userID: ann, id: 999, ContactPatch(name: nil, phone: "not a phone", email: nil, note: nil),
+                               charge: fixture.charge, completion: invalid.completion)
+        let removed = Answers<Void>()
+        fixture.service.remove(userID: ann, id: bobs[0], charge: fixture.charge, completion: removed.completion)
+        let duplicate = Answers<ContactImportOutcome>()
+        fixture.service.importContacts(userID: ann, format: .csv, data: "name\r\n", charge: fixture.charge,
+                                       completion: duplicate.completion)
+        #expect(invalid.errors == [ContactError.invalidName(.required).rosterError, .notFound, .notFound])
+        #expect(removed.errors == [.notFound])
+        #expect(duplicate.values.first?.added.isEmpty == true)
+        #expect(fixture.changed.isEmpty)
+        #expect(fixture.listed(ann).isEmpty && fixture.listed(bob) == bobs)
+    }
+
+    @Test func anUpdateThatBreaksARuleIsItsError() {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        let ids = fixture.seed(ann, ["Alice"])
+        let answers = Answers<Contact>()
+        fixture.service.update(userID: ann, id: ids[0], ContactPatch(name: nil, phone: "not a phone", email: nil, note: nil),
+                               charge: fixture.charge, completion: answers.completion)
+        #expect(answers.errors == [ContactError.invalidPhone.rosterError])
+        #expect(fixture.changed.isEmpty)
+    }
+
+    // MARK: Imports and exports always answer
+
+    enum Mode: CaseIterable, Sendable {
+        case immediately, released, failing, busy, connectionGone
+    }
+
+    /// Review fix: an import or an export ends with exactly one answer, whatever the storage does.
+    @Test(arguments: [Mode.immediately, .released, .failing, .busy, .connectionGone])
+    func everyImportAndExportIsAnsweredOnce(mode: Mode) {
+        let fixture = ContactsFixture()
+        let ann = fixture.account("ann")
+        fixture.seed(ann, ["Alice", "Bob"])
+        let gone = Locked(false)
+        switch mode {
+        case .immediately, .connectionGone: break
+        case .released: fixture.storage.answering = .onRelease
+        case .failing: fixture.storage.failure = .full
+        case .busy: fixture.storage.failure = .busy(retryAfterMs: 70)
+        }
+        let imports = Answers<ContactImportOutcome>()
+        let exports = Answers<[UInt8]>()
+        for data in ["name\r\nCarol\r\n", "", "not,a\r\n\"csv", "BEGIN:VCARD\r\nEND:VCARD\r\n"] {
+            fixture.service.importContacts(userID: ann, format: .csv, data: data, charge: fixture.charge,
+                                           completion: imports.completion)
+        }
+        if mode == .connectionGone { gone.withLock { $0 = true } }
+        for contactLimit in [nil, 1] as [Int?] {
+            let writer = ContactExportWriter(id: 1, format: .vcard, startsFile: true, byteLimit: 1 << 20, contactLimit: contactLimit)
+            fixture.service.export(userID: ann, after: nil, into: writer, charge: fixture.charge, cancelled: gone,
+                                   completion: exports.completion)
+        }
+        if mode == .released {
+            #expect(imports.all.isEmpty && exports.all.isEmpty)
+            fixture.storage.releaseAll()
+        }
+        #expect(imports.all.count == 4)
+        #expect(exports.all.count == 2)
+        switch mode {
+        case .immediately, .released:
+            #expect(imports.values.map(\.added.count) == [1, 0, 0, 0])
+            #expect(exports.values.count == 2)
+        case .failing:
+            #expect(imports.errors == Array(repeating: .storageFull, count: 4))
+            #expect(exports.errors == [.storageFull, .storageFull])
+        case .busy:
+            #expect(imports.errors == Array(repeating: .busy(retryAfterMs: 70), count: 4))
+            #expect(exports.errors == [.busy(retryAfterMs: 70), .busy(retryAfterMs: 70)])
+        case .connectionGone:
+            #expect(imports.values.count == 4)
+            #expect(exports.errors == [.busy(retryAfterMs: 0), .busy(retryAfterMs: 0)])
+        }
+    }
+
+    @Test func anImportIsChargedItsDataSize() {
+        var interposed: InterposedStorage?
+        let fixture = ContactsFixture { inner in
+            let storage = InterposedStorage(inner)
+            interposed = storage
+            return storage
+        }
+        let ann = fixture.account("ann")
+        let answers = Answers<ContactImportOutcome>()
+        fixture.service.importContacts(userID: ann, format: .csv, data: "name\r\nÅsa\r\n", charge: fixture.charge,
+                                       completion: answers.completion)
+        var charge = fixture.charge
+        charge.bytes = 12
+        #expect(interposed?.importCharges == [charge])
+        #expect(answers.values.count == 1)
+    }
+}
