@@ -83,15 +83,22 @@ final class ContactsFixture {
     func calls(_ operation: InMemoryStorage.Operation) -> Int { storage.calls.filter { $0 == operation }.count }
 }
 
-/// `InMemoryStorage` with two things it cannot do: an index load that reads its snapshot when it is asked but
-/// answers only when released (so writes can be answered after the snapshot and before the load's answer, which
-/// the loop must not lose), and a record of what each import was charged.
+/// `InMemoryStorage` with what it cannot do: an index load that reads its snapshot when it is asked but answers
+/// only when released (so writes can be answered after the snapshot and before the load's answer, which the loop
+/// must not lose), a read that started before it was called off, and a record of what each import was charged.
 final class InterposedStorage: ContactStorage {
     private let inner: InMemoryStorage
     private var held: [() -> Void] = []
     private(set) var importCharges: [QueueCharge] = []
+    /// Whether index loads wait for `releaseLoads`.
+    var holdsLoads: Bool
+    /// Whether reads go ahead though they were called off (they had started already).
+    var readsStartedBeforeCancel = false
 
-    init(_ inner: InMemoryStorage) { self.inner = inner }
+    init(_ inner: InMemoryStorage, holdsLoads: Bool = true) {
+        self.inner = inner
+        self.holdsLoads = holdsLoads
+    }
 
     func releaseLoads() {
         let loads = held
@@ -101,12 +108,14 @@ final class InterposedStorage: ContactStorage {
 
     func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge, build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>) {
+        guard holdsLoads else { return inner.loadSearchIndex(of: user, charge: charge, build: build, completion: completion) }
         inner.loadSearchIndex(of: user, charge: charge, build: build) { result in self.held.append { completion(result) } }
     }
 
     func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                    encode: @escaping @Sendable ([Contact]) -> T, completion: @escaping StorageCompletion<T>) {
-        inner.readContacts(ids, of: user, charge: charge, cancelled: cancelled, encode: encode, completion: completion)
+        inner.readContacts(ids, of: user, charge: charge, cancelled: readsStartedBeforeCancel ? Locked(false) : cancelled,
+                           encode: encode, completion: completion)
     }
 
     func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
