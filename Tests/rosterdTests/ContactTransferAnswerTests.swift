@@ -39,6 +39,19 @@ struct ContactTransferAnswerTests {
         _ = try client.call("auth.login", ["username": "xfer01", "password": "secret1"])
         let note = String(repeating: "n", count: 900)
         let rows = (1...60).map { "Person \($0),\(note)" }.joined(separator: "\r\n")
+        // One at a time, so that the budget of one job does not refuse them (a job still counts for the instant
+        // between its answer and its end on the worker, so a refusal is tried again after its hint).
+        func alone(_ id: Int, _ params: JSONValue, method: String = "contacts.import") throws -> JSONValue? {
+            for _ in 0..<50 {
+                try client.send(line(id, method, params))
+                let answer = try answers(client, id..<(id + 1))[id]
+                guard reason(answer) == "busy" else { return answer }
+                usleep(UInt32(answer?["error"]?["data"]?["retry_after_ms"]?.int64Value ?? 10) * 1_000)
+            }
+            return nil
+        }
+        // 60 contacts of about 900 bytes: too many for one answer of 32 KiB.
+        #expect(try alone(9, ["format": "csv", "data": .string("name,note\r\n" + rows)])?["result"]?["added"] == 60)
         var batch = line(10, "contacts.import", ["format": "xml", "data": ""])
         batch += line(11, "contacts.export", ["format": "csv", "cursor": "not-a-cursor"])
         batch += line(12, "contacts.export", ["format": "csv", "cursor": "-1"])
@@ -47,15 +60,11 @@ struct ContactTransferAnswerTests {
             batch += id.isMultiple(of: 2) ? line(id, "contacts.import", ["format": "csv", "data": .string("name\r\nPiped \(id)\r\n")])
                 : line(id, "contacts.export", ["format": "csv", "limit": 5])
         }
-        // The whole book (60 contacts of about 900 bytes) does not fit in one answer of 32 KiB.
         batch += line(56, "contacts.export", ["format": "csv"])
         try client.send(batch)
         var got = try answers(client, 10..<57, except: 13..<15)
-        // One at a time, so that the budget of one job does not refuse them.
-        try client.send(line(13, "contacts.import", ["format": "vcard", "data": "BEGIN:VCARD\r\nNOTE:no name\r\nEND:VCARD\r\n"]))
-        got[13] = try answers(client, 13..<14)[13]
-        try client.send(line(14, "contacts.import", ["format": "csv", "data": ""]))
-        got[14] = try answers(client, 14..<15)[14]
+        got[13] = try alone(13, ["format": "vcard", "data": "BEGIN:VCARD\r\nNOTE:no name\r\nEND:VCARD\r\n"])
+        got[14] = try alone(14, ["format": "csv", "data": ""])
 
         #expect(reason(got[10]) == "out_of_range")
         #expect(reason(got[11]) == "out_of_range" && reason(got[12]) == "out_of_range")
@@ -68,15 +77,15 @@ struct ContactTransferAnswerTests {
             #expect(reason(answer) != "busy" || (answer?["error"]?["data"]?["retry_after_ms"]?.int64Value ?? 0) > 0)
         }
         #expect(piped.contains { reason($0) == "busy" }, "the budget of one job was never reached")
-        let whole = try client.call("contacts.export", ["format": "csv"])
-        #expect(reason(whole) == "answer_too_large", "\(whole)")
+        let whole = try alone(57, ["format": "csv"], method: "contacts.export")
+        #expect(reason(whole) == "answer_too_large", "\(String(describing: whole))")
 
         // Exports queued by a connection that leaves are still ended (skipped): the daemon serves the next one.
         let leaving = try daemon.connect()
         _ = try leaving.call("auth.login", ["username": "xfer01", "password": "secret1"])
         try leaving.send((0..<20).map { line($0, "contacts.export", ["format": "vcard", "limit": 10]) }.joined())
         leaving.close()
-        #expect(try client.call("contacts.export", ["format": "csv", "limit": 1])["result"]?["next_cursor"] != .null)
+        #expect(try alone(58, ["format": "csv", "limit": 1], method: "contacts.export")?["result"]?["next_cursor"] != .null)
         #expect(daemon.poll() == nil)
     }
 }
