@@ -37,7 +37,6 @@ struct ContactsFormRunnerTests {
     final class Bench {
         let scheduler = ManualScheduler()
         let contacts: ContactsFixture
-        let interposed: InterposedStorage
         let sink: RecordingSink
         let user: AccountID
         var throttle = Policy.seed.throttle
@@ -46,13 +45,7 @@ struct ContactsFormRunnerTests {
 
         init(_ names: [String] = ["Alice Smith", "Albert Jones", "Bob Brown"]) {
             sink = RecordingSink(scheduler: scheduler)
-            var interposed: InterposedStorage?
-            contacts = ContactsFixture { inner in
-                let storage = InterposedStorage(inner, holdsLoads: false)
-                interposed = storage
-                return storage
-            }
-            self.interposed = interposed ?? InterposedStorage(contacts.storage)
+            contacts = ContactsFixture(holdingLoads: false)
             user = contacts.account("owner")
             contacts.seed(user, names)
             form = ContactsFormRunner(userID: user, environment: ContactsFormEnvironment(
@@ -61,6 +54,7 @@ struct ContactsFormRunnerTests {
         }
 
         var storage: InMemoryStorage { contacts.storage }
+        var interposed: InterposedStorage? { contacts.interposed }
         var history: [Results] { sink.history }
 
         func type(_ query: String) {
@@ -129,7 +123,7 @@ struct ContactsFormRunnerTests {
         let bench = Bench()
         bench.form.opened()
         bench.storage.answering = .onRelease
-        bench.interposed.readsStartedBeforeCancel = readStartedBeforeCancel
+        bench.interposed?.readsStartedBeforeCancel = readStartedBeforeCancel
         bench.advance(toMs: 400)
         bench.type("bo")
         bench.advance(toMs: 800)
@@ -170,7 +164,7 @@ struct ContactsFormRunnerTests {
     @Test(arguments: [false, true])
     func aFormClosedWhileItsIndexLoadsOrItsReadIsOutShowsNothing(readStartedBeforeCancel: Bool) {
         let loading = Bench()
-        loading.interposed.readsStartedBeforeCancel = readStartedBeforeCancel
+        loading.interposed?.readsStartedBeforeCancel = readStartedBeforeCancel
         loading.storage.answering = .onRelease
         loading.form.opened()
         loading.form.close()
@@ -180,7 +174,7 @@ struct ContactsFormRunnerTests {
         #expect(loading.scheduler.pendingCount == 0)
 
         let reading = Bench()
-        reading.interposed.readsStartedBeforeCancel = readStartedBeforeCancel
+        reading.interposed?.readsStartedBeforeCancel = readStartedBeforeCancel
         reading.form.opened()
         reading.storage.answering = .onRelease
         reading.advance(toMs: 10)

@@ -23,8 +23,15 @@ final class ContactsFixture {
     private(set) var changed: [AccountID] = []
     let charge = QueueCharge(payer: .daemon, connection: 1)
 
-    init(storage wrapped: ((InMemoryStorage) -> any ContactStorage)? = nil) {
-        service = ContactsService(storage: wrapped?(storage) ?? storage)
+    /// In front of `storage` when asked for (see `InterposedStorage`).
+    let interposed: InterposedStorage?
+
+    /// With `holdingLoads` the service talks to an `InterposedStorage` that does (or does not) hold index loads.
+    init(holdingLoads: Bool? = nil) {
+        let inner = storage
+        let interposed = holdingLoads.map { InterposedStorage(inner, holdsLoads: $0) }
+        self.interposed = interposed
+        service = ContactsService(storage: interposed ?? inner)
         service.onChange = { [unowned self] in self.changed.append($0) }
     }
 
@@ -95,7 +102,7 @@ final class InterposedStorage: ContactStorage {
     /// Whether reads go ahead though they were called off (they had started already).
     var readsStartedBeforeCancel = false
 
-    init(_ inner: InMemoryStorage, holdsLoads: Bool = true) {
+    init(_ inner: InMemoryStorage, holdsLoads: Bool) {
         self.inner = inner
         self.holdsLoads = holdsLoads
     }
@@ -222,12 +229,7 @@ struct ContactsServiceTests {
     /// The loop's side of `ContactIndexes`' rule: writes answered after the load read its snapshot, and before the
     /// load answered, are in the index; so are those the snapshot already held.
     @Test func writesAnsweredWhileTheIndexLoadsAreNotLost() {
-        var interposed: InterposedStorage?
-        let fixture = ContactsFixture { inner in
-            let storage = InterposedStorage(inner)
-            interposed = storage
-            return storage
-        }
+        let fixture = ContactsFixture(holdingLoads: true)
         let ann = fixture.account("ann")
         let kept = fixture.seed(ann, ["Kept", "Renamed", "Removed"])
         let answers = Answers<ContactsService.PageIDs>()
@@ -242,7 +244,7 @@ struct ContactsServiceTests {
         fixture.service.remove(userID: ann, id: kept[2], charge: fixture.charge, completion: removed.completion)
         #expect(added.values.count == 1 && updated.values.count == 1 && removed.values.count == 1)
         #expect(answers.all.isEmpty)
-        interposed?.releaseLoads()
+        fixture.interposed?.releaseLoads()
 
         let addedID = added.values.first?.id ?? -1
         #expect(answers.values.first?.ids == [addedID, kept[0], kept[1]])
@@ -372,19 +374,14 @@ struct ContactsServiceTests {
     }
 
     @Test func anImportIsChargedItsDataSize() {
-        var interposed: InterposedStorage?
-        let fixture = ContactsFixture { inner in
-            let storage = InterposedStorage(inner)
-            interposed = storage
-            return storage
-        }
+        let fixture = ContactsFixture(holdingLoads: true)
         let ann = fixture.account("ann")
         let answers = Answers<ContactImportOutcome>()
         fixture.service.importContacts(userID: ann, format: .csv, data: "name\r\nÅsa\r\n", charge: fixture.charge,
                                        completion: answers.completion)
         var charge = fixture.charge
         charge.bytes = 12
-        #expect(interposed?.importCharges == [charge])
+        #expect(fixture.interposed?.importCharges == [charge])
         #expect(answers.values.count == 1)
     }
 }
