@@ -20,25 +20,19 @@ final class ContactStoreStorage: ContactStorage {
     private typealias Job<T> = @Sendable (ContactStore, WriteTurn) throws(StoreError) -> T
 
     /// Runs `job` on the lane; a store error is logged and mapped, a refusal is `.busy`.
-    private func run<T>(_ operation: String, charge: QueueCharge, order: QueueOrder?, cancelled: Locked<Bool>? = nil,
-                        _ job: @escaping Job<T>, completion: @escaping StorageCompletion<T>) {
+    private func run<T: Sendable>(_ operation: String, charge: QueueCharge, order: QueueOrder?, cancelled: Locked<Bool>? = nil,
+                                  _ job: @escaping Job<T>, completion: @escaping StorageCompletion<T>) {
         let logger = self.logger
-        lane.run(on: loop, charge: charge, order: order, { context -> Result<Result<T, StorageFailure>, RosterError> in
-            if cancelled?.withLock({ $0 }) ?? false { return .success(.failure(.busy(retryAfterMs: 0))) }
+        lane.run(on: loop, charge: charge, order: order, { context -> Result<T, StorageFailure> in
+            if cancelled?.withLock({ $0 }) ?? false { return .failure(.busy(retryAfterMs: 0)) }
             do throws(StoreError) {
-                return .success(.success(try job(ContactStore(database: try context.database()), context.writeTurn)))
+                return .success(try job(ContactStore(database: try context.database()), context.writeTurn))
             } catch {
-                if error.isFull { return .success(.failure(.full)) }
+                if error.isFull { return .failure(.full) }
                 logger.error("contacts: \(operation) failed: \(error)")
-                return .success(.failure(.other))
+                return .failure(.other)
             }
-        }) { result in
-            switch result {
-            case .success(let answer): completion(answer)
-            case .failure(.busy(let retryAfterMs)): completion(.failure(.busy(retryAfterMs: retryAfterMs)))
-            case .failure: completion(.failure(.other))
-            }
-        }
+        }, refused: { .busy(retryAfterMs: $0) }, completion: completion)
     }
 
     func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
@@ -66,10 +60,9 @@ final class ContactStoreStorage: ContactStorage {
                     completion: @escaping StorageCompletion<StoredContact>) {
         run("contacts write", charge: charge, order: .contacts(userID: user), { store, turn throws(StoreError) in
             let keys = ContactSearchKeys(draft: draft)
-            let record = try turn.take { () throws(StoreError) in
+            return try turn.take { () throws(StoreError) in
                 try store.insert(userID: user, draft, keys: keys, now: SystemWallClock().nowMs())
             }
-            return StoredContact(contact: record.contact, keys: record.keys)
         }, completion: completion)
     }
 
@@ -87,7 +80,7 @@ final class ContactStoreStorage: ContactStorage {
             let updated = try turn.take { () throws(StoreError) in
                 try store.update(userID: user, id: id, draft, keys: keys, now: SystemWallClock().nowMs())
             }
-            return updated.map { .updated(StoredContact(contact: $0.contact, keys: $0.keys)) } ?? .notFound
+            return updated.map(ContactUpdate.updated) ?? .notFound
         }, completion: completion)
     }
 
@@ -118,8 +111,7 @@ final class ContactStoreStorage: ContactStorage {
             let records = try turn.take { () throws(StoreError) in
                 try store.insertMany(userID: user, fresh, now: SystemWallClock().nowMs())
             }
-            return ContactImportOutcome(added: records.map { StoredContact(contact: $0.contact, keys: $0.keys) },
-                                        skipped: skipped, errors: parsed.errors)
+            return ContactImportOutcome(added: records, skipped: skipped, errors: parsed.errors)
         }, completion: completion)
     }
 
