@@ -227,7 +227,8 @@ struct ContactsServiceTests {
     }
 
     /// The loop's side of `ContactIndexes`' rule: writes answered after the load read its snapshot, and before the
-    /// load answered, are in the index; so are those the snapshot already held.
+    /// load answered, are in the index (a backend that orders loads with writes never does this, but the loop does
+    /// not depend on it); so are those the snapshot already held.
     @Test func writesAnsweredWhileTheIndexLoadsAreNotLost() {
         let fixture = ContactsFixture(holdingLoads: true)
         let ann = fixture.account("ann")

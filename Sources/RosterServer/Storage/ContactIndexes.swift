@@ -4,12 +4,14 @@
 //   • A user's index is loaded once, off the loop. A request that finds no index starts the load; requests that
 //     find one under way wait for it, in the order they came, at most `waiterLimit` per user; past that they are
 //     refused (the caller answers `busy`). Other users' requests never wait for it.
-//   • A write answered while a load is out is not lost. The load reads its snapshot at some instant; a write
-//     answered before the load's answer committed either before that instant (the snapshot holds it) or after
-//     (the snapshot misses it). Every change sets one contact's keys, or its absence, outright, and one user's
-//     writes are answered in the order they committed, so replaying all of them on the snapshot, in order, leaves
-//     every contact as its last write left it: a change the snapshot holds is set again to the same value, and
-//     one it missed is set. A write answered after the load's answer finds the index ready and changes it.
+//   • A write answered while a load is out is not lost. The storage keeps a user's load in order with their
+//     writes, so such a write was made before the load and its snapshot holds it; but the loop does not depend on
+//     that order (a backend that reads the snapshot on another connection, or lets a load pass queued imports,
+//     may answer a write its snapshot missed first). Every change sets one contact's keys, or its absence,
+//     outright, and one user's writes are answered in the order they committed, so replaying every change
+//     answered during the load on its snapshot, in order, leaves each contact as its last write left it: a change
+//     the snapshot holds is set again to the same value, and one it missed is set. A write answered after the
+//     load's answer finds the index ready and changes it.
 //   • The index only ever follows what a write answered (`StoredContact` carries its keys): no row is read after
 //     a write, so no failed read can leave a written contact out of the index.
 //   • A failed load is not kept: its waiters get the failure, and the next request loads again.
