@@ -38,7 +38,7 @@ final class ContactStoreStorage: ContactStorage {
     func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                       build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>) {
-        run("load contacts", charge: charge, order: nil, { store, _ throws(StoreError) in
+        run("load contacts", charge: charge, order: .contacts(userID: user), { store, _ throws(StoreError) in
             build(try store.contacts(userID: user).map { (id: $0.contact.id, keys: $0.keys) })
         }, completion: completion)
     }
