@@ -2,13 +2,17 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// Contacts, all on the storage workers. One user's writes, imports, exports and index loads keep their order
-// (`QueueOrder.contacts`); page reads do not (their ids were chosen already). Search keys, parsing and encoding
+// Contacts, on the storage workers but for small page reads. One user's writes, imports, exports and index loads
+// keep their order (`QueueOrder.contacts`); page reads do not (their ids were chosen already). Search keys, parsing and encoding
 // run there too, off the loop, and only the insert itself waits for the write turn.
 
 extension SQLiteStorage: ContactStorage {
     /// Rows read from the database at a time while an export page is written.
     static let exportChunk = 1_000
+    /// A page of at most this many contacts is read on the loop's connection, before the call returns: a hundred
+    /// point reads take well under a millisecond, so a typed search's page never waits in the workers' queue
+    /// (nor is refused `busy` there), as it never did before the storage boundary.
+    static let loopReadLimit = 100
 
     public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                              build: @escaping @Sendable ([ContactIndexEntry]) -> T,
@@ -26,17 +30,17 @@ extension SQLiteStorage: ContactStorage {
     public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
+        if ids.count <= Self.loopReadLimit {
+            if cancelled.withLock({ $0 }) { return completion(.failure(.busy(retryAfterMs: 0))) }
+            return read("contacts: read contact", completion) { () throws(StoreError) in
+                encode(try contactRows.contacts(ids, of: user))
+            }
+        }
         let logger = self.logger
         work(charge, { worker in
             if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
             do throws(StoreError) {
-                let store = ContactStore(database: try worker.database())
-                var items: [Contact] = []
-                items.reserveCapacity(ids.count)
-                for id in ids {
-                    if let stored = try store.contact(userID: user, id: id) { items.append(stored.contact) }
-                }
-                return .success(encode(items))
+                return .success(encode(try ContactStore(database: try worker.database()).contacts(ids, of: user)))
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts: read contact"))
             }
@@ -169,5 +173,17 @@ extension SQLiteStorage: ContactStorage {
                 return .failure(error.storageFailure(logging: logger, "contacts export"))
             }
         }, completion: completion)
+    }
+}
+
+extension ContactStore {
+    /// The contacts with these ids that are `user`'s, in the order given.
+    func contacts(_ ids: [Int64], of user: AccountID) throws(StoreError) -> [Contact] {
+        var items: [Contact] = []
+        items.reserveCapacity(ids.count)
+        for id in ids {
+            if let stored = try contact(userID: user, id: id) { items.append(stored.contact) }
+        }
+        return items
     }
 }

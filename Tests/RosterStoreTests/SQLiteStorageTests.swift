@@ -127,9 +127,18 @@ struct SQLiteStorageTests {
         let hold = Locked(false)
         let connection = QueueCharge(payer: .account(user.id), connection: 9)
         // One job that waits until told, so that the connection's budget of one is spent.
-        storage.readContacts([], of: user.id, charge: connection, cancelled: Locked(false),
-                             encode: { _ in hold.wait { $0 ? () : nil } }, completion: { _ in })
+        storage.loadSearchIndex(of: user.id, charge: connection, build: { _ in hold.wait { $0 ? () : nil } },
+                                completion: { _ in })
         var answers: [String] = []
+        // A small page is read on the loop's connection: no queue, so no budget to refuse it.
+        storage.readContacts(Array(1...100), of: user.id, charge: connection, cancelled: Locked(false),
+                             encode: { $0.count }) { result in
+            answers.append("small page \((try? result.get()).map(String.init) ?? "failed")")
+        }
+        storage.readContacts(Array(1...101), of: user.id, charge: connection, cancelled: Locked(false),
+                             encode: { $0.count }) { result in
+            if case .failure(.busy) = result { answers.append("big page busy") }
+        }
         storage.resumeToken(hash: [UInt8](repeating: 1, count: 32), idleLimitMs: 1_000, charge: connection) { result in
             if case .failure(.busy(let wait)) = result, wait > 0 { answers.append("resume busy") }
         }
@@ -146,11 +155,12 @@ struct SQLiteStorageTests {
         storage.revokeToken(hash: [UInt8](repeating: 2, count: 32), charge: connection) { result in
             answers.append("revoke \((try? result.get()) ?? false)")
         }
-        #expect(answers == ["resume busy", "add busy"])
+        #expect(answers == ["small page 0", "big page busy", "resume busy", "add busy"])
         hold.withLock { $0 = true }
         hold.broadcast()
-        try harness.run(until: { answers.count == 5 })
-        #expect(answers == ["resume busy", "add busy", "token true", "failure true", "revoke true"])
+        try harness.run(until: { answers.count == 7 })
+        #expect(answers == ["small page 0", "big page busy", "resume busy", "add busy", "token true", "failure true",
+                            "revoke true"])
     }
 
     /// Issue 12: a `contacts.add` took 233 ms instead of 12 with two CPU hogs on the host while the storage workers
@@ -161,7 +171,7 @@ struct SQLiteStorageTests {
         let user = try register("gina01", storage, harness)
         let release = Locked(false)
         let started = Locked(false)
-        storage.readContacts([], of: user.id, charge: peer, cancelled: Locked(false), encode: { _ in
+        storage.loadSearchIndex(of: user.id, charge: peer, build: { _ in
             started.withLock { $0 = true }
             started.broadcast()
             release.wait { $0 ? () : nil }
