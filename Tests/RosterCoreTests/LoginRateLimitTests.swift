@@ -51,3 +51,64 @@ struct LoginRateLimitTests {
         #expect(LoginRateLimit.accountKey(found: huge, identifier: huge) == "account:" + huge)
     }
 }
+
+@Suite("Log-in gate")
+struct LoginGateTests {
+    var policy: Policy {
+        var policy = Policy.seed
+        policy.rateLimitBurst = 2
+        policy.rateLimitInterval = .seconds(1)
+        return policy
+    }
+
+    let keys = LoginGate.Keys(found: "pia123", identifier: "pia@example.com", peerUID: 1000)
+
+    @Test func keysArePerPersonAndPerPeer() {
+        #expect(keys.all == ["account:pia123", "uid:1000"])
+        #expect(LoginGate.Keys(found: nil, identifier: "nobody1", peerUID: 7).all == ["account:nobody1", "uid:7"])
+        #expect(LoginGate.windowMs(policy) == 1_000)
+    }
+
+    /// The window runs on the storage's clock, handed in: a wait of `retry_after_ms` is exactly enough.
+    @Test func theWindowMovesWithTheStoragesClockNotWithASleep() {
+        var gate = LoginGate()
+        let attempt = gate.begin(keys)
+        let t0: Int64 = 1_700_000_000_000
+        let failures = ["account:pia123": [t0, t0 + 5]]
+        guard case .limited(let wait) = gate.decide(attempt, failures: failures, nowMs: t0 + 10, policy: policy) else {
+            Issue.record("two failures within the second must limit")
+            return
+        }
+        #expect(wait == 990)
+        #expect(gate.decide(attempt, failures: failures, nowMs: t0 + 10 + wait - 1, policy: policy) == .limited(retryAfterMs: 1))
+        #expect(gate.decide(attempt, failures: failures, nowMs: t0 + 10 + wait, policy: policy) == .allowed)
+    }
+
+    @Test func thePeerKeyHasItsOwnLimit() {
+        var gate = LoginGate()
+        let attempt = gate.begin(keys)
+        let now: Int64 = 50_000
+        let peerFailures = ["uid:1000": (0..<20).map { now - 100 + Int64($0) }]
+        #expect(gate.decide(attempt, failures: peerFailures, nowMs: now, policy: policy) == .limited(retryAfterMs: 900))
+        let fewer = ["uid:1000": (0..<19).map { now - 100 + Int64($0) }]
+        #expect(gate.decide(attempt, failures: fewer, nowMs: now, policy: policy) == .allowed)
+    }
+
+    /// Attempts whose reads overlap see the ones that began before them, so the first of a burst go ahead
+    /// and the rest wait for a verdict, whatever order the reads answer in.
+    @Test func attemptsInFlightCountAgainstThoseThatBeganLater() {
+        var gate = LoginGate()
+        let first = gate.begin(keys)
+        let second = gate.begin(keys)
+        let third = gate.begin(keys)
+        #expect(gate.attemptsInFlight("account:pia123") == 3)
+        #expect(gate.decide(third, failures: [:], nowMs: 10, policy: policy) == .limited(retryAfterMs: 1_000))
+        #expect(gate.decide(second, failures: [:], nowMs: 10, policy: policy) == .allowed)
+        #expect(gate.decide(first, failures: [:], nowMs: 10, policy: policy) == .allowed)
+        gate.end(first)
+        #expect(gate.decide(third, failures: [:], nowMs: 10, policy: policy) == .allowed)
+        gate.end(second)
+        gate.end(third)
+        #expect(gate.isIdle)
+    }
+}

@@ -1,5 +1,5 @@
 /// What a rulebook says about a field's committed value: a verdict now, or a check to run.
-enum FieldEvaluation: Equatable, Sendable {
+public enum FieldEvaluation: Equatable, Sendable {
     case settled(FieldVerdict)
     case check(Check)
 }

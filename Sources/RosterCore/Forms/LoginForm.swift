@@ -118,8 +118,9 @@ struct LoginRulebook: FormRulebook {
     func dependents(of field: LoginField) -> [LoginField] { [] }
 
     func submitAction(_ table: Table) -> FormAction {
-        .login(username: Normalization.canonicalLoginIdentifier(table[.username].committed.exposed),
-               password: Normalization.normalizedPassword(table[.password].committed, nfkc: policy.passwordNFKC))
+        let request = LogInRequest(typedIdentifier: table[.username].committed.exposed,
+                                   password: table[.password].committed, policy: policy)
+        return .login(username: request.identifier, password: request.password)
     }
 
     func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }

@@ -135,25 +135,13 @@ struct RegisterRulebook: FormRulebook {
         let value = table[field].committed
         switch field {
         case .username:
-            switch UsernameRules.validate(value.exposed, policy: policy) {
-            case .settled(let verdict): return .settled(verdict)
-            case .needsCheck: return .check(.usernameAvailable(canonical: Normalization.canonicalUsername(value.exposed)))
-            }
+            return RegisterRules.username(value.exposed, policy: policy)
         case .password:
-            switch PasswordRules.validate(value, policy: policy) {
-            case .settled(let verdict): return .settled(verdict)
-            case .needsCheck:
-                return .check(.passwordQuality(
-                    password: Normalization.normalizedPassword(value, nfkc: policy.passwordNFKC),
-                    username: Normalization.canonicalUsername(table[.username].committed.exposed)))
-            }
+            return RegisterRules.password(value, username: table[.username].committed.exposed, policy: policy)
         case .confirm:
             return .settled(PasswordRules.confirm(value, password: table[.password].committed, policy: policy))
         case .email:
-            switch EmailRules.validate(value.exposed) {
-            case .settled(let verdict): return .settled(verdict)
-            case .needsCheck: return .check(.emailAvailable(canonical: Normalization.canonicalEmail(value.exposed)))
-            }
+            return RegisterRules.email(value.exposed)
         }
     }
 
@@ -179,11 +167,10 @@ struct RegisterRulebook: FormRulebook {
     }
 
     func submitAction(_ table: Table) -> FormAction {
-        let email = table[.email].committed.exposed
-        return .register(username: Normalization.canonicalUsername(table[.username].committed.exposed),
-                         password: Normalization.normalizedPassword(table[.password].committed,
-                                                                    nfkc: policy.passwordNFKC),
-                         email: email.isEmpty ? nil : Normalization.canonicalEmail(email))
+        let request = RegistrationRequest(typedUsername: table[.username].committed.exposed,
+                                          password: table[.password].committed,
+                                          email: table[.email].committed.exposed, policy: policy)
+        return .register(username: request.username, password: request.password, email: request.email)
     }
 
     func outcome(_ identifier: String) -> SubmitOutcome { .registered(username: identifier) }

@@ -61,3 +61,79 @@ public struct LoginRateLimit: Equatable, Sendable {
         return .limited(retryAfterMs: max(1, expiring + intervalMs - now))
     }
 }
+
+/// The gate every log-in passes before its password is verified: the account's limit and the peer's, with the
+/// attempts still being verified counted as failures. Pure: the recorded failures and `now` are facts the
+/// storage hands in (`now` is the backend's clock, the one the failures were recorded by), so the window is
+/// tested on numbers, not on sleeps.
+///
+/// An attempt is counted from the moment its keys are known, before its failures are read, and each attempt
+/// counts those that began before it: reads that overlap then see each other, so a flood of parallel guesses
+/// cannot all read "below the burst" before the first of them is recorded, while the first ones of a burst
+/// still go ahead. When storage answers at once, this is exactly the count of attempts allowed and unfinished.
+public struct LoginGate: Equatable, Sendable {
+    /// The rate-limit keys of one attempt: one per person, one per peer uid.
+    public struct Keys: Equatable, Hashable, Sendable {
+        public let account: String
+        public let peer: String
+
+        /// `found` is the canonical username of the account the identifier names, if any.
+        public init(found: String?, identifier: String, peerUID: UInt32) {
+            account = LoginRateLimit.accountKey(found: found, identifier: identifier)
+            peer = "uid:\(peerUID)"
+        }
+
+        /// Both keys, in the order failures are recorded.
+        public var all: [String] { [account, peer] }
+    }
+
+    /// One attempt between `begin` and `end`.
+    public struct Attempt: Equatable, Hashable, Sendable {
+        public let keys: Keys
+        let sequence: UInt64
+    }
+
+    /// The attempts in flight under each key, in the order they began.
+    private var inFlight: [String: [UInt64]] = [:]
+    private var nextSequence: UInt64 = 0
+
+    public init() {}
+
+    /// How long a window of failures the gate reads under `policy`.
+    public static func windowMs(_ policy: Policy) -> Int64 { LoginRateLimit.perAccount(policy).intervalMs }
+
+    /// Attempts in flight under `key`.
+    public func attemptsInFlight(_ key: String) -> Int { inFlight[key]?.count ?? 0 }
+
+    /// Whether no attempt is in flight at all.
+    public var isIdle: Bool { inFlight.isEmpty }
+
+    /// An attempt under `keys` starts; it counts against every attempt that begins after it, until `end`.
+    public mutating func begin(_ keys: Keys) -> Attempt {
+        let attempt = Attempt(keys: keys, sequence: nextSequence)
+        nextSequence += 1
+        for key in keys.all { inFlight[key, default: []].append(attempt.sequence) }
+        return attempt
+    }
+
+    /// The attempt's verdict is known (and recorded, if it was a failure).
+    public mutating func end(_ attempt: Attempt) {
+        for key in attempt.keys.all {
+            inFlight[key]?.removeAll { $0 == attempt.sequence }
+            if inFlight[key]?.isEmpty ?? false { inFlight[key] = nil }
+        }
+    }
+
+    /// The verdict on an attempt that has begun: `failures` are the times the storage read per key, at `nowMs`.
+    public func decide(_ attempt: Attempt, failures: [String: [Int64]], nowMs: Int64,
+                       policy: Policy) -> LoginRateLimit.Decision {
+        let keys = attempt.keys
+        for (key, limit) in [(keys.account, LoginRateLimit.perAccount(policy)), (keys.peer, LoginRateLimit.perPeer(policy))] {
+            let earlier = inFlight[key]?.count { $0 < attempt.sequence } ?? 0
+            if case .limited(let wait) = limit.decide(failures: failures[key] ?? [], inFlight: earlier, now: nowMs) {
+                return .limited(retryAfterMs: wait)
+            }
+        }
+        return .allowed
+    }
+}
