@@ -1,6 +1,6 @@
 import RosterCore
 import RosterRuntime
-import RosterStore
+import RosterStorage
 
 /// What one connection has told us about itself: language, timing overrides, who logged in, and its open forms.
 final class Session {
@@ -11,7 +11,7 @@ final class Session {
     var client: String?
     var greeted = false
     /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
-    var user: UserRecord?
+    var user: Account?
     var tokenHash: [UInt8]?
     var forms: [FormName: OpenForm] = [:]
     private var formsOpened: UInt64 = 0

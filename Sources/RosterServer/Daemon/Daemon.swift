@@ -2,7 +2,6 @@ import Glibc
 import RosterCore
 import RosterRuntime
 import RosterProtocol
-import RosterStore
 
 /// rosterd's three ways to run, each returning its exit status: check a config, back up offline, or serve.
 public enum Daemon {
@@ -33,10 +32,10 @@ public enum Daemon {
                 say("no database at \(paths.database)")
                 return 1
             }
-            let summary = try Database.backupSource(path: paths.database).backup(to: target)
+            let summary = try DaemonStorage.backup(at: paths.database, to: target)
             print(LogText.escaped("backed up \(paths.database) to \(summary.path) (\(summary.pages) pages, \(summary.bytes) bytes)"))
             return 0
-        } catch BackupError.refused(let refusal) {
+        } catch OfflineBackupError.refused(let refusal) {
             let why = MessageCatalog.message(for: .invalidParams(param: "path", problem: refusal.problem), locale: .en)
             say("backup to \(target) refused (\(refusal.rawValue)): \(why)")
             return 1
@@ -64,20 +63,8 @@ public enum Daemon {
                                             environment: environment, isRoot: getuid() == 0)
             try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
             DaemonPaths.raiseDescriptorLimit()
-            try RosterSchema.preflight(path: paths.database)
         } catch {
             return fail("\(error)")
-        }
-        // Held until serve returns: the kernel drops it when this process ends, however it ends.
-        let lock: DatabaseLock
-        do {
-            lock = try DatabaseLock.acquire(databasePath: paths.database)
-        } catch {
-            return fail("\(error)")
-        }
-        defer { lock.release() }
-        for name in Database.removeStaleBackupPartials(besideDatabaseAt: paths.database) {
-            logger.notice("removed \(name), a backup's partial file left by a process that died")
         }
         let loop: EventLoop
         let server: Server

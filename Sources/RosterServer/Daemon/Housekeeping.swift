@@ -1,6 +1,5 @@
 import RosterCore
 import RosterRuntime
-import RosterStore
 
 /// Periodic chores on the loop: the watchdog ping (from the loop, so a stuck loop is caught), the status line
 /// systemd shows, and pruning what no longer counts.
@@ -9,20 +8,33 @@ extension Server {
         if let interval = notifier.watchdogInterval {
             repeatEvery(interval / 2) { notifier.watchdogPing() }
         }
-        notifier.status(statusLine)
-        repeatEvery(.seconds(5)) { [unowned self] in notifier.status(self.statusLine) }
-        repeatEvery(.seconds(600)) { [unowned self] in self.accounts.pruneExpired() }
+        postStatus(to: notifier)
+        repeatEvery(.seconds(5)) { [unowned self] in self.postStatus(to: notifier) }
+        repeatEvery(.seconds(600)) { [unowned self] in self.pruneExpired() }
     }
 
     /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
     public func warmUp() {
-        accounts.loadUsernameDirectory()
+        storage.warmUp()
+    }
+
+    /// Drops failed log-ins older than the window and tokens idle past their limit; both are dead weight by then.
+    func pruneExpired() {
+        storage.pruneExpired(failureWindowMs: config.policy.rateLimitInterval.nanoseconds / 1_000_000,
+                             tokenIdleMs: config.policy.sessionIdle.nanoseconds / 1_000_000)
     }
 
     /// What `systemctl status rosterd` shows under the unit's name.
-    var statusLine: String {
+    private func postStatus(to notifier: SystemdNotifier) {
+        storage.statistics { [weak self] result in
+            guard let self, case .success(let statistics) = result else { return }
+            notifier.status(self.statusLine(accounts: statistics.accounts))
+        }
+    }
+
+    func statusLine(accounts: Int) -> String {
         let loggedIn = connections.values.reduce(0) { $0 + ($1.session.user == nil ? 0 : 1) }
-        return "Serving \(connectionCount) connection(s), \(loggedIn) logged in; \(accounts.userCount()) user(s)"
+        return "Serving \(connectionCount) connection(s), \(loggedIn) logged in; \(accounts) user(s)"
     }
 
     private func repeatEvery(_ interval: Duration, _ body: @escaping () -> Void) {

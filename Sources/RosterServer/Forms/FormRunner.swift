@@ -1,8 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
-import RosterCrypto
-import RosterStore
+import RosterStorage
 
 /// An open form as a session holds it, whatever its kind.
 protocol OpenForm: AnyObject {
@@ -22,11 +21,13 @@ extension OpenForm {
     var isSubmitting: Bool { false }
 }
 
-/// Binds one form machine to the loop: it performs the machine's actions against the loop's timers, the
-/// user database and the worker pool, and feeds every outcome back in as a new fact.
+/// Binds one register or log-in form machine to its environment: it performs the machine's actions against the
+/// scheduler's timers and the account procedures, and feeds every outcome back in as a new fact.
 ///
-/// Facts are handled one at a time and each action list is performed whole before the next fact (a database
-/// check answers at once, but its answer waits its turn in `facts`), which is the order the machine expects.
+/// Facts are handled one at a time and each action list is performed whole before the next fact: a check the
+/// storage answers before its call returns waits its turn in `facts`, like one that answers later, which is
+/// the order the machine expects. A check that answers after a newer input carries an old token, and the
+/// machine drops it; one that answers after the form closed is dropped here.
 final class FormRunner<Machine: FormMachine>: OpenForm {
     private enum Fact {
         case timer(FormTimer)
@@ -36,11 +37,14 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
         case registered(username: String, email: String?)
     }
 
+    /// How a waiting `form.submit` is answered.
+    typealias SubmitAnswer = (Result<JSONValue, RosterError>) -> Void
+
     private var machine: Machine
-    private unowned let server: Server
-    private unowned let connection: Connection
+    private let environment: FormEnvironment
+    private var session: any FormSession { environment.session }
     private var timers: [FormTimer: Scheduled] = [:]
-    private var waitingSubmits: [Call] = []
+    private var waitingSubmits: [SubmitAnswer] = []
     private var facts: [Fact] = []
     private var inputActions: [FormAction] = []
     private var isRunning = false
@@ -48,10 +52,9 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     /// The bearer token made by this form's successful submit, for its answer.
     private var issuedToken: String?
 
-    init(machine: Machine, server: Server, connection: Connection) {
+    init(machine: Machine, environment: FormEnvironment) {
         self.machine = machine
-        self.server = server
-        self.connection = connection
+        self.environment = environment
     }
 
     var snapshot: FormSnapshot { machine.snapshot }
@@ -59,8 +62,8 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     var isSubmitting: Bool { !waitingSubmits.isEmpty }
 
     func input(field: FieldName, value: String) throws(RosterError) -> Int {
-        machine.debounce = connection.session.debounce(under: server.config.policy)
-        let (rev, actions) = try machine.inputReceived(field: field, value: value, now: server.loop.now)
+        machine.debounce = session.debounce
+        let (rev, actions) = try machine.inputReceived(field: field, value: value, now: environment.scheduler.now)
         inputActions += actions
         return rev
     }
@@ -71,8 +74,11 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
         run { self.perform(actions) }
     }
 
-    func submit(_ call: Call) {
-        waitingSubmits.append(call)
+    func submit(_ call: Call) { submit(answer: call.finish) }
+
+    /// A `form.submit`, answered once the submit it starts (or joins) is done.
+    func submit(answer: @escaping SubmitAnswer) {
+        waitingSubmits.append(answer)
         feed(.submit)
     }
 
@@ -89,7 +95,7 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
         facts = []
         let waiting = waitingSubmits
         waitingSubmits = []
-        for call in waiting { call.fail(.formNotOpen(form: Machine.form.rawValue)) }
+        for answer in waiting { answer(.failure(.formNotOpen(form: Machine.form.rawValue))) }
     }
 
     // MARK: Facts in
@@ -115,7 +121,7 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     }
 
     private func apply(_ fact: Fact) -> [FormAction] {
-        let now = server.loop.now
+        let now = environment.scheduler.now
         switch fact {
         case .timer(let timer): return machine.timerFired(timer, now: now)
         case .check(let token, let result): return machine.checkCompleted(token: token, result: result, now: now)
@@ -138,18 +144,19 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
         switch action {
         case .schedule(let timer, let deadline):
             timers[timer]?.cancel()
-            timers[timer] = server.loop.schedule(at: deadline) { [weak self] in
+            timers[timer] = environment.scheduler.schedule(at: deadline) { [weak self] in
                 self?.timers[timer] = nil
                 self?.feed(.timer(timer))
             }
         case .cancelTimer(let timer):
             timers.removeValue(forKey: timer)?.cancel()
         case .emit(let event):
-            server.sendFormEvent(event, to: connection)
+            session.emit(event)
         case .startCheck(let check, let token):
             startCheck(check, token: token)
         case .cancelCheck:
-            // Database checks have already answered; a quality check runs out on its worker and is then dropped.
+            // A check that is out runs to its end and its answer is dropped by token; asking the storage to stop
+            // one would cost more than the answer.
             break
         case .register(let username, let password, let email):
             register(username: username, password: password, email: email)
@@ -161,67 +168,52 @@ final class FormRunner<Machine: FormMachine>: OpenForm {
     }
 
     private func startCheck(_ check: Check, token: CheckToken) {
-        let accounts = server.accounts
-        switch check {
-        case .usernameAvailable(let canonical): facts.append(.check(token, accounts.usernameAvailability(canonical)))
-        case .emailAvailable(let canonical): facts.append(.check(token, accounts.emailAvailability(canonical)))
-        case .accountExists(let canonical): facts.append(.check(token, accounts.accountExistence(canonical)))
-        case .passwordQuality(let password, let username):
-            accounts.checkQuality(password: password, username: username, charge: connection.queueCharge) { [weak self] result in
-                self?.feed(.check(token, result))
-            }
+        environment.accounts.check(check, charge: session.queueCharge) { [weak self] result in
+            self?.feed(.check(token, result))
         }
     }
 
     private func register(username: String, password: Secret, email: String?) {
-        server.accounts.register(username: username, password: password, email: email,
-                                 charge: connection.queueCharge) { [weak self] result in
+        let registration = Registration<Account>(judged: RegistrationRequest(username: username, password: password,
+                                                                             email: email), issuesToken: true)
+        environment.accounts.register(registration, charge: session.queueCharge, announce: { [weak self] account in
             guard let self else { return }
-            switch result {
-            case .success(let user):
-                self.server.accountRegistered(user, by: self.connection.peer, from: self)
-                self.logIn(user)
-            case .failure(let error):
-                self.feed(.submitCompleted(.failure(error)))
-            }
-        }
+            self.session.registered(account, by: self)
+        }, completion: { [weak self] result in
+            self?.submitted(result.map { ($0.account, $0.token) })
+        })
     }
 
     private func login(identifier: String, password: Secret) {
-        server.accounts.login(identifier: identifier, password: password, peerUID: connection.peer.uid,
-                              charge: connection.queueCharge) { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .success(let user): self.logIn(user)
-            case .failure(let error): self.feed(.submitCompleted(.failure(error)))
-            }
+        environment.accounts.logIn(LogInRequest(identifier: identifier, password: password), peerUID: session.peerUID,
+                                   charge: session.queueCharge) { [weak self] result in
+            self?.submitted(result.map { ($0.account, $0.token) })
         }
     }
 
-    /// Registration and log-in both end here: a token for the CLI to resume with, then the session is the user's.
-    private func logIn(_ user: UserRecord) {
-        server.accounts.issueToken(for: user, charge: connection.queueCharge) { [weak self] token in
-            guard let self else { return }
-            if case .success(let bearer) = token {
-                self.issuedToken = bearer
-                self.server.logIn(self.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
-            } else {
-                // The account is real either way; without a stored token the session still logs in.
-                self.server.logIn(self.connection, as: user, tokenHash: nil)
-            }
-            self.feed(.submitCompleted(.success(user.canonical)))
+    /// Registration and log-in both end here: the session is the user's, with a token for the CLI to resume with
+    /// when one could be stored (the account is real either way).
+    private func submitted(_ result: Result<(Account, Result<IssuedToken, RosterError>?), RosterError>) {
+        switch result {
+        case .success(let (account, token)):
+            let issued = try? token?.get()
+            issuedToken = issued?.bearer
+            session.loggedIn(as: account, tokenHash: issued?.hash)
+            feed(.submitCompleted(.success(account.username)))
+        case .failure(let error):
+            feed(.submitCompleted(.failure(error)))
         }
     }
 
     private func finishSubmit(_ result: Result<SubmitOutcome, RosterError>) {
         let waiting = waitingSubmits
         waitingSubmits = []
-        for call in waiting {
+        for answer in waiting {
             switch result {
             case .success(.registered(let username)), .success(.loggedIn(let username)):
-                call.succeed(["username": .string(username), "token": .optional(issuedToken)])
+                answer(.success(["username": .string(username), "token": .optional(issuedToken)]))
             case .failure(let error):
-                call.fail(error)
+                answer(.failure(error))
             }
         }
         issuedToken = nil

@@ -1,8 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
-import RosterCrypto
-import RosterStore
+import RosterStorage
 
 /// `users.*`, `auth.login` and `session.resume`: the forms' rules without the forms, for scripts and backends.
 extension Server {
@@ -28,21 +27,21 @@ extension Server {
         ]
     }
 
-    /// The register rules' verdict on a username, asking the database only when the local rules pass.
-    func usernameVerdict(_ username: String) -> FieldVerdict {
-        if UsernameRules.isTooLongToNormalize(username, policy: config.policy) { return .invalid(.tooLong) }
-        let canonical = Normalization.canonicalUsername(username)
-        switch UsernameRules.validate(canonical: canonical, policy: config.policy) {
+    /// The register rules' verdict on a username, asking the storage only when the local rules pass. It comes
+    /// before this returns when the storage answers from memory (the plain fast lane counts on that), else later.
+    func usernameVerdict(_ username: String, charge: QueueCharge, completion: @escaping (FieldVerdict) -> Void) {
+        switch RegisterRules.username(username, policy: config.policy) {
         case .settled(let verdict):
-            return verdict
-        case .needsCheck:
-            return Check.usernameAvailable(canonical: canonical).verdict(for: accounts.usernameAvailability(canonical))
+            completion(verdict)
+        case .check(let check):
+            accounts.check(check, charge: charge) { completion(check.verdict(for: $0)) }
         }
     }
 
     private func checkUsername(_ call: Call) {
-        call.succeed(checkUsernameResult(usernameVerdict(call.params.string("username") ?? ""),
-                                         locale: call.session.locale))
+        usernameVerdict(call.params.string("username") ?? "", charge: call.connection.queueCharge) { [self] verdict in
+            call.succeed(checkUsernameResult(verdict, locale: call.session.locale))
+        }
     }
 
     /// `users.check_username`'s result; the plain-request path sends the same one, pre-encoded.
@@ -56,81 +55,34 @@ extension Server {
         ]
     }
 
+    /// The register form's rules and its registration, without the form (see `Registration`).
     private func registerUser(_ call: Call) {
-        let policy = config.policy
-        let username = call.params.string("username") ?? ""
-        let password = Secret(call.params.string("password") ?? "")
-        let email = call.params.string("email") ?? ""
-        let usernameVerdict = usernameVerdict(username)
-        guard usernameVerdict.state == .valid else {
-            return call.fail(usernameVerdict.code == .taken ? .taken(field: "username")
-                             : .invalidField(field: "username", code: usernameVerdict.code.rawValue))
-        }
-        var needsQuality = false
-        switch PasswordRules.validate(password, policy: policy) {
-        case .settled(let verdict) where verdict.state != .valid:
-            return call.fail(.invalidField(field: "password", code: verdict.code.rawValue))
-        case .settled:
-            break
-        case .needsCheck:
-            needsQuality = true
-        }
-        switch EmailRules.validate(email) {
-        case .settled(let verdict) where verdict.state == .invalid:
-            return call.fail(.invalidField(field: "email", code: verdict.code.rawValue))
-        case .settled:
-            break
-        case .needsCheck:
-            let verdict = Check.emailAvailable(canonical: Normalization.canonicalEmail(email))
-                .verdict(for: accounts.emailAvailability(Normalization.canonicalEmail(email)))
-            guard verdict.state == .valid else {
-                return call.fail(verdict.code == .taken ? .taken(field: "email")
-                                 : .invalidField(field: "email", code: verdict.code.rawValue))
-            }
-        }
-        let canonical = Normalization.canonicalUsername(username)
-        let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
-        let storedEmail = email.isEmpty ? nil : Normalization.canonicalEmail(email)
-        let store = { [self] in
-            accounts.register(username: canonical, password: normalized, email: storedEmail,
-                              charge: call.connection.queueCharge) { [self] result in
-                switch result {
-                case .success(let user):
-                    accountRegistered(user, by: call.peer, from: nil)
-                    call.succeed(["username": .string(user.canonical)])
-                case .failure(let error):
-                    call.fail(error)
-                }
-            }
-        }
-        guard needsQuality else { return store() }
-        accounts.checkQuality(password: normalized, username: canonical, charge: call.connection.queueCharge) { result in
-            let verdict = Check.passwordQuality(password: normalized, username: canonical).verdict(for: result)
-            guard verdict.state == .valid else {
-                return call.fail(.invalidField(field: "password", code: verdict.code.rawValue))
-            }
-            store()
-        }
+        let registration = Registration<Account>.judging(username: call.params.string("username") ?? "",
+                                                         password: Secret(call.params.string("password") ?? ""),
+                                                         email: call.params.string("email") ?? "", policy: config.policy)
+        accounts.register(registration, charge: call.connection.queueCharge, announce: { [self] account in
+            accountRegistered(account, by: call.peer, from: nil)
+        }, completion: { result in
+            call.finish(result.map { ["username": .string($0.account.username)] })
+        })
     }
 
+    /// The log-in form's submit without the form (see `LogIn`); a token that could not be stored fails it here,
+    /// as a script has nothing to resume with.
     private func login(_ call: Call) {
-        let identifier = Normalization.canonicalLoginIdentifier(call.params.string("username") ?? "")
-        let password = Normalization.normalizedPassword(Secret(call.params.string("password") ?? ""),
-                                                        nfkc: config.policy.passwordNFKC)
+        let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
+                                   password: Secret(call.params.string("password") ?? ""), policy: config.policy)
         call.asAuthChange { [self] answer in
-            accounts.login(identifier: identifier, password: password, peerUID: call.peer.uid,
-                           charge: call.connection.queueCharge) { [self] result in
+            accounts.logIn(request, peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
                     answer(.failure(error))
-                case .success(let user):
-                    accounts.issueToken(for: user, charge: call.connection.queueCharge) { [self] token in
-                        answer(token.map { bearer in
-                            logIn(call.connection, as: user, tokenHash: SessionToken.hash(bearer: bearer))
-                            return ["username": .string(user.canonical), "token": .string(bearer)]
-                        })
-                    }
+                case .success(let signedIn):
+                    answer(signedIn.token.map { token in
+                        logIn(call.connection, as: signedIn.account, tokenHash: token.hash)
+                        return ["username": .string(signedIn.account.username), "token": .string(token.bearer)]
+                    })
                 }
             }
         }
@@ -145,7 +97,7 @@ extension Server {
                 answer(result.flatMap { user, hash in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
                     logIn(call.connection, as: user, tokenHash: hash)
-                    return .success(["username": .string(user.canonical)])
+                    return .success(["username": .string(user.username)])
                 })
             }
         }

@@ -2,6 +2,7 @@ import Glibc
 import RosterCore
 import RosterRuntime
 import RosterProtocol
+import RosterStorage
 
 /// `admin.*`: for root and the daemon's own user only, checked by SO_PEERCRED.
 extension Server {
@@ -37,13 +38,16 @@ extension Server {
         guard path.hasPrefix("/"), !path.hasSuffix("/") else {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
         }
-        accounts.backup(to: path, charge: call.connection.queueCharge) { [self] result in
+        storage.backup(to: path, charge: call.connection.queueCharge) { [self] result in
             switch result {
             case .success(let summary):
                 logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
                 call.succeed(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
-            case .failure(let error):
-                call.fail(error)
+            case .failure(.refused(let refusal)):
+                // The `path` param's fault, with its own reason (the storage logged it).
+                call.fail(.invalidParams(param: "path", problem: refusal.problem))
+            case .failure(.storage(let failure)):
+                call.fail(failure.rosterError)
             }
         }
     }
@@ -53,16 +57,26 @@ extension Server {
             call.fail(.forbidden)
             return
         }
+        storage.statistics { [self] result in
+            switch result {
+            case .success(let statistics): call.succeed(statsJSON(statistics))
+            case .failure(let failure): call.fail(failure.rosterError)
+            }
+        }
+    }
+
+    /// `admin.stats`' answer, with the storage's own figures.
+    private func statsJSON(_ storage: StorageStatistics) -> JSONValue {
         let uptime = loop.now - startedAt
-        let hashing = accounts.lanes.hashing.stats
-        call.succeed([
+        let hashing = passwords.hashing.stats
+        return [
             "version": .string(RosterVersion.version),
             "pid": .int(Int(getpid())),
             "uptime_ms": .int(uptime.nanoseconds / 1_000_000),
             "connections": .int(connectionCount),
             "sessions": .int(greetedSessionCount),
-            "users": .int(accounts.userCount()),
-            "contacts": .int(accounts.contactCount()),
+            "users": .int(storage.accounts),
+            "contacts": .int(storage.contacts),
             // This request is counted as served once answered, so report the ones before it.
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),
@@ -71,18 +85,19 @@ extension Server {
             "hash_queue": .int(hashing.waiting),
             "hash_queue_limit": .int(hashing.limit),
             "hash_raised": .int(hashing.raised),
-            "username_directory": .string(accounts.usernameDirectoryPhase.rawValue),
+            "username_directory": .string(storage.usernameDirectory),
             "queues": [
                 "hashing": Self.queueJSON(hashing),
-                "storage": Self.queueJSON(accounts.lanes.storage.stats),
+                "storage": Self.queueJSON(storage.queues["storage"]),
             ],
-        ])
+        ]
     }
 
-    private static func queueJSON(_ stats: WorkerPool<WorkerContext>.Stats) -> JSONValue {
+    /// A queue's figures; a backend without that queue reads as an empty one.
+    private static func queueJSON(_ stats: WorkerPoolStats?) -> JSONValue {
         [
-            "workers": .int(stats.workers), "waiting": .int(stats.waiting), "running": .int(stats.running),
-            "limit": .int(stats.limit), "refused": .int(stats.refused), "raised": .int(stats.raised),
+            "workers": .int(stats?.workers ?? 0), "waiting": .int(stats?.waiting ?? 0), "running": .int(stats?.running ?? 0),
+            "limit": .int(stats?.limit ?? 0), "refused": .int(stats?.refused ?? 0), "raised": .int(stats?.raised ?? 0),
         ]
     }
 }

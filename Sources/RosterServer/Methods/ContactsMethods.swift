@@ -142,7 +142,7 @@ extension Server {
                                 charge: call.connection.queueCharge) { [self] result in
             if case .success(let outcome) = result {
                 logger.info("contacts imported: \(outcome.added.count) added, \(outcome.skipped) skipped, \(outcome.errors.count) rejected",
-                            [("ROSTER_USER", call.session.user?.canonical ?? ""), ("ROSTER_EVENT", "contacts_import")])
+                            [("ROSTER_USER", call.session.user?.username ?? ""), ("ROSTER_EVENT", "contacts_import")])
             }
             call.finish(result.map(Self.importAnswer))
         }

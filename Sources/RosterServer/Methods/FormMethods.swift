@@ -47,10 +47,10 @@ extension Server {
         switch form {
         case .register:
             runner = FormRunner(machine: RegisterForm(policy: policy, debounce: debounce, firstToken: firstToken),
-                                server: self, connection: call.connection)
+                                environment: formEnvironment(call.connection))
         case .login:
             runner = FormRunner(machine: LoginForm(policy: policy, debounce: debounce, firstToken: firstToken),
-                                server: self, connection: call.connection)
+                                environment: formEnvironment(call.connection))
         case .contacts:
             guard let user = session.user else { return call.fail(.unauthenticated) }
             let contactsForm = ContactsFormRunner(userID: user.id, environment: contactsFormEnvironment(for: call.connection))
@@ -61,6 +61,11 @@ extension Server {
         }
         session.forms[form] = runner
         call.succeed(snapshotJSON(runner.snapshot, locale: session.locale))
+    }
+
+    /// All a register or log-in form of `connection` gets to work with.
+    private func formEnvironment(_ connection: Connection) -> FormEnvironment {
+        FormEnvironment(scheduler: loop, accounts: accounts, session: ConnectionFormSession(server: self, connection: connection))
     }
 
     private func openRunner(_ call: Call) throws(RosterError) -> (FormName, OpenForm) {

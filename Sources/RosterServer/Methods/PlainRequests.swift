@@ -21,21 +21,42 @@ extension Server {
         }
     }
 
-    /// Answers the line if it is a plain `users.check_username`; false sends it down the general path.
+    /// Answers the line if it is a plain `users.check_username`; false sends it down the general path. When the
+    /// storage answers at once (its username directory), the answer is written straight from the read buffer;
+    /// when it answers later, the id is copied and the request counts as in flight until then.
     func answerPlainRequest(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) -> Bool {
         guard let request = PlainRequest.scan(bytes, method: "users.check_username", param: "username") else {
             return false
         }
         let username = String(decoding: UnsafeBufferPointer(rebasing: bytes[request.value]), as: UTF8.self)
-        let tail = plainCheckUsernameTail(usernameVerdict(username), locale: connection.session.locale)
+        let pending = PendingPlainAnswer()
+        usernameVerdict(username, charge: connection.queueCharge) { [self] verdict in
+            guard let id = pending.copiedID else {
+                pending.verdict = verdict
+                return
+            }
+            sendPlainCheckUsername(id: id, verdict, to: connection)
+            connection.requestFinished()
+        }
         let id = UnsafeBufferPointer(rebasing: bytes[request.id])
+        if let verdict = pending.verdict {
+            sendPlainCheckUsername(id: id, verdict, to: connection)
+        } else {
+            // The line's bytes are the shared read buffer's, reused by the next read: only the id is kept.
+            pending.copiedID = Array(id)
+            connection.inFlight += 1
+        }
+        return true
+    }
+
+    private func sendPlainCheckUsername(id: some Sequence<UInt8>, _ verdict: FieldVerdict, to connection: Connection) {
+        let tail = plainCheckUsernameTail(verdict, locale: connection.session.locale)
         stats.requestsServed += 1
         connection.sendLine { line in
             line.append(literal: #"{"jsonrpc":"2.0","id":"#)
             line.append(contentsOf: id)
             line.append(contentsOf: tail)
         }
-        return true
     }
 
     /// What follows the id in `{"jsonrpc":"2.0","id":…,"result":…}` and a newline, as `RPCMessage.result`
@@ -47,6 +68,12 @@ extension Server {
         plainAnswers.remember(encoded, for: verdict, locale)
         return encoded
     }
+}
+
+/// A plain request's verdict, when it came before the storage call returned; else the id to answer with later.
+private final class PendingPlainAnswer {
+    var verdict: FieldVerdict?
+    var copiedID: [UInt8]?
 }
 
 private extension Array where Element == UInt8 {

@@ -73,7 +73,7 @@ extension Server {
 
     private func whoami(_ call: Call) {
         guard let user = call.session.user else { return call.succeed(["user": .null]) }
-        var described: [(String, JSONValue)] = [("username", .string(user.canonical))]
+        var described: [(String, JSONValue)] = [("username", .string(user.username))]
         if let email = user.email { described.append(("email", .string(email))) }
         call.succeed(["user": .object(described)])
     }

@@ -3,7 +3,7 @@ import Glibc
 import RosterCore
 import RosterRuntime
 import RosterProtocol
-import RosterStore
+import RosterStorage
 
 /// The daemon's runtime: accepts connections, frames and dispatches requests, and shuts down cleanly.
 /// Everything here runs on the loop thread.
@@ -21,7 +21,11 @@ public final class Server {
     public var config: DaemonConfig {
         didSet { configChanged() }
     }
-    let accounts: Accounts
+    /// Everything the daemon keeps, behind the storage protocols; only the composition root names a backend.
+    let storage: any Storage
+    /// Argon2id and libpwquality, off the loop.
+    let passwords: PasswordLanes
+    let accounts: AccountProcedures
     let contacts: ContactsService
     var stats = Stats()
     let startedAt: Instant
@@ -45,10 +49,13 @@ public final class Server {
     private var onStopped: (() -> Void)?
     private let daemonUID = getuid()
 
-    init(loop: EventLoop, config: DaemonConfig, accounts: Accounts, contacts: ContactsService, logger: Logger) {
+    init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
+         contacts: ContactsService, logger: Logger) {
         self.loop = loop
         self.config = config
-        self.accounts = accounts
+        self.storage = storage
+        self.passwords = passwords
+        self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger)
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now

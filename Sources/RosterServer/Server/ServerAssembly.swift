@@ -1,19 +1,55 @@
 import Glibc
 import RosterCore
 import RosterRuntime
+import RosterStorage
 import RosterStore
 
+// The composition root: the one file of the server that names a storage backend.
+
 extension Server {
-    /// Opens (and migrates) the database, starts the worker lanes, and builds a server ready to `listen`.
-    public static func open(loop: EventLoop, config: DaemonConfig, databasePath: String,
-                            logger: Logger) throws(StoreError) -> Server {
-        let now = SystemWallClock().nowMs()
-        let database = try RosterSchema.open(path: databasePath, now: now)
+    /// Opens the SQLite storage (checked, locked against a second daemon, migrated), starts the password lanes,
+    /// and builds a server ready to `listen`. `clock` is the wall clock stored times are read from (created
+    /// times, failed log-ins, token idleness, contacts' times).
+    public static func open(loop: EventLoop, config: DaemonConfig, databasePath: String, logger: Logger,
+                            clock: any WallClock = SystemWallClock()) throws(SQLiteStorageOpenFailure) -> Server {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let lanes = WorkerLanes(settings: config.server, cores: cores, databasePath: databasePath)
-        let accounts = Accounts(loop: loop, database: database, lanes: lanes, policy: config.policy, logger: logger)
-        accounts.pruneExpired()
-        let contacts = ContactsService(storage: ContactStoreStorage(loop: loop, lane: lanes.storage, logger: logger))
-        return Server(loop: loop, config: config, accounts: accounts, contacts: contacts, logger: logger)
+        let storage = try SQLiteStorage.open(path: databasePath, loop: loop, settings: config.server, cores: cores,
+                                             clock: clock, logger: logger)
+        let passwords = PasswordLanes(settings: config.server, cores: cores, policy: config.policy, loop: loop, logger: logger)
+        let server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
+                            contacts: ContactsService(storage: storage), logger: logger)
+        server.pruneExpired()
+        return server
+    }
+}
+
+/// What `rosterd --backup` does with the storage, outside a running server.
+enum DaemonStorage {
+    /// The database as the daemon would find it, copied and checked. It only reads, through the database's own
+    /// locking, so it is as safe beside a running daemon as `admin.backup`.
+    static func backup(at path: String, to target: String) throws(OfflineBackupError) -> BackupSummary {
+        do {
+            return try Database.backupSource(path: path).backup(to: target)
+        } catch let error as BackupError {
+            if case .refused(let refusal) = error { throw .refused(refusal) }
+            throw .failed("\(error)")
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+}
+
+/// Why `rosterd --backup` made no copy.
+enum OfflineBackupError: Error, CustomStringConvertible {
+    /// The target was refused; nothing was written.
+    case refused(BackupRefusal)
+    /// The copy failed; the backend's own words.
+    case failed(String)
+
+    var description: String {
+        switch self {
+        case .refused(let refusal): "backup refused: \(refusal.rawValue)"
+        case .failed(let why): why
+        }
     }
 }

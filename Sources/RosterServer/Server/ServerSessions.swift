@@ -1,7 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
-import RosterStore
+import RosterStorage
 
 /// What concerns sessions across connections: who is logged in where, live `taken`, contacts refresh, reloads,
 /// and the form events every session's screens are drawn from.
@@ -11,23 +11,25 @@ extension Server {
 
     /// Every registration, by `users.register` or a register form, ends here: it is logged once, and every
     /// other open register form that holds the name or email is re-checked.
-    func accountRegistered(_ user: UserRecord, by peer: PeerCredentials, from origin: OpenForm?) {
-        logger.info("registered", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(peer.uid))])
+    func accountRegistered(_ account: Account, by peer: PeerCredentials, from origin: OpenForm?) {
+        logger.info("registered", [("ROSTER_USER", account.username), ("ROSTER_PEER_UID", String(peer.uid))])
         for form in allOpenForms where form !== origin {
-            form.accountRegistered(username: user.canonical, email: user.email)
+            form.accountRegistered(username: account.username, email: account.email)
         }
     }
 
     func configChanged() {
         accounts.policy = config.policy
-        accounts.lanes.apply(config.server)
+        passwords.policy = config.policy
+        passwords.apply(config.server)
+        storage.apply(config.server)
         plainAnswers = PlainAnswers()
         for connection in connections.values { connection.settings = config.server }
         for form in allOpenForms { form.policyChanged(config.policy) }
     }
 
     /// The session is now `user`'s; it hears so through a `session` event.
-    func logIn(_ connection: Connection, as user: UserRecord, tokenHash: [UInt8]?) {
+    func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?) {
         if let previous = connection.session.user, previous.id != user.id {
             connection.session.forms.removeValue(forKey: .contacts)?.close()
             connection.session.user = user
@@ -35,8 +37,8 @@ extension Server {
         }
         connection.session.user = user
         connection.session.tokenHash = tokenHash
-        sendEvent("session", [("user", .string(user.canonical))], to: connection)
-        logger.info("logged in", [("ROSTER_USER", user.canonical), ("ROSTER_PEER_UID", String(connection.peer.uid))])
+        sendEvent("session", [("user", .string(user.username))], to: connection)
+        logger.info("logged in", [("ROSTER_USER", user.username), ("ROSTER_PEER_UID", String(connection.peer.uid))])
     }
 
     /// A revoked token ends every session bound to it, on every connection (`except` the one that asked, which
@@ -56,7 +58,7 @@ extension Server {
         // The contacts form shows a user's contacts; with nobody logged in it has nothing to show.
         connection.session.forms.removeValue(forKey: .contacts)?.close()
         if let previous {
-            logger.info("logged out", [("ROSTER_USER", previous.canonical)])
+            logger.info("logged out", [("ROSTER_USER", previous.username)])
             releaseIfUnused(previous.id)
         }
         sendEvent("session", [("user", .null)], to: connection)

@@ -1,0 +1,195 @@
+import RosterCore
+import RosterCrypto
+import RosterRuntime
+import RosterStorage
+
+/// The storage an account procedure needs: accounts, session tokens and failed log-ins, nothing of contacts.
+typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage
+
+/// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
+/// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
+/// rule is carried out one way. Holds the log-in gate that every attempt on this daemon shares.
+///
+/// Every completion runs on the loop thread, once, whether the storage answered before its call returned or
+/// later. Session changes (announcing an account, logging a session in) are the caller's: it knows the session.
+final class AccountProcedures {
+    private let storage: any AccountBackend
+    private let passwords: any PasswordWork
+    private let logger: Logger
+    private var gate = LoginGate()
+    /// The policy in force; a procedure keeps the one it started under.
+    var policy: Policy
+
+    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger) {
+        self.storage = storage
+        self.passwords = passwords
+        self.policy = policy
+        self.logger = logger
+    }
+
+    /// Log-in attempts in flight under `key`, for tests.
+    func attemptsInFlight(_ key: String) -> Int { gate.attemptsInFlight(key) }
+
+    // MARK: Checks
+
+    /// A register or log-in form's question, answered by the storage or libpwquality; `.failed` when it could
+    /// not be asked (the field then shows `check_failed` rather than a guess).
+    func check(_ check: Check, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
+        switch check {
+        case .usernameAvailable(let canonical):
+            storage.isUsernameTaken(canonical, charge: charge) { completion(Self.result($0, yes: .taken, no: .available)) }
+        case .emailAvailable(let canonical):
+            storage.isEmailTaken(canonical, charge: charge) { completion(Self.result($0, yes: .taken, no: .available)) }
+        case .accountExists(let canonical):
+            storage.accountExists(AccountIdentifier(loginIdentifier: canonical), charge: charge) {
+                completion(Self.result($0, yes: .exists, no: .missing))
+            }
+        case .passwordQuality(let password, let username):
+            passwords.checkQuality(password, username: username, charge: charge, completion: completion)
+        }
+    }
+
+    private static func result(_ answer: Result<Bool, StorageFailure>, yes: CheckResult, no: CheckResult) -> CheckResult {
+        switch answer {
+        case .success(let isSo): isSo ? yes : no
+        case .failure: .failed
+        }
+    }
+
+    // MARK: Registration
+
+    /// Carries `registration` out; `announce` runs once the account exists, before the completion.
+    func register(_ registration: Registration<Account>, charge: QueueCharge, announce: @escaping (Account) -> Void,
+                  completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
+        var registration = registration
+        let driver = ProcedureDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
+        driver.perform = { [self] effect, driver in
+            switch effect {
+            case .check(let check):
+                self.check(check, charge: charge) { driver.feed(.checked($0)) }
+            case .hash(let password):
+                passwords.hash(password, charge: charge) { result in
+                    driver.feed(result.map { .hashed(passwordHash: $0) }.orFailed())
+                }
+            case .create(let username, let email, let hash):
+                let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
+                storage.createAccount(account, charge: charge) { result in
+                    driver.feed(result.map { .created($0) }.orFailed())
+                }
+            case .announce(let account):
+                announce(account)
+            case .issueToken(let account):
+                issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+            case .finish(let result):
+                completion(result)
+            }
+        }
+        driver.start(registration.start())
+    }
+
+    // MARK: Log-in
+
+    /// Carries one log-in attempt out under the gate.
+    func logIn(_ request: LogInRequest, peerUID: UInt32, charge: QueueCharge,
+               completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
+        var attempt = LogIn<Account>(request, peerUID: peerUID, policy: policy)
+        let first = attempt.start()
+        let driver = ProcedureDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
+            attempt.step(fact, gate: &gate)
+        }
+        driver.perform = { [self] effect, driver in
+            switch effect {
+            case .findAccount(let identifier):
+                storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
+                    driver.feed(result.map { found in
+                        .accountFound(found.map {
+                            LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash)
+                        })
+                    }.orFailed())
+                }
+            case .readFailures(let keys, let windowMs):
+                storage.recentFailures(keys: keys, windowMs: windowMs, charge: charge) { result in
+                    driver.feed(result.map { .failuresRead(times: $0.times, nowMs: $0.nowMs) }.orFailed())
+                }
+            case .verify(let password, let hash):
+                passwords.verify(password, against: hash, charge: charge) { driver.feed($0.map { .verified($0) }.orFailed()) }
+            case .recordFailure(let keys):
+                storage.recordFailure(keys: keys, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+            case .replaceHash(let hash, let account):
+                storage.replacePasswordHash(hash, of: account.id, charge: charge) { [logger] result in
+                    if case .success = result {
+                        logger.info("password hash upgraded to the parameters in force", [("ROSTER_USER", account.username)])
+                    }
+                    driver.feed(result.map { .hashReplaced }.orFailed())
+                }
+            case .issueToken(let account):
+                issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+            case .finish(let result):
+                completion(result)
+            }
+        }
+        driver.start(first)
+    }
+
+    // MARK: Tokens
+
+    /// A fresh bearer token for `account`, stored only as its hash. It follows a verified password or a new
+    /// account, so the storage never refuses it: the expensive part already ran.
+    private func issueToken(for account: Account, charge: QueueCharge,
+                            completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
+        let token: SessionToken
+        do {
+            token = try SessionToken.generate()
+        } catch {
+            logger.error("token generation failed: \(error)")
+            return completion(.failure(.internal))
+        }
+        storage.storeToken(hash: token.hash, for: account.id, charge: charge) { result in
+            completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
+        }
+    }
+
+    /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other.
+    func resume(bearer: String, charge: QueueCharge, completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
+        guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
+        let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
+        storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: charge) { result in
+            completion(result.mapError(\.rosterError).flatMap { account in
+                account.map { .success(($0, hash)) } ?? .failure(.notFound)
+            })
+        }
+    }
+
+    /// Revokes a token; the storage never refuses it, so a log-out takes effect even while the budget is spent.
+    func revoke(tokenHash: [UInt8], charge: QueueCharge, completion: @escaping (Result<Void, RosterError>) -> Void) {
+        storage.revokeToken(hash: tokenHash, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
+    }
+}
+
+/// A procedure's fact for an effect that could not be carried out.
+private protocol FailableFact {
+    static func failed(_ error: RosterError) -> Self
+}
+
+extension Registration.Fact: FailableFact {}
+extension LogIn.Fact: FailableFact {}
+
+private extension Result where Success: FailableFact, Failure == StorageFailure {
+    /// A storage answer as the procedure's fact: the value, or `failed` with what a client is told.
+    func orFailed() -> Success {
+        switch self {
+        case .success(let fact): fact
+        case .failure(let failure): .failed(failure.rosterError)
+        }
+    }
+}
+
+private extension Result where Success: FailableFact, Failure == RosterError {
+    /// A password lane's or a token's answer as the procedure's fact.
+    func orFailed() -> Success {
+        switch self {
+        case .success(let fact): fact
+        case .failure(let error): .failed(error)
+        }
+    }
+}
