@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "RosterStorageContractTests",
                 dependencies: ["RosterStorageTesting", "RosterStorage", "RosterStore", "RosterRuntime", "RosterCore"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
-                                                            "RosterTestSupport", "RosterStorageTesting"]),
+                                                            "RosterTestSupport", "RosterStorageTesting", "RosterProtocol"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient",
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol",
