@@ -21,7 +21,7 @@ extension Server {
                     FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
                     FieldSpec("hash_raised", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
-                    FieldSpec("queues", .described("{hashing, storage}, each {workers, waiting, running, limit, refused, raised}")),
+                    FieldSpec("queues", .described("{hashing, storage, checks}, each {workers, waiting, running, limit, refused, raised}")),
                 ])), handler: Server.adminStats),
             Method(spec: MethodSpec(
                 "admin.backup",
@@ -89,6 +89,7 @@ extension Server {
             "queues": [
                 "hashing": Self.queueJSON(hashing),
                 "storage": Self.queueJSON(storage.queues["storage"]),
+                "checks": Self.queueJSON(passwords.checks.stats),
             ],
         ]
     }
