@@ -6,6 +6,12 @@ public protocol AccountStorage: AnyObject {
     /// answer from memory (its username directory) where it can.
     func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
 
+    /// Whether an account holds this canonical username, when the backend knows it from memory right now; nil
+    /// when only `isUsernameTaken` can tell. Never waits and never fails: it lets `users.check_username`, the
+    /// hottest request of all, be answered in place with no completion to allocate. A backend without such a
+    /// memory answers nil (the default).
+    func knownUsernameTaken(_ canonical: String) -> Bool?
+
     /// Whether an account holds this canonical email.
     func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
 
@@ -24,4 +30,8 @@ public protocol AccountStorage: AnyObject {
     /// Replaces an account's password hash (an upgrade to the parameters in force). Never refused by a budget.
     func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                              completion: @escaping StorageCompletion<Void>)
+}
+
+extension AccountStorage {
+    public func knownUsernameTaken(_ canonical: String) -> Bool? { nil }
 }

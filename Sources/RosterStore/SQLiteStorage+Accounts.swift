@@ -7,8 +7,13 @@ import RosterStorage
 
 extension SQLiteStorage: AccountStorage {
     public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        if !stopped, let taken = usernames.contains(canonical) { return completion(.success(taken)) }
+        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
         read("user database read", completion) { () throws(StoreError) in try users.usernameExists(canonical) }
+    }
+
+    /// From the username directory, once it is warm.
+    public func knownUsernameTaken(_ canonical: String) -> Bool? {
+        stopped ? nil : usernames.contains(canonical)
     }
 
     public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {

@@ -36,6 +36,24 @@ struct AccountContractTests {
         #expect(byName?.account == alice)
     }
 
+    /// What a backend knows of usernames from memory (`knownUsernameTaken`) never contradicts what it answers,
+    /// before or after it warmed up, and follows registrations answered since.
+    @Test(arguments: BackendKind.allCases)
+    func aUsernameKnownFromMemoryAgreesWithTheAnswer(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        _ = try backend.account("alice1", email: nil)
+        func agrees(_ name: String) throws {
+            let taken = try backend.value { storage.isUsernameTaken(name, charge: peerCharge, completion: $0) }
+            if let known = storage.knownUsernameTaken(name) { #expect(known == taken, "\(name)") }
+        }
+        for name in ["alice1", "ALICE1", "bob123"] { try agrees(name) }
+        storage.warmUp()
+        try backend.settle()
+        _ = try backend.account("bob123", email: nil)
+        for name in ["alice1", "ALICE1", "bob123", "Bob123", "carol1"] { try agrees(name) }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func aClashNamesItsFieldAndTheUsernameFirst(_ kind: BackendKind) throws {
         let backend = try kind.make()
