@@ -2,10 +2,16 @@
 /// `users.register` judges its params by them (see `Registration`), so the two can never disagree.
 public enum RegisterRules {
     /// The username as typed: a verdict by the local rules, or the availability check that decides.
+    @inlinable
     public static func username(_ raw: String, policy: Policy) -> FieldEvaluation {
-        switch UsernameRules.validate(raw, policy: policy) {
-        case .settled(let verdict): .settled(verdict)
-        case .needsCheck: .check(.usernameAvailable(canonical: Normalization.canonicalUsername(raw)))
+        // `UsernameRules.validate(raw)`, with the canonical form computed once: it is judged and looked up both,
+        // and it is a good part of a check_username's cost (issue 8's profile). Inlinable, so that the plain
+        // fast lane pays for no enum in between.
+        if UsernameRules.isTooLongToNormalize(raw, policy: policy) { return .settled(.invalid(.tooLong)) }
+        let canonical = Normalization.canonicalUsername(raw)
+        switch UsernameRules.validate(canonical: canonical, policy: policy) {
+        case .settled(let verdict): return .settled(verdict)
+        case .needsCheck: return .check(.usernameAvailable(canonical: canonical))
         }
     }
 

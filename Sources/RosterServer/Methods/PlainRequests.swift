@@ -22,34 +22,35 @@ extension Server {
     }
 
     /// Answers the line if it is a plain `users.check_username`; false sends it down the general path. When the
-    /// storage answers at once (its username directory), the answer is written straight from the read buffer;
-    /// when it answers later, the id is copied and the request counts as in flight until then.
+    /// local rules settle it, or the storage knows the name from memory (its username directory), the answer is
+    /// written straight from the read buffer, with nothing allocated; otherwise the id is copied and the request
+    /// counts as in flight until the storage answers.
     func answerPlainRequest(_ bytes: UnsafeBufferPointer<UInt8>, from connection: Connection) -> Bool {
         guard let request = PlainRequest.scan(bytes, method: "users.check_username", param: "username") else {
             return false
         }
         let username = String(decoding: UnsafeBufferPointer(rebasing: bytes[request.value]), as: UTF8.self)
-        let pending = PendingPlainAnswer()
-        usernameVerdict(username, charge: connection.queueCharge) { [self] verdict in
-            guard let id = pending.copiedID else {
-                pending.verdict = verdict
-                return
-            }
-            sendPlainCheckUsername(id: id, verdict, to: connection)
-            connection.requestFinished()
-        }
         let id = UnsafeBufferPointer(rebasing: bytes[request.id])
-        if let verdict = pending.verdict {
+        switch RegisterRules.username(username, policy: config.policy) {
+        case .settled(let verdict):
             sendPlainCheckUsername(id: id, verdict, to: connection)
-        } else {
+        case .check(let check):
+            if case .usernameAvailable(let canonical) = check, let taken = storage.knownUsernameTaken(canonical) {
+                sendPlainCheckUsername(id: id, check.verdict(for: taken ? .taken : .available), to: connection)
+                return true
+            }
             // The line's bytes are the shared read buffer's, reused by the next read: only the id is kept.
-            pending.copiedID = Array(id)
+            let copiedID = Array(id)
             connection.inFlight += 1
+            accounts.check(check, charge: connection.queueCharge) { [self] result in
+                copiedID.withUnsafeBufferPointer { sendPlainCheckUsername(id: $0, check.verdict(for: result), to: connection) }
+                connection.requestFinished()
+            }
         }
         return true
     }
 
-    private func sendPlainCheckUsername(id: some Sequence<UInt8>, _ verdict: FieldVerdict, to connection: Connection) {
+    private func sendPlainCheckUsername(id: UnsafeBufferPointer<UInt8>, _ verdict: FieldVerdict, to connection: Connection) {
         let tail = plainCheckUsernameTail(verdict, locale: connection.session.locale)
         stats.requestsServed += 1
         connection.sendLine { line in
@@ -68,12 +69,6 @@ extension Server {
         plainAnswers.remember(encoded, for: verdict, locale)
         return encoded
     }
-}
-
-/// A plain request's verdict, when it came before the storage call returned; else the id to answer with later.
-private final class PendingPlainAnswer {
-    var verdict: FieldVerdict?
-    var copiedID: [UInt8]?
 }
 
 private extension Array where Element == UInt8 {
