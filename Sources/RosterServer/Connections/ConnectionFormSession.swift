@@ -1,10 +1,11 @@
 import RosterCore
+import RosterProtocol
 import RosterRuntime
 import RosterStorage
 
-/// A connection's session as its register and log-in forms see it (`FormSession`): the server does the work,
-/// the form gets only this.
-final class ConnectionFormSession: FormSession {
+/// A connection as its forms see it: the register and log-in forms' `FormSession` and the contacts form's
+/// `ContactsFormSink`. The server does the work; a form gets only this.
+final class ConnectionFormSession: FormSession, ContactsFormSink {
     private unowned let server: Server
     private unowned let connection: Connection
 
@@ -12,6 +13,8 @@ final class ConnectionFormSession: FormSession {
         self.server = server
         self.connection = connection
     }
+
+    // MARK: FormSession
 
     var debounce: Duration { connection.session.debounce(under: server.config.policy) }
     var queueCharge: QueueCharge { connection.queueCharge }
@@ -25,6 +28,18 @@ final class ConnectionFormSession: FormSession {
 
     func loggedIn(as account: Account, tokenHash: [UInt8]?) {
         server.logIn(connection, as: account, tokenHash: tokenHash)
+    }
+
+    // MARK: ContactsFormSink
+
+    var peerIsBehind: Bool { connection.peerIsBehind }
+
+    /// Coalesced, so that a peer that does not read gets only the newest.
+    func results(query: String, items: [Contact], total: Int) {
+        server.sendEvent("results", [
+            ("form", .string(FormName.contacts.rawValue)), ("query", .string(query)),
+            ("items", .array(items.map(ContactJSON.encode))), ("total", .int(total)),
+        ], to: connection, coalescing: "results:contacts")
     }
 }
 

@@ -68,6 +68,16 @@ extension Server {
         FormEnvironment(scheduler: loop, accounts: accounts, session: ConnectionFormSession(server: self, connection: connection))
     }
 
+    /// What a contacts form opened on `connection` is given: the loop's clock, the contacts, the connection as its
+    /// sink, the session's throttle under the policy in force, and the connection's charge (its user is the form's).
+    private func contactsFormEnvironment(for connection: Connection) -> ContactsFormEnvironment {
+        let session = connection.session
+        return ContactsFormEnvironment(
+            scheduler: loop, contacts: contacts, sink: ConnectionFormSession(server: self, connection: connection),
+            throttle: { [unowned self, unowned session] in session.throttle(under: self.config.policy) },
+            charge: connection.queueCharge, logger: logger)
+    }
+
     private func openRunner(_ call: Call) throws(RosterError) -> (FormName, OpenForm) {
         let form = try formName(call)
         guard let runner = call.session.forms[form] else { throw .formNotOpen(form: form.rawValue) }

@@ -61,7 +61,7 @@ final class FakePasswordWork: PasswordWork {
 }
 
 /// What a form runner did, in order, as its session and its `form.submit` callers saw it.
-enum Happening: Equatable, CustomStringConvertible {
+enum Happening: Equatable, Sendable, CustomStringConvertible {
     case event(FormEvent)
     case registered(String)
     case loggedIn(String, withToken: Bool)
