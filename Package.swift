@@ -61,6 +61,7 @@ let package = Package(
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol",
                                                            "RosterTestSupport"]),
+        .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@ struct BenchOptions {
         case pingpong, pipelined, typing, idle, users, contacts, storm, parse
         case cpuHogs = "cpu-hogs"
         case backPressure = "back-pressure"
+        case loopStall = "loop-stall"
     }
 
     var json = false
@@ -33,6 +34,8 @@ struct BenchOptions {
     var backPressureForms = 300
     var backPressureContacts = 15_000
     var backPressureSeconds = 5.0
+    /// Bytes of CSV in the loop stall's import (issue 13: 64 KiB).
+    var stallImportBytes = 65_536
     /// Set by the parent process: serve the C floor on this path instead of benchmarking.
     var serveFloor: String?
     /// Set by the parent process: busy-loop for ever (a CPU hog of the cpu-hogs scenario).
@@ -50,12 +53,12 @@ struct BenchOptions {
           --quick                A few hundred operations per scenario (a smoke test, not a measurement)
           --runs N               Repeat each scenario N times (default 3)
           --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm,parse,
-                                 cpu-hogs,back-pressure
+                                 cpu-hogs,back-pressure,loop-stall
           --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
           --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
           --keep                 Keep the work directory (seeded databases) afterwards
           --users N              Accounts for the scale scenario (default 1000000)
-          --contacts N           Contacts for the scale scenario (default 100000)
+          --contacts N           Contacts for the scale and loop-stall scenarios (default 100000)
           --sessions N           Typing sessions (default 1000)
           --idle-connections N   Connections for the idle-memory scenario (default 10000)
           --storm-logins N       Concurrent log-ins in the storm (default 200)

@@ -52,14 +52,39 @@ enum Requests {
     }
 
     static func search(_ query: String, id: Int = 1) -> [UInt8] {
-        var escaped = ""
-        for scalar in query.unicodeScalars {
+        line(id: id, method: "contacts.search", params: "{\"query\":\(jsonString(query))}")
+    }
+
+    /// A `contacts.import` of `csv` (any text; it is escaped here).
+    static func importCSV(_ csv: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "contacts.import", params: "{\"format\":\"csv\",\"data\":\(jsonString(csv))}")
+    }
+
+    /// The whole book in one answer (no `limit`, no `cursor`).
+    static func exportAll(format: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "contacts.export", params: "{\"format\":\(jsonString(format))}")
+    }
+
+    static func backup(to path: String, id: Int = 1) -> [UInt8] {
+        line(id: id, method: "admin.backup", params: "{\"path\":\(jsonString(path))}")
+    }
+
+    /// `text` as a JSON string, quotes included: quotes, backslashes and control characters escaped.
+    static func jsonString(_ text: String) -> String {
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
+            case "\r": escaped += "\\r"
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                escaped += (hex.count < 2 ? "\\u000" : "\\u00") + hex
             default: escaped.unicodeScalars.append(scalar)
             }
         }
-        return line(id: id, method: "contacts.search", params: "{\"query\":\"\(escaped)\"}")
+        return escaped + "\""
     }
 }

@@ -188,6 +188,15 @@ func spawn(_ argv: [String], environment: [String], stderrPath: String) throws(B
     return pid
 }
 
+/// Runs `argv` with `spawn` and waits for it; its exit status (or the signal's number plus 128).
+func runToCompletion(_ argv: [String]) throws(BenchError) -> Int32 {
+    let pid = try spawn(argv, environment: ["PATH=/usr/bin:/bin"], stderrPath: "/dev/null")
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+}
+
 func selfExecutable() -> String {
     var buffer = [CChar](repeating: 0, count: 4_096)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)

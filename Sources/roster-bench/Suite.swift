@@ -42,9 +42,11 @@ final class Suite {
         _ = UnixSocket.raiseDescriptorLimit()
         // Room for 10,000 idle connections and a 200-log-in storm from one uid (the per-uid limit on failed
         // log-ins counts attempts in flight, so its burst is raised, and so are the per-user queue budgets, which
-        // count a peer uid's log-ins; all of these log-ins succeed).
+        // count a peer uid's log-ins; all of these log-ins succeed), and for the loop stall's 64 KiB of CSV in one
+        // line (escaped, its line breaks take twice the bytes).
         try writeText(configPath, """
             [Server]
+            MaxLineBytes=131072
             MaxConnections=20000
             MaxConnectionsPerUser=20000
             MaxQueuedJobsPerUser=1024
@@ -61,9 +63,7 @@ final class Suite {
 
     func finish() {
         guard !options.keepWorkDir, options.workDir == nil else { return }
-        let pid = try? spawn(["/bin/rm", "-rf", workDir], environment: ["PATH=/usr/bin:/bin"], stderrPath: "/dev/null")
-        var status: Int32 = 0
-        if let pid { while waitpid(pid, &status, 0) < 0 && errno == EINTR {} }
+        _ = try? runToCompletion(["/bin/rm", "-rf", workDir])
     }
 
     /// The hash every seeded account shares, computed once.
@@ -122,6 +122,7 @@ final class Suite {
             case .parse: try parse()
             case .cpuHogs: try cpuHogs()
             case .backPressure: try backPressure()
+            case .loopStall: try loopStall()
             }
         }
     }
