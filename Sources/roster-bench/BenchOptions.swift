@@ -14,6 +14,9 @@ struct BenchOptions {
     var rosterd: String?
     var workDir: String?
     var keepWorkDir = false
+    /// Pin the server to one CPU and the client to another (with two or more); `--no-pin` lets the kernel place
+    /// them, so the daemon's workers can run beside its loop instead of taking turns with it.
+    var pin = true
     var users = 1_000_000
     var contacts = 100_000
     var sessions = 1_000
@@ -57,6 +60,8 @@ struct BenchOptions {
           --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
           --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
           --keep                 Keep the work directory (seeded databases) afterwards
+          --no-pin               Leave the server and the client where the kernel puts them (default: the
+                                 server on CPU 0, its workers too, and the client on CPU 1)
           --users N              Accounts for the scale scenario (default 1000000)
           --contacts N           Contacts for the scale and loop-stall scenarios (default 100000)
           --sessions N           Typing sessions (default 1000)
@@ -84,6 +89,7 @@ struct BenchOptions {
             case "--json": options.json = true
             case "--quick": options.quick = true
             case "--keep": options.keepWorkDir = true
+            case "--no-pin": options.pin = false
             case "--runs": options.runs = max(1, try number(argument))
             case "--rosterd": options.rosterd = try value(argument)
             case "--work-dir": options.workDir = try value(argument)

@@ -31,7 +31,10 @@ final class Suite {
         rosterdBinary = options.rosterd ?? sibling
         guard access(rosterdBinary, X_OK) == 0 else { throw BenchError("no rosterd at \(rosterdBinary); pass --rosterd") }
         let cpus = Int(roster_allowed_cpu_count())
-        if cpus >= 2 {
+        if !options.pin {
+            serverCPU = nil
+            pinning = "not pinned (--no-pin)"
+        } else if cpus >= 2 {
             serverCPU = 0
             _ = roster_pin_to_cpu(0, 1)
             pinning = "server on CPU 0, client on CPU 1"
