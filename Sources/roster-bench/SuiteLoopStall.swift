@@ -24,9 +24,9 @@ extension Suite {
                                     hash: try passwordHash())
         }
         let csv = Self.importCSV(bytes: options.stallImportBytes)
-        var figures: [StallPhase: [[Double]]] = [:]
+        var perRun: [StallPhase: [[Double]]] = [:]
         for run in 0..<options.runs {
-            // Every run starts from the same 100,000 contacts: the import of the run before is not there.
+            // Every run starts from the same seeded book: the import of the run before is not there.
             let database = workDir + "/loop-stall.db"
             try copyFresh(pristine, to: database)
             let backupPath = workDir + "/loop-stall-backup-\(run).db"
@@ -45,14 +45,14 @@ extension Suite {
             try Self.checkAnswers(probed, contacts: count, imported: csv.rows)
             for phase in StallPhase.allCases {
                 guard var seen = probed[phase] else { continue }
-                figures[phase, default: []].append([Double(seen.samples.count), seen.samples.percentile(50),
+                perRun[phase, default: []].append([Double(seen.samples.count), seen.samples.percentile(50),
                                                     seen.samples.percentile(99), seen.samples.percentile(100),
                                                     seen.seconds * 1_000])
             }
         }
         let scenario = "loop stall (\(count) contacts)"
         for phase in StallPhase.allCases {
-            let runs = figures[phase] ?? []
+            let runs = perRun[phase] ?? []
             let column = { (index: Int) in runs.map { $0[index] } }
             let judged = phase != .idle
             record(scenario, "\(phase.rawValue): probes", unit: "", rosterd: column(0), floor: nil)
