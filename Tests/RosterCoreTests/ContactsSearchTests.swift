@@ -1,4 +1,5 @@
 import Testing
+import RosterTestSupport
 @testable import RosterCore
 
 @Suite("Contacts search keys and matching")
@@ -162,5 +163,29 @@ struct ContactsSearchTests {
         let bulk = ContactIndex(entries)
         #expect(bulk.list(limit: 500, offset: 0) == incremental.list(limit: 500, offset: 0))
         #expect(bulk.search(query: "p1", limit: 500, offset: 0) == incremental.search(query: "p1", limit: 500, offset: 0))
+    }
+
+    /// A batch merged into a filled index (an import, a replay after a load) orders exactly as contacts added one at
+    /// a time: new names among old ones, replaced ids, an id twice in one batch, ties on the name broken by id.
+    @Test(arguments: 0..<8)
+    func aBatchMergedIntoAFilledIndexAgreesWithOneAtATime(seed: Int) {
+        var random = SplitMix64(seed: 0xB47C_0000 &+ UInt64(seed))
+        func keys(_ number: UInt64) -> ContactSearchKeys {
+            ContactSearchKeys(name: "N\(number % 29) \(number % 5)", phone: nil)
+        }
+        let first = (1...300).map { (id: Int64($0), keys: keys(random.next())) }
+        var merged = ContactIndex(first)
+        var incremental = ContactIndex()
+        for entry in first { incremental.upsert(id: entry.id, keys: entry.keys) }
+        for _ in 0..<3 {
+            let batch = (0..<(65 + Int(random.next() % 200))).map { _ in
+                (id: Int64(1 + random.next() % 600), keys: keys(random.next()))
+            }
+            merged.upsert(contentsOf: batch)
+            for entry in batch { incremental.upsert(id: entry.id, keys: entry.keys) }
+            #expect(merged.list(limit: 1_000, offset: 0) == incremental.list(limit: 1_000, offset: 0))
+            #expect(merged.search(query: "n1", limit: 1_000, offset: 0)
+                    == incremental.search(query: "n1", limit: 1_000, offset: 0))
+        }
     }
 }
