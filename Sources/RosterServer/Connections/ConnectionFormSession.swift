@@ -22,7 +22,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
 
     func emit(_ event: FormEvent) { server.sendFormEvent(event, to: connection) }
 
-    func registered(_ account: Account, by form: OpenForm) {
+    func registered(_ account: Account, by form: RunningForm) {
         server.accountRegistered(account, by: connection.peer, from: form)
     }
 

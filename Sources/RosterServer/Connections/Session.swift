@@ -13,7 +13,7 @@ final class Session {
     /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
     var user: Account?
     var tokenHash: [UInt8]?
-    var forms: [FormName: OpenForm] = [:]
+    var forms: [FormName: RunningForm] = [:]
     private var formsOpened: UInt64 = 0
     /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there
     /// are any, a request that depends on who the session is waits in `held`, and so does all that follows it.

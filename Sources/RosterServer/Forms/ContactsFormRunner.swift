@@ -37,7 +37,7 @@ struct ContactsFormEnvironment {
 ///   every change only to be coalesced away, cut a writer from 1,377 adds/s to 2/s).
 /// - A search refused `busy` (a storage budget, or too many waiting for the index) is tried again after the hint,
 ///   as a change to the list, so the last results still answer the latest query.
-final class ContactsFormRunner: OpenForm {
+final class ContactsFormRunner: RunningForm {
     /// How many contacts a `results` event carries; `total` says how many matched in all.
     static let pageSize = 50
 

@@ -4,7 +4,7 @@ import RosterProtocol
 import RosterStorage
 
 /// An open form as a session holds it, whatever its kind.
-protocol OpenForm: AnyObject {
+protocol RunningForm: AnyObject {
     var snapshot: FormSnapshot { get }
     func input(field: FieldName, value: String) throws(RosterError) -> Int
     /// Called after the `form.input` answer went out, so events follow the answer they belong to.
@@ -17,7 +17,7 @@ protocol OpenForm: AnyObject {
     var isSubmitting: Bool { get }
 }
 
-extension OpenForm {
+extension RunningForm {
     var isSubmitting: Bool { false }
 }
 
@@ -28,7 +28,7 @@ extension OpenForm {
 /// storage answers before its call returns waits its turn in `facts`, like one that answers later, which is
 /// the order the machine expects. A check that answers after a newer input carries an old token, and the
 /// machine drops it; one that answers after the form closed is dropped here.
-final class FormRunner<Machine: FormMachine>: OpenForm {
+final class FormRunner<Machine: FormMachine>: RunningForm {
     private enum Fact {
         case timer(FormTimer)
         case check(CheckToken, CheckResult)

@@ -14,7 +14,7 @@ protocol FormSession: AnyObject {
     /// The event sink: one of this form's events for the client.
     func emit(_ event: FormEvent)
     /// A submit of `form` created `account`; every other open register form must hear of it.
-    func registered(_ account: Account, by form: OpenForm)
+    func registered(_ account: Account, by form: RunningForm)
     /// A submit logged the session in, with the token it stored (nil when none could be stored).
     func loggedIn(as account: Account, tokenHash: [UInt8]?)
 }

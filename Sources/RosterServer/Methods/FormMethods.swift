@@ -12,20 +12,20 @@ extension Server {
                 "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
                 params: [formParam],
                 result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
-                                 FieldSpec("submittable", .boolean)])), handler: Server.openForm, dependence: .form),
+                                 FieldSpec("submittable", .boolean)])), handler: Server.formOpen, dependence: .form),
             Method(spec: MethodSpec(
                 "form.input", summary: "A field's new value; its verdict follows as field events.",
                 params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
-                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.inputForm,
+                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.formInput,
                 dependence: .form),
             Method(spec: MethodSpec(
                 "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
                 params: [formParam],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.submitForm,
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.formSubmit,
                 dependence: .formSubmit),
             Method(spec: MethodSpec(
                 "form.close", summary: "Close a form; nothing more is sent for it.",
-                params: [formParam], result: .object([])), handler: Server.closeForm, dependence: .form),
+                params: [formParam], result: .object([])), handler: Server.formClose, dependence: .form),
         ]
     }
 
@@ -35,7 +35,7 @@ extension Server {
         return form
     }
 
-    private func openForm(_ call: Call) {
+    private func formOpen(_ call: Call) {
         let form: FormName
         do { form = try formName(call) } catch { return call.fail(error) }
         let session = call.session
@@ -43,7 +43,7 @@ extension Server {
         let policy = config.policy
         let debounce = session.debounce(under: policy)
         let firstToken = session.nextFirstToken()
-        let runner: OpenForm
+        let runner: RunningForm
         switch form {
         case .register:
             runner = FormRunner(machine: RegisterForm(policy: policy, debounce: debounce, firstToken: firstToken),
@@ -78,15 +78,15 @@ extension Server {
             charge: connection.queueCharge, logger: logger)
     }
 
-    private func openRunner(_ call: Call) throws(RosterError) -> (FormName, OpenForm) {
+    private func runningForm(for call: Call) throws(RosterError) -> (FormName, RunningForm) {
         let form = try formName(call)
         guard let runner = call.session.forms[form] else { throw .formNotOpen(form: form.rawValue) }
         return (form, runner)
     }
 
-    private func inputForm(_ call: Call) {
+    private func formInput(_ call: Call) {
         do throws(RosterError) {
-            let (form, runner) = try openRunner(call)
+            let (form, runner) = try runningForm(for: call)
             let name = call.params.string("field") ?? ""
             guard let field = FieldName(rawValue: name) else { throw .unknownField(form: form.rawValue, field: name) }
             let rev = try runner.input(field: field, value: call.params.string("value") ?? "")
@@ -97,9 +97,9 @@ extension Server {
         }
     }
 
-    private func submitForm(_ call: Call) {
+    private func formSubmit(_ call: Call) {
         do throws(RosterError) {
-            let (form, runner) = try openRunner(call)
+            let (form, runner) = try runningForm(for: call)
             // The register and log-in forms log the session in when they succeed.
             if form != .contacts { call.beginAuthChange() }
             runner.submit(call)
@@ -108,9 +108,9 @@ extension Server {
         }
     }
 
-    private func closeForm(_ call: Call) {
+    private func formClose(_ call: Call) {
         do throws(RosterError) {
-            let (form, runner) = try openRunner(call)
+            let (form, runner) = try runningForm(for: call)
             call.session.forms[form] = nil
             runner.close()
             call.succeed([:])

@@ -7,13 +7,13 @@ import RosterStorage
 /// and the form events every session's screens are drawn from.
 extension Server {
     /// Every session's open forms, for what concerns them all (a registration, a reload).
-    var allOpenForms: [OpenForm] { connections.values.flatMap { $0.session.forms.values } }
+    var allRunningForms: [RunningForm] { connections.values.flatMap { $0.session.forms.values } }
 
     /// Every registration, by `users.register` or a register form, ends here: it is logged once, and every
     /// other open register form that holds the name or email is re-checked.
-    func accountRegistered(_ account: Account, by peer: PeerCredentials, from origin: OpenForm?) {
+    func accountRegistered(_ account: Account, by peer: PeerCredentials, from origin: RunningForm?) {
         logger.info("registered", [("ROSTER_USER", account.username), ("ROSTER_PEER_UID", String(peer.uid))])
-        for form in allOpenForms where form !== origin {
+        for form in allRunningForms where form !== origin {
             form.accountRegistered(username: account.username, email: account.email)
         }
     }
@@ -25,7 +25,7 @@ extension Server {
         storage.apply(config.server)
         plainAnswers = PlainAnswers()
         for connection in connections.values { connection.settings = config.server }
-        for form in allOpenForms { form.policyChanged(config.policy) }
+        for form in allRunningForms { form.policyChanged(config.policy) }
     }
 
     /// The session is now `user`'s; it hears so through a `session` event.

@@ -88,7 +88,7 @@ final class RecordingFormSession: FormSession {
     private var unread = 0
 
     func emit(_ event: FormEvent) { history.append(.event(event)) }
-    func registered(_ account: Account, by form: OpenForm) { history.append(.registered(account.username)) }
+    func registered(_ account: Account, by form: RunningForm) { history.append(.registered(account.username)) }
 
     func loggedIn(as account: Account, tokenHash: [UInt8]?) {
         history.append(.loggedIn(account.username, withToken: tokenHash != nil))
