@@ -2,25 +2,45 @@ import RosterCore
 import RosterRuntime
 import RosterProtocol
 
+/// What a call is answered through: a connection in the daemon, a recording double in a unit test.
+protocol CallHost: AnyObject {
+    var session: Session { get }
+    var peer: PeerCredentials { get }
+    /// Delivers a whole answer line for request `id` (see `Connection.sendAnswer`).
+    func sendAnswer(_ bytes: [UInt8], id: JSONValue)
+    /// Delivers `error` as the answer to request `id`, worded in the session's locale.
+    func sendError(_ error: RosterError, id: JSONValue)
+    func reserveOutput(_ bytes: Int)
+    func releaseOutput(_ bytes: Int)
+    /// A request was answered (counted for `admin.stats`), before its answer is delivered.
+    func requestAnswered()
+    /// A request's answer went out; a half-closed or paused peer may move on.
+    func requestFinished()
+    /// A change of who the session is was answered: what waited behind it may now be served.
+    func authChangeEnded()
+}
+
+/// A request served on a connection of the daemon.
+typealias Call = RequestCall<Connection>
+
 /// One request being served: its validated params and the way to answer it, now or later.
 ///
 /// Exactly one answer counts; a second is a bug and is dropped. A notification's answer is never written,
 /// but still ends the request so that a half-closed peer is not kept waiting.
-final class Call {
+final class RequestCall<Host: CallHost> {
     let id: JSONValue?
     let params: Params
-    let connection: Connection
-    private unowned let server: Server
+    /// Where the answer goes; the methods also reach the connection's session, charge and settings through it.
+    let connection: Host
     private var answered = false
     private var isAuthChange = false
     /// Output reserved on the connection for this call's answer, given back when it is answered.
     private var reservedBytes = 0
 
-    init(id: JSONValue?, params: Params, connection: Connection, server: Server) {
+    init(id: JSONValue?, params: Params, connection: Host) {
         self.id = id
         self.params = params
         self.connection = connection
-        self.server = server
     }
 
     var session: Session { connection.session }
@@ -41,7 +61,7 @@ final class Call {
 
     func fail(_ error: RosterError) {
         guard begin() else { return }
-        if let id { server.sendError(error, id: id, to: connection) }
+        if let id { connection.sendError(error, id: id) }
         end()
     }
 
@@ -77,7 +97,7 @@ final class Call {
         connection.requestFinished()
         guard isAuthChange else { return }
         session.authChangesRunning -= 1
-        server.authChangeEnded(on: connection)
+        connection.authChangeEnded()
     }
 
     /// Holds `bytes` of the connection's output for an answer being built off the loop (see
@@ -97,7 +117,7 @@ final class Call {
             connection.releaseOutput(reservedBytes)
             reservedBytes = 0
         }
-        server.stats.requestsServed += 1
+        connection.requestAnswered()
         return true
     }
 }

@@ -442,3 +442,19 @@ final class Connection {
         server.connectionClosed(self)
     }
 }
+
+/// A connection answers its calls itself; what only the server knows (the policy an error is worded under, the
+/// counters, the requests held behind a log-in) it asks the server for.
+extension Connection: CallHost {
+    func sendError(_ error: RosterError, id: JSONValue) {
+        server.sendError(error, id: id, to: self)
+    }
+
+    func requestAnswered() {
+        server.stats.requestsServed += 1
+    }
+
+    func authChangeEnded() {
+        server.authChangeEnded(on: self)
+    }
+}

@@ -201,7 +201,7 @@ public final class Server {
             }
             if mustWait(method, params: params, on: connection.session) { return false }
             connection.inFlight += 1
-            method.handler(self)(Call(id: request.id, params: params, connection: connection, server: self))
+            method.handler(self)(Call(id: request.id, params: params, connection: connection))
         }
         return true
     }
