@@ -3,35 +3,6 @@ import RosterProtocol
 import Testing
 @testable import RosterServer
 
-/// A connection as a call sees it, recording everything the call does to it in order.
-final class RecordingCallHost: CallHost {
-    enum Event: Equatable {
-        case reserved(Int)
-        case released(Int)
-        case answered
-        case answer(String, id: JSONValue)
-        case error(String, id: JSONValue)
-        case finished
-        case authChangeEnded
-    }
-
-    let session = Session()
-    let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
-    private(set) var history: [Event] = []
-
-    func sendAnswer(_ bytes: [UInt8], id: JSONValue) { history.append(.answer(String(decoding: bytes, as: UTF8.self), id: id)) }
-    func sendError(_ error: RosterError, id: JSONValue) { history.append(.error(error.reason, id: id)) }
-    func reserveOutput(_ bytes: Int) { history.append(.reserved(bytes)) }
-    func releaseOutput(_ bytes: Int) { history.append(.released(bytes)) }
-    func requestAnswered() { history.append(.answered) }
-    func requestFinished() { history.append(.finished) }
-    func authChangeEnded() {
-        // What waits behind a log-in is served only once the session no longer counts it as running.
-        #expect(session.authChangesRunning == 0)
-        history.append(.authChangeEnded)
-    }
-}
-
 @Suite("A call answered against a recording host")
 struct CallTests {
     /// No params: a call's answering does not look at them.
@@ -61,7 +32,7 @@ struct CallTests {
     @Test func aFailureIsDeliveredAsThatErrorForItsID() {
         let host = RecordingCallHost()
         call(id: .int(8), on: host).finish(Result<JSONValue, RosterError>.failure(.unauthenticated))
-        #expect(host.history == [.answered, .error("unauthenticated", id: .int(8)), .finished])
+        #expect(host.history == [.answered, .error(.unauthenticated, id: .int(8)), .finished])
     }
 
     @Test func aNotificationIsNeverAnsweredButStillEnds() {
@@ -79,7 +50,7 @@ struct CallTests {
         call.reserveOutput(20)
         call.fail(.busy(retryAfterMs: 5))
         #expect(host.history == [.reserved(100), .reserved(20), .released(120), .answered,
-                                 .error("busy", id: .int(9)), .finished])
+                                 .error(.busy(retryAfterMs: 5), id: .int(9)), .finished])
     }
 
     @Test func anAuthChangeHoldsTheSessionUntilItsAnswerThenLetsWhatWaitedGo() {

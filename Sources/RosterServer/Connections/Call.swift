@@ -4,6 +4,8 @@ import RosterProtocol
 
 /// What a call is answered through: a connection in the daemon, a recording double in a unit test.
 protocol CallHost: AnyObject {
+    /// The connection's number, which its work is charged under (see `queueCharge`).
+    var id: UInt64 { get }
     var session: Session { get }
     var peer: PeerCredentials { get }
     /// Delivers a whole answer line for request `id` (see `Connection.sendAnswer`).

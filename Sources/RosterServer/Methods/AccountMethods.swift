@@ -3,34 +3,39 @@ import RosterRuntime
 import RosterProtocol
 import RosterStorage
 
+/// What the account methods need beyond the account procedures: the policy in force, and the sessions that a
+/// registration or a log-in concerns. The server, for its connections; a double in a unit test.
+protocol AccountSessions: AnyObject {
+    associatedtype Host: CallHost
+    var policy: Policy { get }
+    /// Every registration ends here, whoever made it (see `Server.accountRegistered`).
+    func accountRegistered(_ account: Account, by peer: PeerCredentials)
+    /// `host`'s session is now `account`'s, bound to the token `tokenHash` when there is one.
+    func logIn(_ host: Host, as account: Account, tokenHash: [UInt8]?)
+    /// A resume reads its token later; a revocation of that token in between must still win (see
+    /// `RevocationsDuringResumes`). `resumeEnded` says whether it did.
+    func resumeStarted() -> UInt64
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool
+}
+
 /// `users.*`, `auth.login` and `session.resume`: the forms' rules without the forms, for scripts and backends.
-extension Server {
-    func accountMethods() -> [Method] {
-        [
-            Method(spec: MethodSpec(
-                "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
-                params: [FieldSpec("username", .string)],
-                result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
-                   handler: Server.checkUsername, dependence: .none),
-            Method(spec: MethodSpec(
-                "users.register", summary: "Create an account by the register form's rules; does not log in.",
-                params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: Server.registerUser, dependence: .none),
-            Method(spec: MethodSpec(
-                "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
-                params: [FieldSpec("username", .string), FieldSpec("password", .string)],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.login),
-            Method(spec: MethodSpec(
-                "session.resume", summary: "Log this connection in with a token from a log-in.",
-                params: [FieldSpec("token", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: Server.resume),
-        ]
+final class AccountMethods<Sessions: AccountSessions> {
+    typealias AccountCall = RequestCall<Sessions.Host>
+
+    private let accounts: AccountProcedures
+    private unowned let sessions: Sessions
+    private let logger: Logger
+
+    init(accounts: AccountProcedures, sessions: Sessions, logger: Logger) {
+        self.accounts = accounts
+        self.sessions = sessions
+        self.logger = logger
     }
 
     /// The register rules' verdict on a username, asking the storage only when the local rules pass. It comes
-    /// before this returns when the storage answers from memory (the plain fast lane counts on that), else later.
+    /// before this returns when the storage answers from memory, else later.
     func usernameVerdict(_ username: String, charge: QueueCharge, completion: @escaping (FieldVerdict) -> Void) {
-        switch RegisterRules.username(username, policy: config.policy) {
+        switch RegisterRules.username(username, policy: sessions.policy) {
         case .settled(let verdict):
             completion(verdict)
         case .check(let check):
@@ -38,7 +43,7 @@ extension Server {
         }
     }
 
-    private func checkUsername(_ call: Call) {
+    func checkUsername(_ call: AccountCall) {
         usernameVerdict(call.params.string("username") ?? "", charge: call.connection.queueCharge) { [self] verdict in
             call.succeed(checkUsernameResult(verdict, locale: call.session.locale))
         }
@@ -51,17 +56,18 @@ extension Server {
             "state": .string(verdict.state.rawValue),
             "code": .string(verdict.code.rawValue),
             "message": .string(MessageCatalog.text(key, locale: locale,
-                                                   arguments: FieldName.username.messageArguments(policy: config.policy))),
+                                                   arguments: FieldName.username.messageArguments(policy: sessions.policy))),
         ]
     }
 
     /// The register form's rules and its registration, without the form (see `Registration`).
-    private func registerUser(_ call: Call) {
+    func register(_ call: AccountCall) {
         let registration = Registration<Account>.judging(username: call.params.string("username") ?? "",
                                                          password: Secret(call.params.string("password") ?? ""),
-                                                         email: call.params.string("email") ?? "", policy: config.policy)
-        accounts.register(registration, charge: call.connection.queueCharge, announce: { [self] account in
-            accountRegistered(account, by: call.peer, from: nil)
+                                                         email: call.params.string("email") ?? "",
+                                                         policy: sessions.policy)
+        accounts.register(registration, charge: call.connection.queueCharge, announce: { [sessions] account in
+            sessions.accountRegistered(account, by: call.peer)
         }, completion: { result in
             call.finish(result.map { ["username": .string($0.account.username)] })
         })
@@ -69,9 +75,9 @@ extension Server {
 
     /// The log-in form's submit without the form (see `LogIn`); a token that could not be stored fails it here,
     /// as a script has nothing to resume with.
-    private func login(_ call: Call) {
+    func logIn(_ call: AccountCall) {
         let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
-                                   password: Secret(call.params.string("password") ?? ""), policy: config.policy)
+                                   password: Secret(call.params.string("password") ?? ""), policy: sessions.policy)
         call.asAuthChange { [self] answer in
             accounts.logIn(request, peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
                 switch result {
@@ -80,7 +86,7 @@ extension Server {
                     answer(.failure(error))
                 case .success(let signedIn):
                     answer(signedIn.token.map { token in
-                        logIn(call.connection, as: signedIn.account, tokenHash: token.hash)
+                        sessions.logIn(call.connection, as: signedIn.account, tokenHash: token.hash)
                         return ["username": .string(signedIn.account.username), "token": .string(token.bearer)]
                     })
                 }
@@ -88,18 +94,61 @@ extension Server {
         }
     }
 
-    private func resume(_ call: Call) {
+    func resume(_ call: AccountCall) {
         let bearer = call.params.string("token") ?? ""
         call.asAuthChange { [self] answer in
-            let started = revocations.resumeStarted()
+            let started = sessions.resumeStarted()
             accounts.resume(bearer: bearer, charge: call.connection.queueCharge) { [self] result in
-                let revokedMeanwhile = revocations.resumeEnded(startedAt: started, hash: try? result.get().1)
+                let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: try? result.get().1)
                 answer(result.flatMap { user, hash in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
-                    logIn(call.connection, as: user, tokenHash: hash)
+                    sessions.logIn(call.connection, as: user, tokenHash: hash)
                     return .success(["username": .string(user.username)])
                 })
             }
         }
+    }
+}
+
+/// The daemon's account methods: its connections' sessions, under the configuration in force.
+extension Server: AccountSessions {
+    var policy: Policy { config.policy }
+
+    func accountRegistered(_ account: Account, by peer: PeerCredentials) {
+        accountRegistered(account, by: peer, from: nil)
+    }
+
+    func resumeStarted() -> UInt64 { revocations.resumeStarted() }
+
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool {
+        revocations.resumeEnded(startedAt: start, hash: hash)
+    }
+
+}
+
+extension AccountMethods where Sessions == Server {
+    /// The account methods' entries in the server's table; each finds the server's `AccountMethods` when called.
+    static var table: [Method] {
+        [
+            Method(spec: MethodSpec(
+                "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
+                params: [FieldSpec("username", .string)],
+                result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
+                   handler: { $0.accountMethods.checkUsername }, dependence: .none),
+            Method(spec: MethodSpec(
+                "users.register", summary: "Create an account by the register form's rules; does not log in.",
+                params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
+                result: .object([FieldSpec("username", .string)])), handler: { $0.accountMethods.register },
+                   dependence: .none),
+            Method(spec: MethodSpec(
+                "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
+                params: [FieldSpec("username", .string), FieldSpec("password", .string)],
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
+                   handler: { $0.accountMethods.logIn }),
+            Method(spec: MethodSpec(
+                "session.resume", summary: "Log this connection in with a token from a log-in.",
+                params: [FieldSpec("token", .string)],
+                result: .object([FieldSpec("username", .string)])), handler: { $0.accountMethods.resume }),
+        ]
     }
 }

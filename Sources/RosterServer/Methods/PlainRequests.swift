@@ -64,7 +64,7 @@ extension Server {
     /// writes it.
     private func plainCheckUsernameTail(_ verdict: FieldVerdict, locale: RosterLocale) -> [UInt8] {
         if let encoded = plainAnswers.encoded(verdict, locale) { return encoded }
-        let encoded = Array(#","result":"#.utf8) + JSONWriter.encode(checkUsernameResult(verdict, locale: locale))
+        let encoded = Array(#","result":"#.utf8) + JSONWriter.encode(accountMethods.checkUsernameResult(verdict, locale: locale))
             + Array("}\n".utf8)
         plainAnswers.remember(encoded, for: verdict, locale)
         return encoded

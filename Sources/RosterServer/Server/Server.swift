@@ -27,6 +27,8 @@ public final class Server {
     let passwords: PasswordLanes
     let accounts: AccountProcedures
     let contacts: ContactsService
+    /// `users.*`, `auth.login` and `session.resume`, given the account procedures and this server's sessions.
+    private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self, logger: logger)
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
@@ -59,7 +61,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in sessionMethods() + adminMethods() + formMethods() + accountMethods() + contactsMethods() {
+        for method in sessionMethods() + adminMethods() + formMethods() + AccountMethods.table + contactsMethods() {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }

@@ -1,0 +1,34 @@
+import RosterCore
+import RosterProtocol
+import Testing
+@testable import RosterServer
+
+/// A connection as a call sees it, recording everything the call does to it in order.
+final class RecordingCallHost: CallHost {
+    enum Event: Equatable {
+        case reserved(Int)
+        case released(Int)
+        case answered
+        case answer(String, id: JSONValue)
+        case error(RosterError, id: JSONValue)
+        case finished
+        case authChangeEnded
+    }
+
+    let id: UInt64 = 5
+    let session = Session()
+    let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
+    private(set) var history: [Event] = []
+
+    func sendAnswer(_ bytes: [UInt8], id: JSONValue) { history.append(.answer(String(decoding: bytes, as: UTF8.self), id: id)) }
+    func sendError(_ error: RosterError, id: JSONValue) { history.append(.error(error, id: id)) }
+    func reserveOutput(_ bytes: Int) { history.append(.reserved(bytes)) }
+    func releaseOutput(_ bytes: Int) { history.append(.released(bytes)) }
+    func requestAnswered() { history.append(.answered) }
+    func requestFinished() { history.append(.finished) }
+    func authChangeEnded() {
+        // What waits behind a log-in is served only once the session no longer counts it as running.
+        #expect(session.authChangesRunning == 0)
+        history.append(.authChangeEnded)
+    }
+}
