@@ -6,37 +6,13 @@ import RosterStorageTesting
 import Testing
 @testable import RosterServer
 
-/// The sessions the account methods change, recorded; revocations during resumes as the server keeps them.
-final class RecordingAccountSessions: AccountSessions {
-    let policy: Policy
-    private(set) var registered: [String] = []
-    private(set) var loggedIn: [(username: String, tokenHash: [UInt8]?)] = []
-    var revocations = RevocationsDuringResumes()
-
-    init(policy: Policy) { self.policy = policy }
-
-    func accountRegistered(_ account: Account, by peer: PeerCredentials) { registered.append(account.username) }
-
-    func logIn(_ host: RecordingCallHost, as account: Account, tokenHash: [UInt8]?) {
-        host.session.user = account
-        host.session.tokenHash = tokenHash
-        loggedIn.append((account.username, tokenHash))
-    }
-
-    func resumeStarted() -> UInt64 { revocations.resumeStarted() }
-
-    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool {
-        revocations.resumeEnded(startedAt: start, hash: hash)
-    }
-}
-
 /// `users.*`, `auth.login` and `session.resume` on an in-memory storage and fake password work, with no server
 /// and no socket: each call's whole answer, as bytes, and what it did to the sessions.
 @Suite("Account methods on an in-memory storage")
 struct AccountMethodsTests {
     let storage = InMemoryStorage()
-    let sessions = RecordingAccountSessions(policy: .seed)
-    let methods: AccountMethods<RecordingAccountSessions>
+    let sessions = RecordingSessions(policy: .seed)
+    let methods: AccountMethods<RecordingSessions>
 
     init() {
         let accounts = AccountProcedures(storage: storage, passwords: FakePasswordWork(), policy: .seed,

@@ -2,47 +2,33 @@ import RosterCore
 import RosterRuntime
 import RosterProtocol
 
-/// `session.*` and `rpc.describe`: who the client is, which language it reads, and what the server offers.
-extension Server {
-    static let timingRange: ClosedRange<Int64> = 0...10_000
+/// What `session.*` and `rpc.describe` need beyond the account procedures: the policy in force, what the server
+/// offers, and the log-outs a `session.logout` makes. The server, for its connections; a double in a unit test.
+protocol SessionChanges: AnyObject {
+    associatedtype Host: CallHost
+    var policy: Policy { get }
+    /// Every method's spec, sorted by name.
+    var methodSpecs: [MethodSpec] { get }
+    /// `host`'s session is nobody's now; it hears so.
+    func logOut(_ host: Host)
+    /// Ends every session bound to the token `hash`, except `origin`'s (see `Server.tokenRevoked`).
+    func tokenRevoked(_ hash: [UInt8], except origin: Host?)
+}
 
-    func sessionMethods() -> [Method] {
-        [
-            Method(spec: MethodSpec(
-                "session.hello",
-                summary: "Introduce the client; set this connection's locale and timing overrides.",
-                params: [
-                    .optional("locale", .string),
-                    .optional("client", .string),
-                    .optional("timing", .object([
-                        .optional("debounce_ms", .integer(Self.timingRange)),
-                        .optional("throttle_ms", .integer(Self.timingRange)),
-                    ])),
-                ],
-                result: .object([
-                    FieldSpec("server", .string), FieldSpec("version", .string),
-                    FieldSpec("protocol", .integer(1...1)), FieldSpec("locale", .oneOf(RosterLocale.allCases.map(\.rawValue))),
-                    FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
-                                                 FieldSpec("throttle_ms", .integer(Self.timingRange))])),
-                ])), handler: Server.hello, dependence: .none),
-            Method(spec: MethodSpec(
-                "session.whoami",
-                summary: "Who this connection is logged in as.",
-                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: Server.whoami),
-            Method(spec: MethodSpec(
-                "session.logout",
-                summary: "Log this connection out; a session event with user null follows.",
-                result: .object([])), handler: Server.logout),
-            Method(spec: MethodSpec(
-                "rpc.describe",
-                summary: "Every method with its params and result shapes.",
-                result: .object([FieldSpec("protocol", .integer(1...1)),
-                                 FieldSpec("methods", .array(.described("{name, summary, params, result}")))])),
-                   handler: Server.describe, dependence: .none),
-        ]
+/// `session.*` and `rpc.describe`: who the client is, which language it reads, and what the server offers.
+final class SessionMethods<Sessions: SessionChanges> {
+    typealias SessionCall = RequestCall<Sessions.Host>
+    static var timingRange: ClosedRange<Int64> { 0...10_000 }
+
+    private let accounts: AccountProcedures
+    private unowned let sessions: Sessions
+
+    init(accounts: AccountProcedures, sessions: Sessions) {
+        self.accounts = accounts
+        self.sessions = sessions
     }
 
-    private func hello(_ call: Call) {
+    func hello(_ call: SessionCall) {
         let session = call.session
         var locale = session.locale
         if let tag = call.params.string("locale") {
@@ -65,13 +51,13 @@ extension Server {
             "protocol": .int(RosterVersion.wireProtocol),
             "locale": .string(session.locale.rawValue),
             "timing": [
-                "debounce_ms": .int(session.debounce(under: config.policy).nanoseconds / 1_000_000),
-                "throttle_ms": .int(session.throttle(under: config.policy).nanoseconds / 1_000_000),
+                "debounce_ms": .int(session.debounce(under: sessions.policy).nanoseconds / 1_000_000),
+                "throttle_ms": .int(session.throttle(under: sessions.policy).nanoseconds / 1_000_000),
             ],
         ])
     }
 
-    private func whoami(_ call: Call) {
+    func whoami(_ call: SessionCall) {
         guard let user = call.session.user else { return call.succeed(["user": .null]) }
         var described: [(String, JSONValue)] = [("username", .string(user.username))]
         if let email = user.email { described.append(("email", .string(email))) }
@@ -80,26 +66,67 @@ extension Server {
 
     /// Revokes the token first, so that once the answer arrives the token no longer resumes anything, and every
     /// other connection that resumed it is logged out too.
-    private func logout(_ call: Call) {
+    func logout(_ call: SessionCall) {
         call.asAuthChange { [self] answer in
             guard let tokenHash = call.session.tokenHash else {
-                logOut(call.connection)
+                sessions.logOut(call.connection)
                 return answer(.success([:]))
             }
-            accounts.revoke(tokenHash: tokenHash, charge: call.connection.queueCharge) { [self] result in
+            accounts.revoke(tokenHash: tokenHash, charge: call.connection.queueCharge) { [sessions] result in
                 answer(result.map { _ in
-                    tokenRevoked(tokenHash, except: call.connection)
-                    logOut(call.connection)
+                    sessions.tokenRevoked(tokenHash, except: call.connection)
+                    sessions.logOut(call.connection)
                     return [:]
                 })
             }
         }
     }
 
-    private func describe(_ call: Call) {
+    func describe(_ call: SessionCall) {
         call.succeed([
             "protocol": .int(RosterVersion.wireProtocol),
-            "methods": .array(methodSpecs.map(\.json)),
+            "methods": .array(sessions.methodSpecs.map(\.json)),
         ])
+    }
+}
+
+extension Server: SessionChanges {}
+
+extension SessionMethods where Sessions == Server {
+    /// The session methods' entries in the server's table; each finds the server's `SessionMethods` when called.
+    static var table: [Method] {
+        [
+            Method(spec: MethodSpec(
+                "session.hello",
+                summary: "Introduce the client; set this connection's locale and timing overrides.",
+                params: [
+                    .optional("locale", .string),
+                    .optional("client", .string),
+                    .optional("timing", .object([
+                        .optional("debounce_ms", .integer(Self.timingRange)),
+                        .optional("throttle_ms", .integer(Self.timingRange)),
+                    ])),
+                ],
+                result: .object([
+                    FieldSpec("server", .string), FieldSpec("version", .string),
+                    FieldSpec("protocol", .integer(1...1)), FieldSpec("locale", .oneOf(RosterLocale.allCases.map(\.rawValue))),
+                    FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
+                                                 FieldSpec("throttle_ms", .integer(Self.timingRange))])),
+                ])), handler: { $0.sessionMethods.hello }, dependence: .none),
+            Method(spec: MethodSpec(
+                "session.whoami",
+                summary: "Who this connection is logged in as.",
+                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: { $0.sessionMethods.whoami }),
+            Method(spec: MethodSpec(
+                "session.logout",
+                summary: "Log this connection out; a session event with user null follows.",
+                result: .object([])), handler: { $0.sessionMethods.logout }),
+            Method(spec: MethodSpec(
+                "rpc.describe",
+                summary: "Every method with its params and result shapes.",
+                result: .object([FieldSpec("protocol", .integer(1...1)),
+                                 FieldSpec("methods", .array(.described("{name, summary, params, result}")))])),
+                   handler: { $0.sessionMethods.describe }, dependence: .none),
+        ]
     }
 }

@@ -15,10 +15,12 @@ final class RecordingCallHost: CallHost {
         case authChangeEnded
     }
 
-    let id: UInt64 = 5
+    let id: UInt64
     let session = Session()
     let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
     private(set) var history: [Event] = []
+
+    init(id: UInt64 = 5) { self.id = id }
 
     func sendAnswer(_ bytes: [UInt8], id: JSONValue) { history.append(.answer(String(decoding: bytes, as: UTF8.self), id: id)) }
     func sendError(_ error: RosterError, id: JSONValue) { history.append(.error(error, id: id)) }

@@ -1,0 +1,48 @@
+import RosterCore
+import RosterProtocol
+import RosterStorage
+@testable import RosterServer
+
+/// The sessions the account and session methods change, recorded; revocations during resumes as the server keeps
+/// them.
+final class RecordingSessions: AccountSessions, SessionChanges {
+    let policy: Policy
+    private(set) var registered: [String] = []
+    private(set) var loggedIn: [(username: String, tokenHash: [UInt8]?)] = []
+    var revocations = RevocationsDuringResumes()
+    /// What `rpc.describe` lists.
+    var methodSpecs: [MethodSpec] = []
+    /// Log-outs and revocations, in order, by the host's id.
+    private(set) var endings: [Ending] = []
+
+    enum Ending: Equatable {
+        case loggedOut(host: UInt64)
+        case tokenRevoked([UInt8], except: UInt64?)
+    }
+
+    init(policy: Policy) { self.policy = policy }
+
+    func accountRegistered(_ account: Account, by peer: PeerCredentials) { registered.append(account.username) }
+
+    func logIn(_ host: RecordingCallHost, as account: Account, tokenHash: [UInt8]?) {
+        host.session.user = account
+        host.session.tokenHash = tokenHash
+        loggedIn.append((account.username, tokenHash))
+    }
+
+    func resumeStarted() -> UInt64 { revocations.resumeStarted() }
+
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool {
+        revocations.resumeEnded(startedAt: start, hash: hash)
+    }
+
+    func logOut(_ host: RecordingCallHost) {
+        host.session.user = nil
+        host.session.tokenHash = nil
+        endings.append(.loggedOut(host: host.id))
+    }
+
+    func tokenRevoked(_ hash: [UInt8], except origin: RecordingCallHost?) {
+        endings.append(.tokenRevoked(hash, except: origin?.id))
+    }
+}
