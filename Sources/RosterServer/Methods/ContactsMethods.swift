@@ -3,8 +3,22 @@ import RosterRuntime
 import RosterProtocol
 import RosterStorage
 
-/// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
-extension Server {
+/// A call's connection as the contacts methods see it: also whether it closed meanwhile (work queued for it then
+/// skips itself) and the largest answer it takes.
+protocol ContactsCallHost: CallHost {
+    var closedFlag: Locked<Bool> { get }
+    var maxAnswerBytes: Int { get }
+}
+
+/// The output all connections hold, which a big contacts answer must not add to while it is spent.
+protocol OutputBudgetWatch: AnyObject {
+    associatedtype Host: ContactsCallHost
+    /// Whether all connections together, or those of `uid`, hold as much unsent output as they may.
+    func isOutputBudgetSpent(uid: UInt32) -> Bool
+}
+
+/// How much a contacts answer may hold, and how it waits when it cannot.
+enum ContactsLimits {
     static let pageRange: ClosedRange<Int64> = 1...1_000
     static let offsetRange: ClosedRange<Int64> = 0...Int64(Int32.max)
     static let exportPageRange: ClosedRange<Int64> = 1...10_000
@@ -21,46 +35,24 @@ extension Server {
     /// rejections made a 54 MB answer, which the connection's output limit then dropped).
     static let importErrorsListed = 100
 
-    func contactsMethods() -> [Method] {
-        let paging: [FieldSpec] = [.optional("limit", .integer(Self.pageRange)), .optional("offset", .integer(Self.offsetRange))]
-        let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
-        let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
-        let id = FieldSpec("id", .integer(1...Int64.max))
-        let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
-        return [
-            Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
-                                    params: paging, result: page), handler: Server.listContacts),
-            Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
-                                    params: [FieldSpec("query", .string)] + paging, result: page), handler: Server.searchContacts),
-            Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
-                                    params: [FieldSpec("name", .string), .optional("phone", .string),
-                                             .optional("email", .string), .optional("note", .string)],
-                                    result: contact), handler: Server.addContact),
-            Method(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
-                                    params: [id, .optional("name", .string), .optional("phone", .string),
-                                             .optional("email", .string), .optional("note", .string)],
-                                    result: contact), handler: Server.updateContact),
-            Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
-                   handler: Server.removeContact),
-            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
-                                    params: [format, FieldSpec("data", .string)],
-                                    result: .object([FieldSpec("added", .integer(0...Int64.max)),
-                                                     FieldSpec("skipped", .integer(0...Int64.max)),
-                                                     FieldSpec("errors", .array(.described("{line, reason}"))),
-                                                     FieldSpec("errors_total", .integer(0...Int64.max))])),
-                   handler: Server.importContacts),
-            Method(spec: MethodSpec("contacts.export",
-                                    summary: "Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor.",
-                                    params: [format, .optional("limit", .integer(Self.exportPageRange)),
-                                             .optional("cursor", .string)],
-                                    result: .object([FieldSpec("data", .string),
-                                                     FieldSpec("next_cursor", .described("string or null"))])),
-                   handler: Server.exportContacts),
-        ]
+}
+
+/// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
+final class ContactsMethods<Output: OutputBudgetWatch> {
+    typealias ContactsCall = RequestCall<Output.Host>
+
+    private let contacts: ContactsService
+    private unowned let output: Output
+    private let logger: Logger
+
+    init(contacts: ContactsService, output: Output, logger: Logger) {
+        self.contacts = contacts
+        self.output = output
+        self.logger = logger
     }
 
     /// The logged-in user's id, or `unauthenticated`.
-    private func owner(_ call: Call) -> Int64? {
+    private func owner(_ call: ContactsCall) -> Int64? {
         guard let user = call.session.user else {
             call.fail(.unauthenticated)
             return nil
@@ -68,24 +60,24 @@ extension Server {
         return user.id
     }
 
-    private func listContacts(_ call: Call) { page(call, query: "") }
+    func list(_ call: ContactsCall) { page(call, query: "") }
 
-    private func searchContacts(_ call: Call) { page(call, query: call.params.string("query") ?? "") }
+    func search(_ call: ContactsCall) { page(call, query: call.params.string("query") ?? "") }
 
     /// The first page of a user whose index is not loaded yet waits for it to load off the loop; meanwhile every
     /// other request, of this connection or another, is served.
-    private func page(_ call: Call, query: String) {
+    private func page(_ call: ContactsCall, query: String) {
         guard let userID = owner(call) else { return }
         let limit = Int(call.params.int("limit") ?? 50)
         let offset = Int(call.params.int("offset") ?? 0)
-        if limit > Self.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
+        if limit > ContactsLimits.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
         contacts.page(userID: userID, query: query, limit: limit, offset: offset, charge: call.connection.queueCharge,
                       cancelled: call.connection.closedFlag) { result in
             call.finish(result.map { page in ["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)] })
         }
     }
 
-    private func bigPage(_ call: Call, userID: Int64, query: String, limit: Int, offset: Int) {
+    private func bigPage(_ call: ContactsCall, userID: Int64, query: String, limit: Int, offset: Int) {
         if deferBigAnswer(call) { return }
         let charge = call.connection.queueCharge
         contacts.pageIDs(userID: userID, query: query, limit: limit, offset: offset, charge: charge) { [contacts] result in
@@ -93,7 +85,7 @@ extension Server {
             case .failure(let error):
                 call.fail(error)
             case .success(let page):
-                call.reserveOutput(page.ids.count * Self.contactBytesEstimate)
+                call.reserveOutput(page.ids.count * ContactsLimits.contactBytesEstimate)
                 contacts.pageLine(userID: userID, page: page, id: call.id ?? .null, charge: charge,
                                   cancelled: call.connection.closedFlag) { line in call.finish(line: line) }
             }
@@ -101,13 +93,13 @@ extension Server {
     }
 
     /// While the output budget is spent, a request for a big answer waits: `busy`, and true.
-    private func deferBigAnswer(_ call: Call) -> Bool {
-        guard isOutputBudgetSpent(uid: call.peer.uid) else { return false }
-        call.fail(.busy(retryAfterMs: Self.bigAnswerRetryMs))
+    private func deferBigAnswer(_ call: ContactsCall) -> Bool {
+        guard output.isOutputBudgetSpent(uid: call.peer.uid) else { return false }
+        call.fail(.busy(retryAfterMs: ContactsLimits.bigAnswerRetryMs))
         return true
     }
 
-    private func addContact(_ call: Call) {
+    func add(_ call: ContactsCall) {
         guard let userID = owner(call) else { return }
         let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
@@ -116,7 +108,7 @@ extension Server {
         }
     }
 
-    private func updateContact(_ call: Call) {
+    func update(_ call: ContactsCall) {
         guard let userID = owner(call) else { return }
         let patch = ContactPatch(name: call.params.string("name"), phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
@@ -125,7 +117,7 @@ extension Server {
         }
     }
 
-    private func removeContact(_ call: Call) {
+    func remove(_ call: ContactsCall) {
         guard let userID = owner(call) else { return }
         contacts.remove(userID: userID, id: call.params.int("id") ?? 0, charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
@@ -134,12 +126,12 @@ extension Server {
 
     /// Every path answers the call: each refusal before the storage is asked fails it, and the storage answers
     /// once whatever happens (a budget, a failure, a closed connection).
-    private func importContacts(_ call: Call) {
+    func importContacts(_ call: ContactsCall) {
         guard let userID = owner(call) else { return }
         let format: ContactFormat
-        do { format = try Self.contactFormat(call.params) } catch { return call.fail(error) }
+        do { format = try call.params.contactFormat() } catch { return call.fail(error) }
         contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
-                                charge: call.connection.queueCharge) { [self] result in
+                                charge: call.connection.queueCharge) { [logger] result in
             if case .success(let outcome) = result {
                 logger.info("contacts imported: \(outcome.added.count) added, \(outcome.skipped) skipped, \(outcome.errors.count) rejected",
                             [("ROSTER_USER", call.session.user?.username ?? ""), ("ROSTER_EVENT", "contacts_import")])
@@ -152,7 +144,7 @@ extension Server {
     private static func importAnswer(_ outcome: ContactImportOutcome) -> JSONValue {
         [
             "added": .int(outcome.added.count), "skipped": .int(outcome.skipped),
-            "errors": .array(outcome.errors.prefix(Self.importErrorsListed).map {
+            "errors": .array(outcome.errors.prefix(ContactsLimits.importErrorsListed).map {
                 ["line": .int($0.line), "reason": .string($0.reason)]
             }),
             "errors_total": .int(outcome.errors.count),
@@ -162,11 +154,11 @@ extension Server {
     /// Without `limit` or `cursor`, the whole book in one answer if it fits (`answer_too_large` otherwise, so a
     /// client that knows nothing of pages never takes a part for the whole); with either, one page of it. Every
     /// path answers the call, as for an import.
-    private func exportContacts(_ call: Call) {
+    func export(_ call: ContactsCall) {
         guard let userID = owner(call) else { return }
         let request: ContactExportRequest
         do {
-            request = try ContactExportRequest(call.params, maxAnswerBytes: call.connection.settings.maxAnswerBytes)
+            request = try ContactExportRequest(call.params, maxAnswerBytes: call.connection.maxAnswerBytes)
         } catch {
             return call.fail(error)
         }
@@ -177,13 +169,65 @@ extension Server {
             call.finish(line: result)
         }
     }
+}
 
+extension Params {
     /// The `format` param, which the spec already limited to the two formats.
-    static func contactFormat(_ params: Params) throws(RosterError) -> ContactFormat {
-        guard let format = ContactFormat(rawValue: params.string("format") ?? "") else {
+    func contactFormat() throws(RosterError) -> ContactFormat {
+        guard let format = ContactFormat(rawValue: string("format") ?? "") else {
             throw .invalidParams(param: "format", problem: .outOfRange)
         }
         return format
+    }
+}
+
+extension Connection: ContactsCallHost {
+    var maxAnswerBytes: Int { settings.maxAnswerBytes }
+}
+
+extension Server: OutputBudgetWatch {
+    typealias Host = Connection
+}
+
+extension ContactsMethods where Output == Server {
+    /// The contacts methods' entries in the server's table; each finds the server's `ContactsMethods` when called.
+    static var table: [Method] {
+        let paging: [FieldSpec] = [.optional("limit", .integer(ContactsLimits.pageRange)),
+                                   .optional("offset", .integer(ContactsLimits.offsetRange))]
+        let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
+        let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
+        let id = FieldSpec("id", .integer(1...Int64.max))
+        let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
+        return [
+            Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
+                                    params: paging, result: page), handler: { $0.contactsMethods.list }),
+            Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
+                                    params: [FieldSpec("query", .string)] + paging, result: page), handler: { $0.contactsMethods.search }),
+            Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
+                                    params: [FieldSpec("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: { $0.contactsMethods.add }),
+            Method(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
+                                    params: [id, .optional("name", .string), .optional("phone", .string),
+                                             .optional("email", .string), .optional("note", .string)],
+                                    result: contact), handler: { $0.contactsMethods.update }),
+            Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
+                   handler: { $0.contactsMethods.remove }),
+            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
+                                    params: [format, FieldSpec("data", .string)],
+                                    result: .object([FieldSpec("added", .integer(0...Int64.max)),
+                                                     FieldSpec("skipped", .integer(0...Int64.max)),
+                                                     FieldSpec("errors", .array(.described("{line, reason}"))),
+                                                     FieldSpec("errors_total", .integer(0...Int64.max))])),
+                   handler: { $0.contactsMethods.importContacts }),
+            Method(spec: MethodSpec("contacts.export",
+                                    summary: "Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor.",
+                                    params: [format, .optional("limit", .integer(ContactsLimits.exportPageRange)),
+                                             .optional("cursor", .string)],
+                                    result: .object([FieldSpec("data", .string),
+                                                     FieldSpec("next_cursor", .described("string or null"))])),
+                   handler: { $0.contactsMethods.export }),
+        ]
     }
 }
 
@@ -198,7 +242,7 @@ struct ContactExportRequest: Equatable {
     let byteLimit: Int
 
     init(_ params: Params, maxAnswerBytes: Int) throws(RosterError) {
-        format = try Server.contactFormat(params)
+        format = try params.contactFormat()
         let cursor = params.string("cursor")
         let limit = params.int("limit")
         if let cursor {
@@ -210,8 +254,8 @@ struct ContactExportRequest: Equatable {
             after = nil
         }
         let paged = cursor != nil || limit != nil
-        contactLimit = paged ? Int(limit ?? Int64(Server.exportPageDefault)) : nil
-        byteLimit = paged ? min(Server.exportPageBytes, maxAnswerBytes / 2) : maxAnswerBytes
+        contactLimit = paged ? Int(limit ?? Int64(ContactsLimits.exportPageDefault)) : nil
+        byteLimit = paged ? min(ContactsLimits.exportPageBytes, maxAnswerBytes / 2) : maxAnswerBytes
     }
 
     func writer(id: JSONValue) -> ContactExportWriter {

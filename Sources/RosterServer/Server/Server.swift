@@ -31,6 +31,8 @@ public final class Server {
     private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self, logger: logger)
     /// `session.*` and `rpc.describe`, given the account procedures (a log-out revokes) and this server's sessions.
     private(set) lazy var sessionMethods = SessionMethods(accounts: accounts, sessions: self)
+    /// `contacts.*`, given the contacts service and this server's output budget.
+    private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self, logger: logger)
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
@@ -63,7 +65,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + adminMethods() + formMethods() + AccountMethods.table + contactsMethods() {
+        for method in SessionMethods.table + adminMethods() + formMethods() + AccountMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }

@@ -1,10 +1,11 @@
 import RosterCore
 import RosterProtocol
+import RosterRuntime
 import Testing
 @testable import RosterServer
 
 /// A connection as a call sees it, recording everything the call does to it in order.
-final class RecordingCallHost: CallHost {
+final class RecordingCallHost: ContactsCallHost {
     enum Event: Equatable {
         case reserved(Int)
         case released(Int)
@@ -18,6 +19,8 @@ final class RecordingCallHost: CallHost {
     let id: UInt64
     let session = Session()
     let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
+    let closedFlag = Locked(false)
+    var maxAnswerBytes = 1 << 20
     private(set) var history: [Event] = []
 
     init(id: UInt64 = 5) { self.id = id }
