@@ -22,6 +22,13 @@ protocol CallHost: AnyObject {
     func authChangeEnded()
 }
 
+extension CallHost {
+    /// Who this connection's next job is charged to: its user once logged in, its peer uid before.
+    var queueCharge: QueueCharge {
+        QueueCharge(payer: session.user.map { .account($0.id) } ?? .peer(peer.uid), connection: id)
+    }
+}
+
 /// A request served on a connection of the daemon.
 typealias Call = RequestCall<Connection>
 

@@ -42,10 +42,3 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
         ], to: connection, coalescing: "results:contacts")
     }
 }
-
-extension CallHost {
-    /// Who this connection's next job is charged to: its user once logged in, its peer uid before.
-    var queueCharge: QueueCharge {
-        QueueCharge(payer: session.user.map { .account($0.id) } ?? .peer(peer.uid), connection: id)
-    }
-}
