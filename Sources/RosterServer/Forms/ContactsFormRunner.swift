@@ -88,8 +88,8 @@ final class ContactsFormRunner: RunningForm {
     }
 
     /// The contacts form has nothing to submit; its results stream as you type.
-    func submit(_ call: Call) {
-        call.fail(.notSubmittable(form: FormName.contacts.rawValue))
+    func submit(answer: @escaping (Result<JSONValue, RosterError>) -> Void) {
+        answer(.failure(.notSubmittable(form: FormName.contacts.rawValue)))
     }
 
     func close() {

@@ -9,7 +9,8 @@ protocol RunningForm: AnyObject {
     func input(field: FieldName, value: String) throws(RosterError) -> Int
     /// Called after the `form.input` answer went out, so events follow the answer they belong to.
     func performPendingInput()
-    func submit(_ call: Call)
+    /// A `form.submit`, answered through `answer` once it is done (or at once, when the form cannot submit).
+    func submit(answer: @escaping (Result<JSONValue, RosterError>) -> Void)
     func close()
     func policyChanged(_ policy: Policy)
     func accountRegistered(username: String, email: String?)
@@ -73,8 +74,6 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         inputActions = []
         run { self.perform(actions) }
     }
-
-    func submit(_ call: Call) { submit(answer: call.finish) }
 
     /// A `form.submit`, answered once the submit it starts (or joins) is done.
     func submit(answer: @escaping SubmitAnswer) {

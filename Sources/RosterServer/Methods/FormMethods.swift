@@ -2,45 +2,47 @@ import RosterCore
 import RosterRuntime
 import RosterProtocol
 
+/// What the `form.*` methods need beyond their scheduler, procedures and contacts: the policy in force, and a
+/// call's connection as its forms see it. The server, for its connections; a double in a unit test.
+protocol FormHost: AnyObject {
+    associatedtype Host: CallHost
+    var policy: Policy { get }
+    /// Read at each opening, so that a reload's log level reaches the forms opened after it.
+    var logger: Logger { get }
+    /// Where a register or log-in form opened on `host` sends its events, and what it tells of its outcome.
+    func formSession(for host: Host) -> any FormSession
+    /// Where a contacts form opened on `host` sends its results.
+    func contactsSink(for host: Host) -> any ContactsFormSink
+}
+
 /// `form.*`: the seeds' screens, one view model per form per connection, validation streamed as events.
-extension Server {
-    func formMethods() -> [Method] {
-        let formParam = FieldSpec("form", .string)
-        let fieldsShape = Shape.array(.described("{name, enabled, state, code, message, rev}"))
-        return [
-            Method(spec: MethodSpec(
-                "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
-                params: [formParam],
-                result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
-                                 FieldSpec("submittable", .boolean)])), handler: Server.formOpen, dependence: .form),
-            Method(spec: MethodSpec(
-                "form.input", summary: "A field's new value; its verdict follows as field events.",
-                params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
-                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: Server.formInput,
-                dependence: .form),
-            Method(spec: MethodSpec(
-                "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
-                params: [formParam],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])), handler: Server.formSubmit,
-                dependence: .formSubmit),
-            Method(spec: MethodSpec(
-                "form.close", summary: "Close a form; nothing more is sent for it.",
-                params: [formParam], result: .object([])), handler: Server.formClose, dependence: .form),
-        ]
+final class FormMethods<Forms: FormHost> {
+    typealias FormCall = RequestCall<Forms.Host>
+
+    private let scheduler: any Scheduler
+    private let accounts: AccountProcedures
+    private let contacts: ContactsService
+    private unowned let forms: Forms
+
+    init(scheduler: any Scheduler, accounts: AccountProcedures, contacts: ContactsService, forms: Forms) {
+        self.scheduler = scheduler
+        self.accounts = accounts
+        self.contacts = contacts
+        self.forms = forms
     }
 
-    private func formName(_ call: Call) throws(RosterError) -> FormName {
+    private func formName(_ call: FormCall) throws(RosterError) -> FormName {
         let name = call.params.string("form") ?? ""
         guard let form = FormName(rawValue: name) else { throw .unknownForm(form: name) }
         return form
     }
 
-    private func formOpen(_ call: Call) {
+    func open(_ call: FormCall) {
         let form: FormName
         do { form = try formName(call) } catch { return call.fail(error) }
         let session = call.session
         session.forms.removeValue(forKey: form)?.close()
-        let policy = config.policy
+        let policy = forms.policy
         let debounce = session.debounce(under: policy)
         let firstToken = session.nextFirstToken()
         let runner: RunningForm
@@ -63,28 +65,28 @@ extension Server {
         call.succeed(snapshotJSON(runner.snapshot, locale: session.locale))
     }
 
-    /// All a register or log-in form of `connection` gets to work with.
-    private func formEnvironment(_ connection: Connection) -> FormEnvironment {
-        FormEnvironment(scheduler: loop, accounts: accounts, session: ConnectionFormSession(server: self, connection: connection))
+    /// All a register or log-in form of `host` gets to work with.
+    private func formEnvironment(_ host: Forms.Host) -> FormEnvironment {
+        FormEnvironment(scheduler: scheduler, accounts: accounts, session: forms.formSession(for: host))
     }
 
-    /// What a contacts form opened on `connection` is given: the loop's clock, the contacts, the connection as its
-    /// sink, the session's throttle under the policy in force, and the connection's charge (its user is the form's).
-    private func contactsFormEnvironment(for connection: Connection) -> ContactsFormEnvironment {
-        let session = connection.session
+    /// What a contacts form opened on `host` is given: the scheduler, the contacts, the connection as its sink, the
+    /// session's throttle under the policy in force, and the connection's charge (its user is the form's).
+    private func contactsFormEnvironment(for host: Forms.Host) -> ContactsFormEnvironment {
+        let session = host.session
         return ContactsFormEnvironment(
-            scheduler: loop, contacts: contacts, sink: ConnectionFormSession(server: self, connection: connection),
-            throttle: { [unowned self, unowned session] in session.throttle(under: self.config.policy) },
-            charge: connection.queueCharge, logger: logger)
+            scheduler: scheduler, contacts: contacts, sink: forms.contactsSink(for: host),
+            throttle: { [unowned forms, unowned session] in session.throttle(under: forms.policy) },
+            charge: host.queueCharge, logger: forms.logger)
     }
 
-    private func runningForm(for call: Call) throws(RosterError) -> (FormName, RunningForm) {
+    private func runningForm(for call: FormCall) throws(RosterError) -> (FormName, RunningForm) {
         let form = try formName(call)
         guard let runner = call.session.forms[form] else { throw .formNotOpen(form: form.rawValue) }
         return (form, runner)
     }
 
-    private func formInput(_ call: Call) {
+    func input(_ call: FormCall) {
         do throws(RosterError) {
             let (form, runner) = try runningForm(for: call)
             let name = call.params.string("field") ?? ""
@@ -97,18 +99,18 @@ extension Server {
         }
     }
 
-    private func formSubmit(_ call: Call) {
+    func submit(_ call: FormCall) {
         do throws(RosterError) {
             let (form, runner) = try runningForm(for: call)
             // The register and log-in forms log the session in when they succeed.
             if form != .contacts { call.beginAuthChange() }
-            runner.submit(call)
+            runner.submit(answer: call.finish)
         } catch {
             call.fail(error)
         }
     }
 
-    private func formClose(_ call: Call) {
+    func close(_ call: FormCall) {
         do throws(RosterError) {
             let (form, runner) = try runningForm(for: call)
             call.session.forms[form] = nil
@@ -120,7 +122,8 @@ extension Server {
     }
 
     private func snapshotJSON(_ snapshot: FormSnapshot, locale: RosterLocale) -> JSONValue {
-        .object([
+        let policy = forms.policy
+        return .object([
             ("form", .string(snapshot.form.rawValue)),
             ("fields", .array(snapshot.fields.map { field in
                 let key = "\(field.name.rawValue).\(field.code.rawValue)"
@@ -128,11 +131,50 @@ extension Server {
                     ("name", .string(field.name.rawValue)), ("enabled", .bool(field.enabled)),
                     ("state", .string(field.state.rawValue)), ("code", .string(field.code.rawValue)),
                     ("message", .string(MessageCatalog.text(key, locale: locale,
-                                                            arguments: field.name.messageArguments(policy: config.policy)))),
+                                                            arguments: field.name.messageArguments(policy: policy)))),
                     ("rev", .int(field.rev)),
                 ])
             })),
             ("submittable", .bool(snapshot.submittable)),
         ])
+    }
+}
+
+/// The daemon's forms: each connection is its forms' session and sink.
+extension Server: FormHost {
+    func formSession(for connection: Connection) -> any FormSession {
+        ConnectionFormSession(server: self, connection: connection)
+    }
+
+    func contactsSink(for connection: Connection) -> any ContactsFormSink {
+        ConnectionFormSession(server: self, connection: connection)
+    }
+}
+
+extension FormMethods where Forms == Server {
+    /// The form methods' entries in the server's table; each finds the server's `FormMethods` when called.
+    static var table: [Method] {
+        let formParam = FieldSpec("form", .string)
+        let fieldsShape = Shape.array(.described("{name, enabled, state, code, message, rev}"))
+        return [
+            Method(spec: MethodSpec(
+                "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
+                params: [formParam],
+                result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
+                                 FieldSpec("submittable", .boolean)])), handler: { $0.formMethods.open }, dependence: .form),
+            Method(spec: MethodSpec(
+                "form.input", summary: "A field's new value; its verdict follows as field events.",
+                params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
+                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: { $0.formMethods.input },
+                dependence: .form),
+            Method(spec: MethodSpec(
+                "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
+                params: [formParam],
+                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
+                handler: { $0.formMethods.submit }, dependence: .formSubmit),
+            Method(spec: MethodSpec(
+                "form.close", summary: "Close a form; nothing more is sent for it.",
+                params: [formParam], result: .object([])), handler: { $0.formMethods.close }, dependence: .form),
+        ]
     }
 }

@@ -33,6 +33,8 @@ public final class Server {
     private(set) lazy var sessionMethods = SessionMethods(accounts: accounts, sessions: self)
     /// `contacts.*`, given the contacts service and this server's output budget.
     private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self, logger: logger)
+    /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
+    private(set) lazy var formMethods = FormMethods(scheduler: loop, accounts: accounts, contacts: contacts, forms: self)
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
@@ -65,7 +67,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + adminMethods() + formMethods() + AccountMethods.table + ContactsMethods.table {
+        for method in SessionMethods.table + adminMethods() + FormMethods.table + AccountMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
