@@ -4,9 +4,116 @@ import RosterRuntime
 import RosterProtocol
 import RosterStorage
 
+/// The server-wide figures `admin.stats` reads and who may ask for them. The server, for its connections; a
+/// double in a unit test.
+protocol AdminFigures: AnyObject {
+    associatedtype Host: CallHost
+    /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.
+    func isAdmin(_ peer: PeerCredentials) -> Bool
+    var uptime: Duration { get }
+    var connectionCount: Int { get }
+    /// Connections that said `session.hello`.
+    var greetedSessionCount: Int { get }
+    var stats: Server.Stats { get }
+    var hashingStats: WorkerPoolStats { get }
+    var checksStats: WorkerPoolStats { get }
+    /// Read at each backup, so that a reload's log level reaches it.
+    var logger: Logger { get }
+}
+
 /// `admin.*`: for root and the daemon's own user only, checked by SO_PEERCRED.
-extension Server {
-    func adminMethods() -> [Method] {
+final class AdminMethods<Figures: AdminFigures> {
+    typealias AdminCall = RequestCall<Figures.Host>
+
+    private let storage: any StorageMaintenance
+    private unowned let figures: Figures
+
+    init(storage: any StorageMaintenance, figures: Figures) {
+        self.storage = storage
+        self.figures = figures
+    }
+
+    func backup(_ call: AdminCall) {
+        guard figures.isAdmin(call.peer) else { return call.fail(.forbidden) }
+        let path = call.params.string("path") ?? ""
+        guard path.hasPrefix("/"), !path.hasSuffix("/") else {
+            return call.fail(.invalidParams(param: "path", problem: .outOfRange))
+        }
+        storage.backup(to: path, charge: call.connection.queueCharge) { [figures] result in
+            switch result {
+            case .success(let summary):
+                figures.logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
+                call.succeed(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
+            case .failure(.refused(let refusal)):
+                // The `path` param's fault, with its own reason (the storage logged it).
+                call.fail(.invalidParams(param: "path", problem: refusal.problem))
+            case .failure(.storage(let failure)):
+                call.fail(failure.rosterError)
+            }
+        }
+    }
+
+    func stats(_ call: AdminCall) {
+        guard figures.isAdmin(call.peer) else {
+            call.fail(.forbidden)
+            return
+        }
+        storage.statistics { [self] result in
+            switch result {
+            case .success(let statistics): call.succeed(statsJSON(statistics))
+            case .failure(let failure): call.fail(failure.rosterError)
+            }
+        }
+    }
+
+    /// `admin.stats`' answer, with the storage's own figures.
+    private func statsJSON(_ storage: StorageStatistics) -> JSONValue {
+        let hashing = figures.hashingStats
+        let stats = figures.stats
+        return [
+            "version": .string(RosterVersion.version),
+            "pid": .int(Int(getpid())),
+            "uptime_ms": .int(figures.uptime.nanoseconds / 1_000_000),
+            "connections": .int(figures.connectionCount),
+            "sessions": .int(figures.greetedSessionCount),
+            "users": .int(storage.accounts),
+            "contacts": .int(storage.contacts),
+            // This request is counted as served once answered, so report the ones before it.
+            "requests": .int(stats.requestsServed),
+            "events": .int(stats.eventsSent),
+            "connections_accepted": .int(stats.connectionsAccepted),
+            "hash_workers": .int(hashing.workers),
+            "hash_queue": .int(hashing.waiting),
+            "hash_queue_limit": .int(hashing.limit),
+            "hash_raised": .int(hashing.raised),
+            "username_directory": .string(storage.usernameDirectory),
+            "queues": [
+                "hashing": Self.queueJSON(hashing),
+                "storage": Self.queueJSON(storage.queues["storage"]),
+                "checks": Self.queueJSON(figures.checksStats),
+            ],
+        ]
+    }
+
+    /// A queue's figures; a backend without that queue reads as an empty one.
+    private static func queueJSON(_ stats: WorkerPoolStats?) -> JSONValue {
+        [
+            "workers": .int(stats?.workers ?? 0), "waiting": .int(stats?.waiting ?? 0), "running": .int(stats?.running ?? 0),
+            "limit": .int(stats?.limit ?? 0), "refused": .int(stats?.refused ?? 0), "raised": .int(stats?.raised ?? 0),
+        ]
+    }
+}
+
+/// The daemon's figures: its connections, its counters and its lanes.
+extension Server: AdminFigures {
+    var uptime: Duration { loop.now - startedAt }
+    var hashingStats: WorkerPoolStats { passwords.hashing.stats }
+    var checksStats: WorkerPoolStats { passwords.checks.stats }
+}
+
+extension AdminMethods where Figures == Server {
+    /// The admin methods' entries in the server's table; each finds the server's `AdminMethods` when called.
+    static var table: [Method] {
         [
             Method(spec: MethodSpec(
                 "admin.stats",
@@ -22,83 +129,13 @@ extension Server {
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
                     FieldSpec("hash_raised", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
                     FieldSpec("queues", .described("{hashing, storage, checks}, each {workers, waiting, running, limit, refused, raised}")),
-                ])), handler: Server.adminStats),
+                ])), handler: { $0.adminMethods.stats }),
             Method(spec: MethodSpec(
                 "admin.backup",
                 summary: "Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only).",
                 params: [FieldSpec("path", .string)],
                 result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
-                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: Server.adminBackup),
-        ]
-    }
-
-    private func adminBackup(_ call: Call) {
-        guard isAdmin(call.peer) else { return call.fail(.forbidden) }
-        let path = call.params.string("path") ?? ""
-        guard path.hasPrefix("/"), !path.hasSuffix("/") else {
-            return call.fail(.invalidParams(param: "path", problem: .outOfRange))
-        }
-        storage.backup(to: path, charge: call.connection.queueCharge) { [self] result in
-            switch result {
-            case .success(let summary):
-                logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
-                call.succeed(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
-            case .failure(.refused(let refusal)):
-                // The `path` param's fault, with its own reason (the storage logged it).
-                call.fail(.invalidParams(param: "path", problem: refusal.problem))
-            case .failure(.storage(let failure)):
-                call.fail(failure.rosterError)
-            }
-        }
-    }
-
-    private func adminStats(_ call: Call) {
-        guard isAdmin(call.peer) else {
-            call.fail(.forbidden)
-            return
-        }
-        storage.statistics { [self] result in
-            switch result {
-            case .success(let statistics): call.succeed(statsJSON(statistics))
-            case .failure(let failure): call.fail(failure.rosterError)
-            }
-        }
-    }
-
-    /// `admin.stats`' answer, with the storage's own figures.
-    private func statsJSON(_ storage: StorageStatistics) -> JSONValue {
-        let uptime = loop.now - startedAt
-        let hashing = passwords.hashing.stats
-        return [
-            "version": .string(RosterVersion.version),
-            "pid": .int(Int(getpid())),
-            "uptime_ms": .int(uptime.nanoseconds / 1_000_000),
-            "connections": .int(connectionCount),
-            "sessions": .int(greetedSessionCount),
-            "users": .int(storage.accounts),
-            "contacts": .int(storage.contacts),
-            // This request is counted as served once answered, so report the ones before it.
-            "requests": .int(stats.requestsServed),
-            "events": .int(stats.eventsSent),
-            "connections_accepted": .int(stats.connectionsAccepted),
-            "hash_workers": .int(hashing.workers),
-            "hash_queue": .int(hashing.waiting),
-            "hash_queue_limit": .int(hashing.limit),
-            "hash_raised": .int(hashing.raised),
-            "username_directory": .string(storage.usernameDirectory),
-            "queues": [
-                "hashing": Self.queueJSON(hashing),
-                "storage": Self.queueJSON(storage.queues["storage"]),
-                "checks": Self.queueJSON(passwords.checks.stats),
-            ],
-        ]
-    }
-
-    /// A queue's figures; a backend without that queue reads as an empty one.
-    private static func queueJSON(_ stats: WorkerPoolStats?) -> JSONValue {
-        [
-            "workers": .int(stats?.workers ?? 0), "waiting": .int(stats?.waiting ?? 0), "running": .int(stats?.running ?? 0),
-            "limit": .int(stats?.limit ?? 0), "refused": .int(stats?.refused ?? 0), "raised": .int(stats?.raised ?? 0),
+                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: { $0.adminMethods.backup }),
         ]
     }
 }

@@ -34,6 +34,8 @@ public final class Server {
     /// `contacts.*`, given the contacts service and this server's output budget.
     private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self, logger: logger)
     /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
+    /// `admin.*`, given the storage's maintenance and this server's figures.
+    private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
     private(set) lazy var formMethods = FormMethods(scheduler: loop, accounts: accounts, contacts: contacts, forms: self)
     var stats = Stats()
     let startedAt: Instant
@@ -67,7 +69,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + adminMethods() + FormMethods.table + AccountMethods.table + ContactsMethods.table {
+        for method in SessionMethods.table + AdminMethods.table + FormMethods.table + AccountMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
