@@ -131,9 +131,9 @@ final class RequestCall<Host: CallHost> {
     }
 }
 
-/// A method's spec and the code that serves it. The handler is handed the server when called and finds the method
-/// group there (`{ $0.sessionMethods.hello }`, or an unapplied method such as `Server.adminStats`), so the server's
-/// table of methods does not hold the server itself: no cycle keeps it alive past its life.
+/// A method's spec and the code that serves it. The handler is handed the server when called and only finds the
+/// method group there (`{ $0.sessionMethods.hello }`), so the server's table of methods does not hold the server
+/// itself: no cycle keeps it alive past its life. The group sees only its narrow protocol of the server.
 struct Method {
     let spec: MethodSpec
     let handler: (Server) -> (Call) -> Void
