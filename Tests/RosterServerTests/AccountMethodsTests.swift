@@ -17,7 +17,7 @@ struct AccountMethodsTests {
     init() {
         let accounts = AccountProcedures(storage: storage, passwords: FakePasswordWork(), policy: .seed,
                                          logger: Logger(level: .emerg))
-        methods = AccountMethods(accounts: accounts, sessions: sessions, logger: Logger(level: .emerg))
+        methods = AccountMethods(accounts: accounts, sessions: sessions)
     }
 
     /// A call of `method` with `params`, validated against the method's spec in the server's table.
@@ -90,6 +90,17 @@ struct AccountMethodsTests {
         methods.resume(try call("session.resume", id: 3, [("token", .string(token))], on: other))
         #expect(other.history == [.answered, self.answer(3, #"{"username":"grace1"}"#), .finished, .authChangeEnded])
         #expect(sessions.loggedIn.count == 2 && sessions.loggedIn[0].tokenHash == sessions.loggedIn[1].tokenHash)
+    }
+
+    /// A reload changes the server's log level; the methods read the logger when they log, so the new level
+    /// holds for groups built before it.
+    @Test func aLogLevelSetAfterTheMethodsWereBuiltIsTheOneTheyLogAt() throws {
+        let host = englishHost()
+        methods.logIn(try call("auth.login", id: 1, [("username", "nobody1"), ("password", "secret1")], on: host))
+        let lines = ContactsFormRunnerTests.LogLines()
+        sessions.logger = Logger(level: .info, sink: lines)
+        methods.logIn(try call("auth.login", id: 2, [("username", "nobody1"), ("password", "secret1")], on: host))
+        #expect(lines.lines == ["log-in refused: not_found"])
     }
 
     /// The seed policy says which of the two was wrong (the hardened one does not; see FormFlowTests).

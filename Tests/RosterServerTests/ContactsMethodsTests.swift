@@ -10,6 +10,7 @@ import Testing
 final class SettableOutputBudget: OutputBudgetWatch {
     typealias Host = RecordingCallHost
     var spent = false
+    var logger = Logger(level: .emerg)
     func isOutputBudgetSpent(uid: UInt32) -> Bool { spent }
 }
 
@@ -21,7 +22,7 @@ struct ContactsMethodsTests {
     let methods: ContactsMethods<SettableOutputBudget>
 
     init() {
-        methods = ContactsMethods(contacts: ContactsService(storage: storage), output: budget, logger: Logger(level: .emerg))
+        methods = ContactsMethods(contacts: ContactsService(storage: storage), output: budget)
     }
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)] = [],

@@ -19,7 +19,7 @@ struct SessionMethodsTests {
         let accounts = AccountProcedures(storage: storage, passwords: FakePasswordWork(), policy: .seed,
                                          logger: Logger(level: .emerg))
         methods = SessionMethods(accounts: accounts, sessions: sessions)
-        accountMethods = AccountMethods(accounts: accounts, sessions: sessions, logger: Logger(level: .emerg))
+        accountMethods = AccountMethods(accounts: accounts, sessions: sessions)
     }
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)] = [],

@@ -8,6 +8,8 @@ import RosterStorage
 protocol AccountSessions: AnyObject {
     associatedtype Host: CallHost
     var policy: Policy { get }
+    /// Read at each use: a reload's log level reaches the methods' lines at once.
+    var logger: Logger { get }
     /// Every registration ends here, whoever made it (see `Server.accountRegistered`).
     func accountRegistered(_ account: Account, by peer: PeerCredentials)
     /// `host`'s session is now `account`'s, bound to the token `tokenHash` when there is one.
@@ -24,12 +26,11 @@ final class AccountMethods<Sessions: AccountSessions> {
 
     private let accounts: AccountProcedures
     private unowned let sessions: Sessions
-    private let logger: Logger
+    private var logger: Logger { sessions.logger }
 
-    init(accounts: AccountProcedures, sessions: Sessions, logger: Logger) {
+    init(accounts: AccountProcedures, sessions: Sessions) {
         self.accounts = accounts
         self.sessions = sessions
-        self.logger = logger
     }
 
     /// The register rules' verdict on a username, asking the storage only when the local rules pass. It comes

@@ -13,6 +13,8 @@ protocol ContactsCallHost: CallHost {
 /// The output all connections hold, which a big contacts answer must not add to while it is spent.
 protocol OutputBudgetWatch: AnyObject {
     associatedtype Host: ContactsCallHost
+    /// Read at each use: a reload's log level reaches the methods' lines at once.
+    var logger: Logger { get }
     /// Whether all connections together, or those of `uid`, hold as much unsent output as they may.
     func isOutputBudgetSpent(uid: UInt32) -> Bool
 }
@@ -43,12 +45,11 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
 
     private let contacts: ContactsService
     private unowned let output: Output
-    private let logger: Logger
+    private var logger: Logger { output.logger }
 
-    init(contacts: ContactsService, output: Output, logger: Logger) {
+    init(contacts: ContactsService, output: Output) {
         self.contacts = contacts
         self.output = output
-        self.logger = logger
     }
 
     /// The logged-in user's id, or `unauthenticated`.

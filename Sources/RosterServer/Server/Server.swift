@@ -28,11 +28,11 @@ public final class Server {
     let accounts: AccountProcedures
     let contacts: ContactsService
     /// `users.*`, `auth.login` and `session.resume`, given the account procedures and this server's sessions.
-    private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self, logger: logger)
+    private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self)
     /// `session.*` and `rpc.describe`, given the account procedures (a log-out revokes) and this server's sessions.
     private(set) lazy var sessionMethods = SessionMethods(accounts: accounts, sessions: self)
     /// `contacts.*`, given the contacts service and this server's output budget.
-    private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self, logger: logger)
+    private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self)
     /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
     /// `admin.*`, given the storage's maintenance and this server's figures.
     private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)

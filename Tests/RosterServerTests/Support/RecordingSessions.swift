@@ -1,5 +1,6 @@
 import RosterCore
 import RosterProtocol
+import RosterRuntime
 import RosterStorage
 @testable import RosterServer
 
@@ -7,6 +8,8 @@ import RosterStorage
 /// them.
 final class RecordingSessions: AccountSessions, SessionChanges {
     let policy: Policy
+    /// A test may swap it, as a reload swaps the server's.
+    var logger = Logger(level: .emerg)
     private(set) var registered: [String] = []
     private(set) var loggedIn: [(username: String, tokenHash: [UInt8]?)] = []
     var revocations = RevocationsDuringResumes()
