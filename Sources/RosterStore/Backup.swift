@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import RosterRuntime
 import RosterStorage
 
 extension Database {
@@ -77,9 +78,11 @@ extension Database {
             throw .sqlite(code: SQLITE_ERROR, extendedCode: SQLITE_ERROR, systemErrno: 0, operation: "backup start")
         }
         var code: Int32
+        var sharing = CoreSharing()
         repeat {
             // Small steps let writers in between; a busy or locked source just means "try again shortly".
             code = sqlite3_backup_step(backup, 256)
+            sharing.yieldIfDue()
             if code == SQLITE_BUSY || code == SQLITE_LOCKED { usleep(2_000) }
         } while code == SQLITE_OK || code == SQLITE_BUSY || code == SQLITE_LOCKED
         let pages = Int(sqlite3_backup_pagecount(backup))

@@ -1,4 +1,5 @@
 import RosterCore
+import RosterRuntime
 import RosterStorage
 
 /// Contacts of one owner at a time: every query names the owner, so one user can never reach another's rows.
@@ -20,7 +21,9 @@ public struct ContactStore {
     }
 
     /// Stores all or nothing: a failure part-way leaves none of them.
-    public func insertMany(userID: Int64, _ contacts: [(ContactDraft, ContactSearchKeys)], now: Int64) throws(StoreError) -> [StoredContact] {
+    /// `betweenRows` runs before each row (a long job's chance to share its core; see `CoreSharing`).
+    public func insertMany(userID: Int64, _ contacts: [(ContactDraft, ContactSearchKeys)], now: Int64,
+                           betweenRows: () -> Void = {}) throws(StoreError) -> [StoredContact] {
         guard !contacts.isEmpty else { return [] }
         do {
             return try database.transaction { () throws(StoreError) -> [StoredContact] in
@@ -32,6 +35,7 @@ public struct ContactStore {
                 var records: [StoredContact] = []
                 records.reserveCapacity(contacts.count)
                 for (fields, keys) in contacts {
+                    betweenRows()
                     try insert.bind(userID, at: 1)
                     try bind(fields, keys, into: insert, from: 2, times: (now, now))
                     try insert.run()
@@ -112,7 +116,11 @@ public struct ContactStore {
         defer { select.reset() }
         try select.bind(userID, at: 1)
         var entries: [ContactIndexEntry] = []
-        while try select.step() { entries.append((id: select.int64(at: 0), keys: Self.keys(select, from: 1))) }
+        var sharing = CoreSharing()
+        while try select.step() {
+            entries.append((id: select.int64(at: 0), keys: Self.keys(select, from: 1)))
+            sharing.yieldIfDue()
+        }
         return entries
     }
 

@@ -118,6 +118,7 @@ extension SQLiteStorage: ContactStorage {
         var charge = charge
         charge.bytes = data.utf8.count
         work(charge, order: .contacts(userID: user), { worker in
+            var sharing = CoreSharing()
             let parsed = format.parse(data)
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
@@ -125,6 +126,7 @@ extension SQLiteStorage: ContactStorage {
                 var fresh: [(ContactDraft, ContactSearchKeys)] = []
                 var skipped = 0
                 for imported in parsed.contacts {
+                    sharing.yieldIfDue()
                     // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
                     // Only this user's jobs write their contacts, one at a time, so the look-up holds until the insert.
                     let folded = ContactSearchKeys.foldQuery(imported.draft.name)
@@ -137,7 +139,7 @@ extension SQLiteStorage: ContactStorage {
                     fresh.append((imported.draft, ContactSearchKeys(draft: imported.draft)))
                 }
                 let added = try worker.writeTurn.take { () throws(StoreError) in
-                    try store.insertMany(userID: user, fresh, now: clock.nowMs())
+                    try store.insertMany(userID: user, fresh, now: clock.nowMs()) { sharing.yieldIfDue() }
                 }
                 return .success(ContactImportOutcome(added: added, skipped: skipped, errors: parsed.errors))
             } catch {
@@ -157,9 +159,11 @@ extension SQLiteStorage: ContactStorage {
                 var sink = sink
                 var after = after
                 var more = false
+                var sharing = CoreSharing()
                 reading: while true {
                     let rows = try store.contacts(userID: user, afterID: after, limit: Self.exportChunk)
                     for contact in rows {
+                        sharing.yieldIfDue()
                         guard sink.add(contact) else {
                             more = true
                             break reading
