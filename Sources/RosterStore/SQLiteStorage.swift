@@ -236,12 +236,3 @@ public enum SQLiteStorageOpenFailure: Error, CustomStringConvertible {
         }
     }
 }
-
-extension ServerSettings {
-    /// The storage workers' budget: `MaxQueuedJobs=` and its per-user and per-connection shares, and the import
-    /// bytes they may hold.
-    var storageBudget: QueueBudget {
-        QueueBudget(jobs: maxQueuedJobs, jobsPerPayer: maxQueuedJobsPerUser, jobsPerConnection: maxQueuedJobsPerConnection,
-                    bytes: maxQueuedImportBytes, bytesPerPayer: maxQueuedImportBytesPerUser)
-    }
-}

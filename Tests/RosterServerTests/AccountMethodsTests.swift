@@ -97,10 +97,10 @@ struct AccountMethodsTests {
     @Test func aLogLevelSetAfterTheMethodsWereBuiltIsTheOneTheyLogAt() throws {
         let host = englishHost()
         methods.logIn(try call("auth.login", id: 1, [("username", "nobody1"), ("password", "secret1")], on: host))
-        let lines = ContactsFormRunnerTests.LogLines()
+        let lines = KeptLog()
         sessions.logger = Logger(level: .info, sink: lines)
         methods.logIn(try call("auth.login", id: 2, [("username", "nobody1"), ("password", "secret1")], on: host))
-        #expect(lines.lines == ["log-in refused: not_found"])
+        #expect(lines.messages == ["log-in refused: not_found"])
     }
 
     /// The seed policy says which of the two was wrong (the hardened one does not; see FormFlowTests).

@@ -41,7 +41,7 @@ struct ContactsFormRunnerTests {
         let user: AccountID
         var throttle = Policy.seed.throttle
         private(set) var form: ContactsFormRunner!
-        let logged = LogLines()
+        let logged = KeptLog()
 
         init(_ names: [String] = ["Alice Smith", "Albert Jones", "Bob Brown"]) {
             sink = RecordingSink(scheduler: scheduler)
@@ -69,11 +69,6 @@ struct ContactsFormRunnerTests {
             contacts.add(user, name, into: Answers<Contact>())
             form.contactsChanged()
         }
-    }
-
-    final class LogLines: LogSink, @unchecked Sendable {
-        private(set) var lines: [String] = []
-        func write(level: LogLevel, message: String, fields: [(String, String)]) { lines.append(message) }
     }
 
     private static let everyone = ["Albert Jones", "Alice Smith", "Bob Brown"]
@@ -141,7 +136,7 @@ struct ContactsFormRunnerTests {
             Results(atMs: 0, query: "", names: Self.everyone, total: 3),
             Results(atMs: 800, query: "al", names: ["Albert Jones", "Alice Smith"], total: 2),
         ])
-        #expect(bench.logged.lines.isEmpty, "the cancelled read is not a failure: \(bench.logged.lines)")
+        #expect(bench.logged.messages.isEmpty, "the cancelled read is not a failure: \(bench.logged.messages)")
     }
 
     /// Opened while the user's index loads: typing meanwhile waits with it, and only the latest query's results go
@@ -227,7 +222,7 @@ struct ContactsFormRunnerTests {
         bench.storage.failures[.loadSearchIndex] = .other
         bench.form.opened()
         #expect(bench.history.isEmpty)
-        #expect(bench.logged.lines == ["contacts search failed: internal"])
+        #expect(bench.logged.messages == ["contacts search failed: internal"])
         bench.storage.failures = [:]
         bench.advance(toMs: 500)
         bench.type("bob")

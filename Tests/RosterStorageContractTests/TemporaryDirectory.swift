@@ -1,12 +1,13 @@
 import Foundation
 import RosterCore
 import RosterRuntime
+import RosterStorageTesting
 
 /// A fresh directory for one backend's files, removed when the last reference goes away, with the log its
 /// backend writes to (kept in memory: a failure the test provokes is not noise on stderr).
 final class TemporaryDirectory {
     let url: URL
-    let log = RecordingLog()
+    let log = KeptLog()
 
     init() throws {
         url = FileManager.default.temporaryDirectory
@@ -20,16 +21,5 @@ final class TemporaryDirectory {
 
     func path(_ name: String) -> String {
         url.appendingPathComponent(name).path
-    }
-}
-
-/// Log lines, kept for a test to read.
-final class RecordingLog: LogSink {
-    private let lines = Locked<[String]>([])
-
-    var messages: [String] { lines.withLock { $0 } }
-
-    func write(level: LogLevel, message: String, fields: [(String, String)]) {
-        lines.withLock { $0.append(message) }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import RosterCore
 import RosterRuntime
 import RosterStorage
+import RosterStorageTesting
 import Testing
 @testable import RosterStore
 
@@ -228,16 +229,5 @@ struct SQLiteStorageTests {
             storage.addContact(ContactDraft(name: "G"), for: account.id, charge: peer, completion: $0)
         }.get()
         #expect(contact.contact.createdAt == harness.clock.nowMs())
-    }
-}
-
-/// Log lines, kept for a test to read.
-final class KeptLog: LogSink {
-    private let lines = Locked<[String]>([])
-
-    var messages: [String] { lines.withLock { $0 } }
-
-    func write(level: LogLevel, message: String, fields: [(String, String)]) {
-        lines.withLock { $0.append(message) }
     }
 }

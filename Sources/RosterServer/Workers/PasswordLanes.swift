@@ -104,18 +104,3 @@ struct QualityContext {
         return checker
     }
 }
-
-extension ServerSettings {
-    /// `[Hashing] QueueLimit=` in all, of which one user (or one peer uid before a log-in) or one connection
-    /// may hold half at most, so a flood of registrations from one uid always leaves room for another's log-in.
-    var hashingBudget: QueueBudget {
-        let half = max(1, hashQueueLimit / 2)
-        return QueueBudget(jobs: hashQueueLimit, jobsPerPayer: min(maxQueuedJobsPerUser, half),
-                           jobsPerConnection: min(maxQueuedJobsPerConnection, half), bytes: .max, bytesPerPayer: .max)
-    }
-
-    var storageBudget: QueueBudget {
-        QueueBudget(jobs: maxQueuedJobs, jobsPerPayer: maxQueuedJobsPerUser, jobsPerConnection: maxQueuedJobsPerConnection,
-                    bytes: maxQueuedImportBytes, bytesPerPayer: maxQueuedImportBytesPerUser)
-    }
-}
