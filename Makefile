@@ -1,12 +1,15 @@
 # Roster: `make run` serves, `make test` proves it. Both install what is missing first.
 SWIFT ?= swift
-PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev cracklib-runtime pkg-config tmux socat \
+PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-dev cracklib-runtime pkg-config \
+            tmux socat \
             systemd python3
 PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy
 PYTHON_VENV := .build/python
+# What only the tests need: a PostgreSQL server they start themselves in a temporary directory (issue 14).
+TEST_PACKAGES := postgresql
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps python-deps python-env python-test python-methods build release run test bench clean install install-only \
+.PHONY: all deps test-deps python-deps python-env python-test python-methods build release run test bench clean install install-only \
         fuzz sanitize
 
 FUZZ_SECONDS ?= 60
@@ -83,7 +86,10 @@ run: release
 	@echo "Stop it with Ctrl-C."
 	exec $(CURDIR)/.build/release/rosterd
 
-test: deps python-env
+test-deps:
+	$(call install-missing,$(TEST_PACKAGES))
+
+test: deps test-deps python-env
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory python-test
@@ -105,7 +111,7 @@ fuzz: deps
 # The whole suite under ThreadSanitizer and AddressSanitizer; the exit code decides (TSan can print "passed" and fail).
 # Leak checking is off: the daemon's long-lived singletons (loop, server, pool threads) are still allocated at
 # exit by design, and XCTest's runner leaks a few hundred bytes of its own; memory errors are all still fatal.
-sanitize: deps
+sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan

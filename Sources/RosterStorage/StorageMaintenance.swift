@@ -64,11 +64,15 @@ public struct StorageStatistics: Equatable, Sendable {
     /// `loading`, `ready` or `failed`: whether username checks are answered from memory yet.
     public var usernameDirectory: String
     public var queues: [String: WorkerPoolStats]
+    /// Which backend, and whether it is connected (issue 14).
+    public var state: StorageState
 
-    public init(accounts: Int, contacts: Int, usernameDirectory: String, queues: [String: WorkerPoolStats]) {
+    public init(accounts: Int, contacts: Int, usernameDirectory: String, queues: [String: WorkerPoolStats],
+                state: StorageState) {
         self.accounts = accounts
         self.contacts = contacts
         self.usernameDirectory = usernameDirectory
         self.queues = queues
+        self.state = state
     }
 }

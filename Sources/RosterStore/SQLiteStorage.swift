@@ -35,6 +35,11 @@ public final class SQLiteStorage: Storage {
     private var warming = false
     private var backupInFlight = false
     private(set) var stopped = false
+    /// This daemon is the file's only writer, so nobody else changes it; the feed stays silent.
+    public var onChange: ((StorageChange) -> Void)?
+    public var onStateChange: ((StorageState) -> Void)?
+    /// A file is up from the moment it is open.
+    public let state: StorageState
 
     private init(path: String, database: Database, lock: DatabaseLock, loop: EventLoop, workers: WorkerPool<StorageWorker>,
                  clock: any WallClock, logger: Logger) {
@@ -47,6 +52,7 @@ public final class SQLiteStorage: Storage {
         self.workers = workers
         self.clock = clock
         self.logger = logger
+        self.state = StorageState(backend: "sqlite", phase: .up, sinceMs: clock.nowMs())
     }
 
     deinit { workers.stop() }
@@ -212,7 +218,7 @@ public final class SQLiteStorage: Storage {
         let contacts = (try? contactRows.totalCount()) ?? 0
         completion(.success(StorageStatistics(accounts: accounts, contacts: contacts,
                                               usernameDirectory: usernames.phase.rawValue,
-                                              queues: ["storage": workers.stats])))
+                                              queues: ["storage": workers.stats], state: state)))
     }
 
     /// The workers finish what is queued, then end; every call from now on answers `stoppedFailure`.

@@ -35,6 +35,10 @@ public final class InMemoryStorage: Storage {
     public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
 
     public var answering: Answering
+    public var onChange: ((StorageChange) -> Void)?
+    public var onStateChange: ((StorageState) -> Void)?
+    /// Up from the start; a test sets it (`changeState`) to play an outage.
+    public private(set) var state = StorageState(backend: "memory", phase: .up, sinceMs: 0)
     /// While set, every call fails with it (nothing is written).
     public var failure: StorageFailure?
     /// While set for an operation, its calls fail with it (nothing is written).
@@ -384,9 +388,23 @@ public final class InMemoryStorage: Storage {
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
         answer(.statistics, completion) {
             .success(StorageStatistics(accounts: self.accounts.count, contacts: self.contacts.count,
-                                       usernameDirectory: "ready", queues: [:]))
+                                       usernameDirectory: "ready", queues: [:], state: self.state))
         }
     }
 
     public func stop() { stopped = true }
+}
+
+extension InMemoryStorage {
+    /// Plays what another daemon's change would bring: the feed reports `change` to the server, as a backend
+    /// that shares its database would.
+    public func simulate(_ change: StorageChange) {
+        onChange?(change)
+    }
+
+    /// Plays a change of connection state (an outage and its end), reported as a real backend reports it.
+    public func changeState(to phase: StorageState.Phase, atMs: Int64) {
+        state = StorageState(backend: state.backend, phase: phase, sinceMs: atMs)
+        onStateChange?(state)
+    }
 }
