@@ -86,7 +86,7 @@ struct LoginRulebook: FormRulebook {
     static let form = FormName.login
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
     static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-                                             .rateLimited, .busy]
+                                             .rateLimited, .busy, .storageUnavailable]
 
     var policy: Policy
 

@@ -127,7 +127,7 @@ struct RegisterRulebook: FormRulebook {
     typealias Field = RegisterField
     static let form = FormName.register
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
-    static let failureCodes: [SubmitCode] = [.notSubmittable, .taken, .busy, .storageFull]
+    static let failureCodes: [SubmitCode] = [.notSubmittable, .taken, .busy, .storageFull, .storageUnavailable]
 
     var policy: Policy
 
