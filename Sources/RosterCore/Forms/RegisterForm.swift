@@ -112,6 +112,11 @@ public struct RegisterForm: Sendable {
     }
 
     /// New rules judge new input; verdicts already given stand.
+    /// Another daemon's writes may have changed what the store answered: the fields they concern ask again.
+    public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
+        kernel.storeChanged(change)
+    }
+
     public mutating func policyChanged(_ policy: Policy) {
         kernel.rules.policy = policy
     }
