@@ -351,7 +351,7 @@ public enum PostgreSQLOpenFailure: Error, CustomStringConvertible {
         }
     }
 
-    private static func words(_ failure: PGFailure) -> String {
+    static func words(_ failure: PGFailure) -> String {
         switch failure {
         case .unavailable: "the server cannot be reached"
         case .busy: "the server is busy"
