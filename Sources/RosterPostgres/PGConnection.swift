@@ -17,7 +17,12 @@ final class PGConnection {
     private var machine: PGConnectionStateMachine
     private var connection: OpaquePointer?
     private var registration: EventLoop.RegistrationID?
-    private var registeredFD: Int32 = -1
+    /// The loop watches a duplicate of libpq's socket, never libpq's own: libpq closes its socket when it finds
+    /// the connection lost (and while connecting, to try again), and a registration must be removed before its
+    /// fd closes, or a reused number would be removed instead. The duplicate closes only after deregistering.
+    private var watchedFD: Int32 = -1
+    /// libpq's socket that `watchedFD` duplicates.
+    private var sourceFD: Int32 = -1
     private var timer: Scheduled?
     private var completions: [UInt64: Completion] = [:]
     private var nextID: UInt64 = 1
@@ -39,8 +44,7 @@ final class PGConnection {
 
     deinit {
         timer?.cancel()
-        if let registration { loop.deregister(registration) }
-        if let connection { PQfinish(connection) }
+        close()
     }
 
     var isReady: Bool { machine.isReady }
@@ -120,11 +124,17 @@ final class PGConnection {
     }
 
     private func close() {
-        if let registration { loop.deregister(registration) }
-        registration = nil
-        registeredFD = -1
+        unwatch()
         if let connection { PQfinish(connection) }
         connection = nil
+    }
+
+    private func unwatch() {
+        if let registration { loop.deregister(registration) }
+        registration = nil
+        if watchedFD >= 0 { Glibc.close(watchedFD) }
+        watchedFD = -1
+        sourceFD = -1
     }
 
     private func watch(readable: Bool, writable: Bool) {
@@ -136,20 +146,24 @@ final class PGConnection {
         }
         let events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
         // While connecting, libpq may close its socket and open another (the next host, a retry without SSL),
-        // even under the same number: register afresh each time then, and modify only once connected.
-        if let registration, fd == registeredFD, machine.state != .connecting {
+        // even under the same number: watch afresh each time then, and only modify once connected.
+        if let registration, fd == sourceFD, machine.state != .connecting {
             do { try loop.modify(registration, events: events) } catch {
                 apply(machine.failed(reason: "epoll: \(error)", now: loop.now))
             }
             return
         }
-        if let registration { loop.deregister(registration) }
+        unwatch()
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            apply(machine.failed(reason: "dup: errno \(errno)", now: loop.now))
+            return
+        }
+        watchedFD = copy
+        sourceFD = fd
         do {
-            registration = try loop.register(fd: fd, events: events) { [weak self] events in self?.handle(events) }
-            registeredFD = fd
+            registration = try loop.register(fd: copy, events: events) { [weak self] events in self?.handle(events) }
         } catch {
-            registration = nil
-            registeredFD = -1
             apply(machine.failed(reason: "epoll: \(error)", now: loop.now))
         }
     }

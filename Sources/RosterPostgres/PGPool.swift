@@ -155,7 +155,8 @@ public final class PGPool {
         var target = fallback
         if let bound = affinity[request.caller], usable(bound.slot) { target = bound.slot }
         affinity[request.caller] = (target, (affinity[request.caller]?.count ?? 0) + 1)
-        if load(target) < settings.pipelineDepth {
+        // Behind parked requests it parks too: they may be this caller's own, and must go first.
+        if slots[target].parked.isEmpty && slots[target].connection.inFlightCount < settings.pipelineDepth {
             send(entry, request, slot: target)
         } else {
             slots[target].parked.append(entry)
@@ -179,7 +180,8 @@ public final class PGPool {
     }
 
     private func sendParked(_ index: Int) {
-        while slots[index].connection.isReady, !slots[index].parked.isEmpty, load(index) <= settings.pipelineDepth {
+        while slots[index].connection.isReady, !slots[index].parked.isEmpty,
+              slots[index].connection.inFlightCount < settings.pipelineDepth {
             let entry = slots[index].parked.removeFirst()
             guard case .request(let request) = entry.job else { continue }
             send(entry, request, slot: index)
