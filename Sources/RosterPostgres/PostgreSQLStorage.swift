@@ -201,18 +201,16 @@ public final class PostgreSQLStorage: Storage {
         onChange?(notification.change)
     }
 
-    /// The listener is in place. The first time, nothing can have been missed unless the directory was being
-    /// read before it; every later time, notifications were lost while it was away: the directory is read again,
-    /// then everything that depends on others' changes is told to re-check.
+    /// The listener is in place: whatever was sent while it was not is lost, so the directory is read again,
+    /// then everything that depends on others' changes is told to re-check. The first time, only if the daemon
+    /// was serving already (`warmUp` came first, as when the database was down at start): before that, the
+    /// directory's first read and the forms still to open see everything.
     private func listening() {
         guard !stopped else { return }
         let first = !listenedBefore
         listenedBefore = true
-        if first {
-            if directoryWanted { fillDirectory(then: nil) }
-            return
-        }
-        logger.notice("the PostgreSQL listener is back; re-reading what may have changed meanwhile")
+        if first && !directoryWanted { return }
+        if !first { logger.notice("the PostgreSQL listener is back; re-reading what may have changed meanwhile") }
         guard directoryWanted else { return onChange?(.resync) ?? () }
         fillDirectory { [weak self] in self?.onChange?(.resync) }
     }
