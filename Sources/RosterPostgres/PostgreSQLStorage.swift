@@ -61,6 +61,9 @@ public final class PostgreSQLStorage: Storage {
     private var directoryWanted = false
     /// Bumped by every fill, so that the pages of a fill overtaken by a newer one are dropped.
     private var fillGeneration = 0
+    /// The names a fill has read so far; held here, not passed from page to page, so that adding a page never
+    /// copies the set (a million names would be copied at every page).
+    private var snapshot: Set<String> = []
     private var listenedBefore = false
     /// The last counts `statistics` read, answered while the database cannot be reached.
     private var lastCounts = (accounts: 0, contacts: 0)
@@ -222,31 +225,33 @@ public final class PostgreSQLStorage: Storage {
     private func fillDirectory(then: (() -> Void)?) {
         fillGeneration += 1
         usernames.beginRefill()
-        readDirectoryPage(after: "", into: [], generation: fillGeneration, started: loop.now, then: then)
+        snapshot = []
+        readDirectoryPage(after: "", generation: fillGeneration, started: loop.now, then: then)
     }
 
-    private func readDirectoryPage(after: String, into names: Set<String>, generation: Int, started: Instant,
-                                   then: (() -> Void)?) {
+    private func readDirectoryPage(after: String, generation: Int, started: Instant, then: (() -> Void)?) {
         query(PostgreSQLQueries.usernameKeys(after: after, limit: Self.directoryPage), charge: .daemon, force: true,
               "reading usernames into memory") { [weak self] result in
             guard let self, generation == self.fillGeneration else { return }
             switch result {
             case .success(let page):
-                var names = names
                 var last: String?
                 for row in page.rows {
                     guard let key = row.text(0) else { continue }
-                    names.insert(key)
+                    self.snapshot.insert(key)
                     last = key
                 }
                 if page.rows.count == Self.directoryPage, let last {
-                    return self.readDirectoryPage(after: last, into: names, generation: generation, started: started,
-                                                  then: then)
+                    return self.readDirectoryPage(after: last, generation: generation, started: started, then: then)
                 }
-                self.usernames.fill(with: names)
+                let filled = self.snapshot
+                self.snapshot = []
+                let count = filled.count
+                self.usernames.fill(with: consume filled)
                 let elapsed = (self.loop.now - started).nanoseconds / 1_000_000
-                self.logger.info("\(names.count) username(s) in memory, read in \(elapsed) ms")
+                self.logger.info("\(count) username(s) in memory, read in \(elapsed) ms")
             case .failure:
+                self.snapshot = []
                 self.usernames.fillFailed()
                 self.logger.warning("cannot read usernames into memory now; the database answers checks until the next try")
             }
