@@ -77,6 +77,8 @@ enum PostgreSQLQueries {
                     [.text(after), .int(Int64(limit))])
     }
 
+    static let userCount = PGStatement("SELECT count(*) FROM users")
+
     static let counts = PGStatement("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM contacts)")
 
     // MARK: Session tokens

@@ -224,9 +224,19 @@ public final class PostgreSQLStorage: Storage {
     /// meanwhile; `then` runs when it is in, or failed.
     private func fillDirectory(then: (() -> Void)?) {
         fillGeneration += 1
+        let generation = fillGeneration
+        let started = loop.now
         usernames.beginRefill()
         snapshot = []
-        readDirectoryPage(after: "", generation: fillGeneration, started: loop.now, then: then)
+        // Room for every name first: a set that grows page by page rehashes all it holds each time it doubles,
+        // hundreds of milliseconds on the loop at a million names.
+        query(PostgreSQLQueries.userCount, charge: .daemon, force: true, "counting usernames") { [weak self] counted in
+            guard let self, generation == self.fillGeneration else { return }
+            if case .success(let result) = counted, let count = result.rows.first?.int(0) {
+                self.snapshot.reserveCapacity(Int(clamping: count) + Self.directoryPage)
+            }
+            self.readDirectoryPage(after: "", generation: generation, started: started, then: then)
+        }
     }
 
     private func readDirectoryPage(after: String, generation: Int, started: Instant, then: (() -> Void)?) {
