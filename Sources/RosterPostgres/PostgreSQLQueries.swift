@@ -232,6 +232,18 @@ enum PostgreSQLQueries {
     }
 }
 
+/// What PostgreSQL's `text` cannot hold: a NUL, which libpq's text parameters would silently cut the value at.
+/// A value holding one is refused before it is sent, never stored shortened.
+enum PGText {
+    static func storable(_ texts: String?...) -> Bool {
+        texts.allSatisfy { text in text.map { !$0.utf8.contains(0) } ?? true }
+    }
+
+    static func storable(_ draft: ContactDraft) -> Bool {
+        storable(draft.name, draft.phone, draft.email, draft.note)
+    }
+}
+
 /// PostgreSQL's array input syntax, for one parameter holding a list (`= ANY($n::text[])`).
 enum PGArrayLiteral {
     static func integers(_ values: [Int64]) -> String {

@@ -222,3 +222,42 @@ struct PostgreSQLStorageTests {
         #expect(try harness.answer { storage.isEmailTaken("a@example.com", charge: .daemon, completion: $0) }.get() == false)
     }
 }
+
+/// PostgreSQL's text holds no NUL, and libpq would cut a value at one: such a write is refused whole, never
+/// stored shortened.
+@Suite("PostgreSQL text without NUL")
+struct PostgreSQLNULTests {
+    @Test func aValueHoldingANULIsRefusedNotCutShort() throws {
+        let harness = try LoopHarness()
+        let storage = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: try PostgresTestCluster.shared.createDatabase(),
+                                                                              connections: 1),
+                                                 loop: harness.loop, server: ServerSettings(), cores: 2,
+                                                 clock: ManualWallClock(), logger: Logger(level: .crit))
+        defer { storage.stop() }
+        let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+        let owner = try harness.answer { storage.createAccount(NewAccount(username: "owner1", display: "owner1", email: nil,
+                                                                          passwordHash: hash),
+                                                               charge: .daemon, completion: $0) }.get()
+        #expect(try harness.answer { storage.createAccount(NewAccount(username: "nul01", display: "nul\u{0}01", email: nil,
+                                                                      passwordHash: hash),
+                                                           charge: .daemon, completion: $0) }.map(\.id) == .failure(.other))
+        let added = try harness.answer { storage.addContact(ContactDraft(name: "A\u{0}B"), for: owner.id, charge: .daemon,
+                                                            completion: $0) }
+        #expect(added.map(\.contact.id) == .failure(.other))
+        let kept = try harness.answer { storage.addContact(ContactDraft(name: "Kept"), for: owner.id, charge: .daemon,
+                                                           completion: $0) }.get()
+        let patched = try harness.answer {
+            storage.updateContact(kept.contact.id, of: owner.id, with: ContactPatch(name: nil, phone: nil, email: nil, note: "x\u{0}y"),
+                                  charge: .daemon, completion: $0)
+        }
+        #expect(patched == .failure(.other))
+        let imported = try harness.answer { storage.importContacts("name\nFine\n\"Cut\u{0}Here\"\n", format: .csv, for: owner.id,
+                                                                   charge: .daemon, completion: $0) }
+        #expect(imported.map(\.skipped) == .failure(.other))
+        let all = try harness.answer { storage.readContacts([kept.contact.id], of: owner.id, charge: .daemon,
+                                                            cancelled: Locked(false), encode: { $0 }, completion: $0) }.get()
+        #expect(all == [kept.contact])
+        #expect(try harness.answer { storage.loadSearchIndex(of: owner.id, charge: .daemon, build: { $0.count },
+                                                             completion: $0) }.get() == 1)
+    }
+}
