@@ -216,7 +216,9 @@ final class PGConnection {
             apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
             return
         }
-        flush(connection)
+        // Not flushed here: with EPOLLOUT armed the loop comes back at once (the socket is writable), and every
+        // request sent in this turn of the loop goes out in one write instead of one write each.
+        apply(machine.flushed(outputPending: true))
     }
 
     private func flush(_ connection: OpaquePointer) {

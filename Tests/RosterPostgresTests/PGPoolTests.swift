@@ -102,6 +102,24 @@ struct PGPoolTests {
         #expect(pool.stats.waiting == 0 && pool.stats.running == 0)
     }
 
+    @Test func oneCallersBurstWaitsInTheFairQueueNotBehindOneConnection() throws {
+        let pool = try pool { $0.connections = 2; $0.pipelineDepth = 4 }
+        defer { pool.stop() }
+        try harness.run(until: { pool.stats.workers == 2 })
+        var order: [Int] = []
+        for index in 0..<200 {
+            pool.execute([PGStatement("SELECT 1")], transaction: false, charge: charge(1)) { _ in order.append(index) }
+        }
+        // Four in flight on its connection and a pipeline's worth per connection parked: the rest waits its turn.
+        #expect(pool.stats.waiting == 200 - 4 - 8)
+        var other: Result<[PGResult], PGFailure>?
+        pool.execute([PGStatement("SELECT 2")], transaction: false, charge: charge(2, payer: 2)) { other = $0 }
+        try harness.run(until: { other != nil })
+        #expect(order.count < 200, "another payer waited for the whole burst")
+        try harness.run(until: { order.count == 200 })
+        #expect(order == Array(0..<200))
+    }
+
     @Test func pastTheBudgetRequestsAreBusyUnlessForced() throws {
         let pool = try pool { $0.connections = 1; $0.queueLimit = 2; $0.pipelineDepth = 1 }
         defer { pool.stop() }
