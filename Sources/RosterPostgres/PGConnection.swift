@@ -68,8 +68,14 @@ final class PGConnection {
 
     // MARK: Actions
 
+    /// The timer first: a delivery may run a caller who sends again, and the machine's newer timer from that
+    /// nested call must not be overwritten by this older one afterwards.
     private func apply(_ actions: [PGConnectionStateMachine.Action]) {
-        for action in actions { perform(action) }
+        for case .setTimer(let deadline) in actions { perform(.setTimer(deadline)) }
+        for action in actions {
+            if case .setTimer = action { continue }
+            perform(action)
+        }
     }
 
     private func perform(_ action: PGConnectionStateMachine.Action) {
