@@ -119,8 +119,8 @@ final class PGConnection {
         close()
         let keywords = ["dbname", "fallback_application_name"]
         let values = [conninfo, "rosterd"]
-        let started: OpaquePointer? = withCStrings(keywords) { keywords in
-            withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
+        let started: OpaquePointer? = LibPQ.withCStrings(keywords) { keywords in
+            LibPQ.withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
         }
         connection = started
         guard let started, PQstatus(started) != CONNECTION_BAD else {
@@ -259,12 +259,4 @@ final class PGConnection {
             onNotification?(channel, payload)
         }
     }
-}
-
-/// Calls `body` with a NULL-terminated array of C strings that live only during the call.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-    let copies = strings.map { strdup($0) }
-    defer { for copy in copies { free(copy) } }
-    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
-    return body(pointers)
 }
