@@ -3,6 +3,7 @@ import RosterPostgres
 import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
+import Glibc
 import Testing
 
 /// The loop-driven pool against a real server.
@@ -72,6 +73,21 @@ struct PGPoolTests {
         let slow = try execute(pool, [PGStatement("SELECT pg_sleep(5)")])
         #expect(throws: PGFailure.timeout) { try slow.get() }
         #expect(try execute(pool, [PGStatement("SELECT 42")]).get().first?.rows.first?.int(0) == 42)
+    }
+
+    @Test func aServerThatStopsAnsweringTimesOutAndItsConnectionIsReplaced() throws {
+        let pool = try pool { $0.statementTimeoutMs = 100; $0.connections = 1; $0.reconnectMinMs = 10 }
+        defer { pool.stop() }
+        let backend = try #require(try execute(pool, [PGStatement("SELECT pg_backend_pid()")]).get().first?.rows.first?.int(0))
+        // A backend frozen mid-conversation: no error, no close, no answer, as a host that vanished from the network.
+        kill(pid_t(backend), SIGSTOP)
+        // Woken, it finds its client gone and ends by itself (a SIGKILL would make the server restart every backend).
+        defer { kill(pid_t(backend), SIGCONT) }
+        let hung = try execute(pool, [PGStatement("SELECT 1")])
+        #expect(throws: PGFailure.timeout) { try hung.get() }
+        try harness.run(until: { pool.phase == .up && pool.stats.workers == 1 })
+        let fresh = try execute(pool, [PGStatement("SELECT pg_backend_pid()")]).get().first?.rows.first?.int(0)
+        #expect(fresh != nil && fresh != backend)
     }
 
     @Test func pipelinedRequestsFromManyCallersCompleteInOrderPerCaller() throws {
