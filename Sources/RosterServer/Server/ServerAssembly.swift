@@ -39,6 +39,24 @@ enum DaemonStorage {
     }
 }
 
+extension DaemonStorage {
+    /// The database `endpoint` names, opened to be read whole by `rosterd --copy-database`.
+    static func copySource(_ endpoint: DatabaseEndpoint) throws(CopyError) -> any CopySource {
+        switch endpoint {
+        case .sqlite(let path): try SQLiteCopy.source(path: path)
+        case .postgresql: throw .failed("PostgreSQL is not built into this rosterd yet")
+        }
+    }
+
+    /// The database `endpoint` names, opened (created and migrated where it is new) to be written by a copy.
+    static func copyTarget(_ endpoint: DatabaseEndpoint) throws(CopyError) -> any CopyTarget {
+        switch endpoint {
+        case .sqlite(let path): try SQLiteCopy.target(path: path, now: SystemWallClock().nowMs())
+        case .postgresql: throw .failed("PostgreSQL is not built into this rosterd yet")
+        }
+    }
+}
+
 /// Why `rosterd --backup` made no copy.
 enum OfflineBackupError: Error, CustomStringConvertible {
     /// The target was refused; nothing was written.
