@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterPostgres
 import RosterRuntime
 import RosterStorage
 import RosterStore
@@ -44,7 +45,7 @@ extension DaemonStorage {
     static func copySource(_ endpoint: DatabaseEndpoint) throws(CopyError) -> any CopySource {
         switch endpoint {
         case .sqlite(let path): return try SQLiteCopy.source(path: path)
-        case .postgresql: throw CopyError.failed("PostgreSQL is not built into this rosterd yet")
+        case .postgresql(let conninfo): return try PostgreSQLCopy(conninfo: conninfo)
         }
     }
 
@@ -59,7 +60,7 @@ extension DaemonStorage {
                 throw .failed("\(path): \(error)")
             }
             return try SQLiteCopy.target(path: path, now: SystemWallClock().nowMs())
-        case .postgresql: throw CopyError.failed("PostgreSQL is not built into this rosterd yet")
+        case .postgresql(let conninfo): return try PostgreSQLCopy(conninfo: conninfo)
         }
     }
 }
