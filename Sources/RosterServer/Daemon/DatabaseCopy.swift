@@ -82,7 +82,11 @@ extension Daemon {
             if onTerminal { writeToStandardError("\n") }
             switch error {
             case .targetNotEmpty: say("copy refused: \(to): \(error)")
-            case .failed, .countsDiffer: say("copy from \(from) to \(to) failed: \(error)")
+            case .failed: say("copy from \(from) to \(to) failed: \(error)")
+            case .countsDiffer:
+                // A PostgreSQL source is read in one snapshot while daemons may go on writing to it.
+                say("copy from \(from) to \(to) failed: \(error); stop every daemon on the source, empty the "
+                    + "target, and copy again")
             }
             return 1
         }
