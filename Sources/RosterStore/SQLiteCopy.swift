@@ -33,25 +33,22 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         }
         guard identity != .empty else { throw .failed("\(path) holds no Roster database") }
         let lock = try locking(path)
-        let database = try storing(path) { () throws(StoreError) -> Database in
-            // Read-write without create, as an offline backup opens it: SQLite's locking and WAL recovery work as
-            // for any reader, and a missing file is not made.
-            let database = try Database(opening: path, flags: SQLITE_OPEN_READWRITE)
-            do throws(StoreError) {
-                try DatabaseCheck.requireIntact(database, path: path)
-                let applied = try Migrator.appliedNames(database)
-                guard applied == RosterSchema.migrations.map(\.name) else {
-                    throw StoreError.migrationOrderChanged(name: applied.last ?? "none")
-                }
-            } catch {
-                database.close()
-                throw error
+        // Read-write without create, as an offline backup opens it: SQLite's locking and WAL recovery work as for
+        // any reader, and a missing file is not made.
+        let database = try storing(path) { () throws(StoreError) in try Database(opening: path, flags: SQLITE_OPEN_READWRITE) }
+        do throws(CopyError) {
+            try storing(path) { () throws(StoreError) in try DatabaseCheck.requireIntact(database, path: path) }
+            let applied = try storing(path) { () throws(StoreError) in try Migrator.appliedNames(database) }
+            let known = RosterSchema.migrations.map(\.name)
+            if applied != known {
+                throw .failed(known.starts(with: applied)
+                    ? "\(path) has an older schema than this rosterd's: start rosterd on it once (it migrates at start), "
+                        + "stop it, then copy"
+                    : "\(path) has migrations this rosterd does not know: copy it with the rosterd that made it")
             }
-            return database
-        } rewording: { error in
-            guard case .migrationOrderChanged = error else { return nil }
-            return "\(path) has an older schema than this rosterd's: start rosterd on it once (it migrates at "
-                + "start), stop it, then copy"
+        } catch {
+            database.close()
+            throw error
         }
         return SQLiteCopy(path: path, database: database, lock: lock)
     }
@@ -190,12 +187,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try Self.storing(path, work)
     }
 
-    private static func storing<T>(_ path: String, _ work: () throws(StoreError) -> T,
-                                   rewording: (StoreError) -> String? = { _ in nil }) throws(CopyError) -> T {
+    private static func storing<T>(_ path: String, _ work: () throws(StoreError) -> T) throws(CopyError) -> T {
         do throws(StoreError) {
             return try work()
         } catch {
-            throw .failed(rewording(error) ?? "\(path): \(error)")
+            throw .failed("\(path): \(error)")
         }
     }
 }
