@@ -101,7 +101,10 @@ final class PGConnection {
         case .ready:
             onReady?()
         case .broke(let retryAt, let reason):
-            logger.warning("PostgreSQL connection lost", [("reason", reason), ("retry_in_ms", "\((retryAt - loop.now).milliseconds)")])
+            // The first failure is news; the retries that fail after it are not.
+            let level: LogLevel = machine.consecutiveFailures > 1 ? .info : .warning
+            logger.log(level, "PostgreSQL connection lost", [("reason", reason),
+                                                             ("retry_in_ms", "\((retryAt - loop.now).milliseconds)")])
             onBroken?(retryAt, reason)
         }
     }

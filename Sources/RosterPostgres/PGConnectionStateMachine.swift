@@ -326,9 +326,15 @@ struct PGConnectionStateMachine {
         case .idle: wanted = lastActivity + timing.heartbeat
         case .busy: wanted = earliest(nil)
         }
-        guard wanted != armedTimer else { return [] }
-        armedTimer = wanted
-        return [.setTimer(wanted)]
+        // A timer armed earlier than wanted is left to fire (it finds nothing due and sets the next): a busy
+        // connection's earliest deadline moves on with every answer, and re-arming each time costs a syscall.
+        switch (armedTimer, wanted) {
+        case (nil, nil): return []
+        case (let armed?, let wanted?) where armed <= wanted: return []
+        default:
+            armedTimer = wanted
+            return [.setTimer(wanted)]
+        }
     }
 
     private func earliest(_ other: Instant?) -> Instant? {

@@ -70,7 +70,7 @@ public final class PGPool {
         queue = FairQueue(budget: settings.budget)
         slots = (0..<settings.connections).map { _ in
             Slot(connection: PGConnection(conninfo: settings.conninfo, loop: loop, logger: logger, timing: settings.timing,
-                                          setup: settings.setup))
+                                          setup: settings.poolSetup))
         }
         for index in slots.indices {
             slots[index].connection.onReady = { [unowned self] in self.connectionReady(index) }
@@ -92,6 +92,7 @@ public final class PGPool {
         guard running else { return }
         running = false
         for slot in slots { slot.connection.stop() }
+        for index in slots.indices { failParked(index) }
         failWaiting()
     }
 
@@ -232,14 +233,18 @@ public final class PGPool {
 
     private func connectionBroke(_ index: Int) {
         slots[index].hasFailed = true
-        // Parked requests were never sent: nothing of theirs can have been written.
+        failParked(index)
+        updatePhase()
+    }
+
+    /// Parked requests were never sent: nothing of theirs can have been written.
+    private func failParked(_ index: Int) {
         let parked = slots[index].parked
         slots[index].parked.removeAll()
         for entry in parked {
             guard case .request(let request) = entry.job else { continue }
             finish(entry, request, slot: index, .failure(.unavailable(retryAfterMs: retryAfterMs())))
         }
-        updatePhase()
     }
 
     private func updatePhase() {

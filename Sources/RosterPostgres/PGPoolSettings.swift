@@ -49,4 +49,10 @@ public struct PGPoolSettings: Sendable {
     var setup: [PGStatement] {
         [PGStatement("SET statement_timeout = \(max(0, statementTimeoutMs))")]
     }
+
+    /// The pool's connections also end a transaction left idle (a lease whose holder never came back): the
+    /// server closes that session, and the connection reconnects.
+    var poolSetup: [PGStatement] {
+        setup + [PGStatement("SET idle_in_transaction_session_timeout = \(max(10_000, statementTimeoutMs * 4))")]
+    }
 }

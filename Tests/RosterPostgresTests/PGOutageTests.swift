@@ -41,8 +41,13 @@ struct PGOutageTests {
         try harness.run(until: { notes.count == 2 })
         #expect(notes == ["roster:before", "other \"one\":x"])
 
+        // A request in flight when the server goes is answered `.unavailable` (never resent: it may have committed).
+        var inFlight: Result<[PGResult], PGFailure>?
+        pool.execute([PGStatement("SELECT pg_sleep(30)")], transaction: false, charge: charge(2)) { inFlight = $0 }
+        for _ in 0..<3 { try harness.loop.runOnce(timeoutMs: 10) }
         cluster.stopImmediately()
-        try harness.run(until: { pool.phase == .down && disconnected == 1 })
+        try harness.run(until: { pool.phase == .down && disconnected == 1 && inFlight != nil })
+        guard case .failure(.unavailable)? = inFlight else { Issue.record("in flight: \(String(describing: inFlight))"); return }
         #expect(phases == [.up, .down])
         // Down: answered at once, not queued.
         var answer: Result<[PGResult], PGFailure>?
@@ -60,6 +65,7 @@ struct PGOutageTests {
         try notify("after")
         try harness.run(until: { notes.count == 4 })
         #expect(notes.suffix(2) == ["roster:after", "other \"one\":x"])
-        #expect(pool.stats.workers == 2)
+        // The phase is up with the first connection back; the second follows on its own backoff.
+        try harness.run(until: { pool.stats.workers == 2 })
     }
 }
