@@ -9,7 +9,7 @@ public enum Daemon {
     public static func checkConfig(_ options: DaemonOptions) -> Int32 {
         do {
             let config = try ConfigLoader.load(configPath: options.configPath)
-            print("configuration ok (preset \(config.policy.preset.rawValue))")
+            print(LogText.escaped("configuration ok (preset \(config.policy.preset.rawValue), \(storageSummary(config.storage)))"))
             return 0
         } catch {
             writeToStandardError("rosterd: configuration refused: \(LogText.escaped("\(error)"))\n")
@@ -111,13 +111,26 @@ public enum Daemon {
         return 0
     }
 
+    /// The backend in force, as a log line may show it: a PostgreSQL connection string without its password.
+    static func storageSummary(_ storage: StorageSettings) -> String {
+        switch storage.backend {
+        case .sqlite: "storage sqlite"
+        case .postgresql:
+            "storage postgresql '\(Conninfo.masked(storage.postgresqlConnection))' with \(storage.postgresqlConnections) connection(s)"
+        }
+    }
+
     /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
     private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
         notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
         do {
-            let fresh = try ConfigLoader.load(configPath: options.configPath)
+            let (fresh, kept) = server.config.reloaded(from: try ConfigLoader.load(configPath: options.configPath))
             server.config = fresh
             server.logger.level = options.logLevel ?? fresh.server.logLevel
+            for key in kept {
+                server.logger.warning("rosterd: \(key) changed; it needs a restart, keeping \(storageSummary(fresh.storage))",
+                                      [("ROSTER_EVENT", "reload_kept")])
+            }
             server.logger.notice("rosterd: configuration reloaded (preset \(fresh.policy.preset.rawValue))",
                                  [("ROSTER_EVENT", "reloaded")])
         } catch {
