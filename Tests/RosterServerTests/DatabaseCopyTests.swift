@@ -116,12 +116,11 @@ struct DatabaseCopyTests {
         for bad in ["sqlite:", "postgresql:", "/var/lib/roster/roster.db", "mysql:x", "SQLITE:/x"] {
             #expect(DatabaseEndpoint(parsing: bad) == nil, "\(bad)")
         }
+        // Conninfo.masked's own tests cover every spelling; here, that an end is shown through it.
         let keyword = DatabaseEndpoint.postgresql(conninfo: "host=db password=s3cret dbname=roster")
-        #expect(keyword.description == "postgresql:host=db password=*** dbname=roster")
-        let quoted = DatabaseEndpoint.postgresql(conninfo: "password='it\\'s secret' host=db")
-        #expect(quoted.description == "postgresql:password=*** host=db")
-        let uri = DatabaseEndpoint.postgresql(conninfo: "postgresql://roster:s3cret@db/roster?password=again&x=1")
-        #expect(uri.description == "postgresql:postgresql://roster:***@db/roster?password=***&x=1")
+        #expect(keyword.description == "postgresql:host=db password=\(Conninfo.mask) dbname=roster")
+        let uri = DatabaseEndpoint.postgresql(conninfo: "postgresql://roster:s3cret@db/roster")
+        #expect(!uri.description.contains("s3cret"))
 
         let options = try DaemonOptions.parse(["--copy-database", "sqlite:/a.db", "postgresql:dbname=roster"])
         #expect(options.mode == .copyDatabase(from: .sqlite(path: "/a.db"), to: .postgresql(conninfo: "dbname=roster")))
