@@ -115,6 +115,12 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
             }
         }
         guard !statements.isEmpty else { return }
+        // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.
+        for statement in statements {
+            for case .text(let text) in statement.params where !PGText.storable(text) {
+                throw .failed("\(label): a row holds a NUL character in a text field, which PostgreSQL cannot store")
+            }
+        }
         try run("begin a batch", "BEGIN")
         do throws(CopyError) {
             for statement in statements { try run("write a batch", statement.sql, statement.params) }

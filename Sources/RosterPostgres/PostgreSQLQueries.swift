@@ -77,6 +77,8 @@ enum PostgreSQLQueries {
                     [.text(after), .int(Int64(limit))])
     }
 
+    static let userCount = PGStatement("SELECT count(*) FROM users")
+
     static let counts = PGStatement("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM contacts)")
 
     // MARK: Session tokens
@@ -227,6 +229,18 @@ enum PostgreSQLQueries {
         [.text(draft.name), .optional(draft.phone), .optional(draft.email), .optional(draft.note), .text(keys.folded),
          .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials), .text(keys.hangulInitials),
          .text(keys.phoneDigits)]
+    }
+}
+
+/// What PostgreSQL's `text` cannot hold: a NUL, which libpq's text parameters would silently cut the value at.
+/// A value holding one is refused before it is sent, never stored shortened.
+enum PGText {
+    static func storable(_ texts: String?...) -> Bool {
+        texts.allSatisfy { text in text.map { !$0.utf8.contains(0) } ?? true }
+    }
+
+    static func storable(_ draft: ContactDraft) -> Bool {
+        storable(draft.name, draft.phone, draft.email, draft.note)
     }
 }
 

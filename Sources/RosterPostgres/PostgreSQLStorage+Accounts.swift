@@ -42,6 +42,9 @@ extension PostgreSQLStorage: AccountStorage {
             logger.error("refused to store a password hash that is not Argon2id")
             return completion(.failure(.other))
         }
+        guard PGText.storable(new.username, new.display, new.email) else {
+            return completion(.failure(unstorable("registration")))
+        }
         insertAccount(new, charge: charge, attempt: 1, completion: completion)
     }
 

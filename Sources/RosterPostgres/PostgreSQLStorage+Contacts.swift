@@ -76,6 +76,7 @@ extension PostgreSQLStorage: ContactStorage {
                            completion: @escaping StorageCompletion<StoredContact>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
             self.compute(charge, force: false, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] keys in
                 guard let self else { return answer(.failure(Self.stoppedFailure)) }
                 switch keys {
@@ -116,6 +117,7 @@ extension PostgreSQLStorage: ContactStorage {
             } catch {
                 return answer(.success(.invalid(error)))
             }
+            guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
             self.compute(charge, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] computed in
                 guard let self else { return answer(.failure(Self.stoppedFailure)) }
                 let keys: ContactSearchKeys
@@ -192,6 +194,7 @@ extension PostgreSQLStorage: ContactStorage {
         guard !parsed.drafts.isEmpty else {
             return answer(.success(ContactImportOutcome(added: [], skipped: 0, errors: parsed.errors)))
         }
+        guard parsed.drafts.allSatisfy(PGText.storable) else { return answer(.failure(unstorable("contacts import"))) }
         query(PostgreSQLQueries.possibleDuplicates(of: user, folded: parsed.folded), charge: charge, force: true,
               "contacts write") { [weak self] found in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
@@ -234,6 +237,12 @@ extension PostgreSQLStorage: ContactStorage {
                 }
             }
         }
+    }
+
+    /// A write of text holding a NUL, refused whole (logged without the text).
+    func unstorable(_ operation: String) -> StorageFailure {
+        logger.error("\(operation) refused: a field holds a NUL character, which PostgreSQL cannot store")
+        return .other
     }
 
     /// Inserts `rows` in one transaction (in chunks of `insertChunk` rows a statement), all stamped with one now,

@@ -61,6 +61,9 @@ public final class PostgreSQLStorage: Storage {
     private var directoryWanted = false
     /// Bumped by every fill, so that the pages of a fill overtaken by a newer one are dropped.
     private var fillGeneration = 0
+    /// The names a fill has read so far; held here, not passed from page to page, so that adding a page never
+    /// copies the set (a million names would be copied at every page).
+    private var snapshot: Set<String> = []
     private var listenedBefore = false
     /// The last counts `statistics` read, answered while the database cannot be reached.
     private var lastCounts = (accounts: 0, contacts: 0)
@@ -201,18 +204,16 @@ public final class PostgreSQLStorage: Storage {
         onChange?(notification.change)
     }
 
-    /// The listener is in place. The first time, nothing can have been missed unless the directory was being
-    /// read before it; every later time, notifications were lost while it was away: the directory is read again,
-    /// then everything that depends on others' changes is told to re-check.
+    /// The listener is in place: whatever was sent while it was not is lost, so the directory is read again,
+    /// then everything that depends on others' changes is told to re-check. The first time, only if the daemon
+    /// was serving already (`warmUp` came first, as when the database was down at start): before that, the
+    /// directory's first read and the forms still to open see everything.
     private func listening() {
         guard !stopped else { return }
         let first = !listenedBefore
         listenedBefore = true
-        if first {
-            if directoryWanted { fillDirectory(then: nil) }
-            return
-        }
-        logger.notice("the PostgreSQL listener is back; re-reading what may have changed meanwhile")
+        if first && !directoryWanted { return }
+        if !first { logger.notice("the PostgreSQL listener is back; re-reading what may have changed meanwhile") }
         guard directoryWanted else { return onChange?(.resync) ?? () }
         fillDirectory { [weak self] in self?.onChange?(.resync) }
     }
@@ -223,32 +224,44 @@ public final class PostgreSQLStorage: Storage {
     /// meanwhile; `then` runs when it is in, or failed.
     private func fillDirectory(then: (() -> Void)?) {
         fillGeneration += 1
+        let generation = fillGeneration
+        let started = loop.now
         usernames.beginRefill()
-        readDirectoryPage(after: "", into: [], generation: fillGeneration, started: loop.now, then: then)
+        snapshot = []
+        // Room for every name first: a set that grows page by page rehashes all it holds each time it doubles,
+        // hundreds of milliseconds on the loop at a million names.
+        query(PostgreSQLQueries.userCount, charge: .daemon, force: true, "counting usernames") { [weak self] counted in
+            guard let self, generation == self.fillGeneration else { return }
+            if case .success(let result) = counted, let count = result.rows.first?.int(0) {
+                self.snapshot.reserveCapacity(Int(clamping: count) + Self.directoryPage)
+            }
+            self.readDirectoryPage(after: "", generation: generation, started: started, then: then)
+        }
     }
 
-    private func readDirectoryPage(after: String, into names: Set<String>, generation: Int, started: Instant,
-                                   then: (() -> Void)?) {
+    private func readDirectoryPage(after: String, generation: Int, started: Instant, then: (() -> Void)?) {
         query(PostgreSQLQueries.usernameKeys(after: after, limit: Self.directoryPage), charge: .daemon, force: true,
               "reading usernames into memory") { [weak self] result in
             guard let self, generation == self.fillGeneration else { return }
             switch result {
             case .success(let page):
-                var names = names
                 var last: String?
                 for row in page.rows {
                     guard let key = row.text(0) else { continue }
-                    names.insert(key)
+                    self.snapshot.insert(key)
                     last = key
                 }
                 if page.rows.count == Self.directoryPage, let last {
-                    return self.readDirectoryPage(after: last, into: names, generation: generation, started: started,
-                                                  then: then)
+                    return self.readDirectoryPage(after: last, generation: generation, started: started, then: then)
                 }
-                self.usernames.fill(with: names)
+                let filled = self.snapshot
+                self.snapshot = []
+                let count = filled.count
+                self.usernames.fill(with: consume filled)
                 let elapsed = (self.loop.now - started).nanoseconds / 1_000_000
-                self.logger.info("\(names.count) username(s) in memory, read in \(elapsed) ms")
+                self.logger.info("\(count) username(s) in memory, read in \(elapsed) ms")
             case .failure:
+                self.snapshot = []
                 self.usernames.fillFailed()
                 self.logger.warning("cannot read usernames into memory now; the database answers checks until the next try")
             }

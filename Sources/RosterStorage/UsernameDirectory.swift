@@ -54,10 +54,11 @@ public struct UsernameDirectory: Sendable {
         if phase == .failed { phase = .loading }
     }
 
-    /// The database's snapshot arrived (folded keys); changes noted meanwhile are replayed over it.
-    public mutating func fill(with snapshot: Set<String>) {
+    /// The database's snapshot arrived (folded keys); changes noted meanwhile are replayed over it. Consumed, so
+    /// that the replay does not copy a million names the caller no longer needs.
+    public mutating func fill(with snapshot: consuming Set<String>) {
         guard reading else { return }
-        names = snapshot
+        names = consume snapshot
         for change in pending { apply(change) }
         pending = []
         reading = false
