@@ -7,14 +7,14 @@ import Testing
 struct ConninfoTests {
     @Test(arguments: [
         ("host=/run/postgresql dbname=roster", "host=/run/postgresql dbname=roster"),
-        ("host=db password=s3cret dbname=roster", "host=db password=******** dbname=roster"),
-        ("password = 's3 cr\\'et' user=roster", "password = ******** user=roster"),
-        ("PASSWORD=s3cret", "PASSWORD=********"),
-        ("user=a password=", "user=a password=********"),
-        ("dbname='my db' password=x", "dbname='my db' password=********"),
+        ("host=db password=s3cret dbname=roster", "host=db password=*** dbname=roster"),
+        ("password = 's3 cr\\'et' user=roster", "password = *** user=roster"),
+        ("PASSWORD=s3cret", "PASSWORD=***"),
+        ("user=a password=", "user=a password=***"),
+        ("dbname='my db' password=x", "dbname='my db' password=***"),
         ("postgresql://roster:s3cret@db.example:5432/roster?sslmode=require",
-         "postgresql://roster:********@db.example:5432/roster?sslmode=require"),
-        ("postgres://db/roster?user=r&password=s3cret", "postgres://db/roster?user=r&password=********"),
+         "postgresql://roster:***@db.example:5432/roster?sslmode=require"),
+        ("postgres://db/roster?user=r&password=s3cret", "postgres://db/roster?user=r&password=***"),
         ("postgresql://roster@db/roster", "postgresql://roster@db/roster"),
     ])
     func passwordsAreMasked(conninfo: String, shown: String) {

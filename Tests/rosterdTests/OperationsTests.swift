@@ -87,7 +87,7 @@ struct OperationsTests {
         let checked = try capture([TestDaemon.binary, "--config", directory.path + "/rosterd.conf", "--check-config"],
                                   in: directory)
         #expect(checked.status == 0)
-        #expect(checked.stdout.contains("storage postgresql 'host=/nowhere password=********' with 4 connection(s)"))
+        #expect(checked.stdout.contains("storage postgresql 'host=/nowhere password=***' with 4 connection(s)"))
         #expect(!checked.stdout.contains("s3cret"))
     }
 

@@ -2,7 +2,7 @@
 /// error or `--check-config` never carries one.
 public enum Conninfo {
     /// What stands in for a password.
-    public static let mask = "********"
+    public static let mask = "***"
 
     /// `conninfo` with the value of every `password=` (keyword form, quoted or not) and the password of a
     /// `postgresql://user:password@host` URI replaced by `mask`; everything else as written.

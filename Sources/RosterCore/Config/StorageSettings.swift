@@ -16,8 +16,8 @@ public struct StorageSettings: Equatable, Sendable {
     public static let connectionsRange = 1...64
 
     public var backend: Backend
-    /// A libpq conninfo string (`key=value …` or a `postgresql://` URI). It may hold a password: log it only
-    /// through `Conninfo.masked`.
+    /// A libpq conninfo string (`key=value …` or a `postgresql://` URI). It may hold a password: show it only
+    /// masked (`Conninfo.masked`).
     public var postgresqlConnection: String
     /// The pool's connections, beside the one that listens for other daemons' changes.
     public var postgresqlConnections: Int

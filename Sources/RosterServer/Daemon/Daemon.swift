@@ -24,6 +24,10 @@ public enum Daemon {
         func say(_ text: String) { writeToStandardError("rosterd: \(LogText.escaped(text))\n") }
         do {
             let config = try ConfigLoader.load(configPath: options.configPath)
+            guard config.storage.backend == .sqlite else {
+                say("--backup copies a SQLite database; with [Storage] Backend=postgresql, back up with pg_dump")
+                return 1
+            }
             let paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
                                                 configSocket: config.server.socketPath,
                                                 configDatabase: config.server.databasePath,
@@ -61,7 +65,10 @@ public enum Daemon {
                                             configSocket: config.server.socketPath,
                                             configDatabase: config.server.databasePath,
                                             environment: environment, isRoot: getuid() == 0)
-            try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            // A database on PostgreSQL has no file here to make room for.
+            if config.storage.backend == .sqlite {
+                try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            }
             DaemonPaths.raiseDescriptorLimit()
         } catch {
             return fail("\(error)")
@@ -96,8 +103,11 @@ public enum Daemon {
                 server.logger.notice("rosterd: ignoring signal \(signal)")
             }
         }
-        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue))",
-                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
+        let database = config.storage.backend == .sqlite
+            ? paths.database : Conninfo.masked(config.storage.postgresqlConnection)
+        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue), "
+                      + "\(storageSummary(config.storage)))",
+                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", database), ("ROSTER_EVENT", "started")])
         notifier.ready()
         server.warmUp()
         server.startHousekeeping(notifier: notifier)
