@@ -185,7 +185,8 @@ public struct ContactStore {
         for (offset, text) in texts.enumerated() { try statement.bind(text, at: first + 6 + offset) }
     }
 
-    private static func record(_ row: Statement) -> StoredContact {
+    /// A contact and its keys from a row selecting `columns`.
+    static func record(_ row: Statement) -> StoredContact {
         StoredContact(
             contact: Contact(id: row.int64(at: 0),
                              draft: ContactDraft(name: row.string(at: 2) ?? "", phone: row.string(at: 3),

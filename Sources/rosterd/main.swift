@@ -4,7 +4,7 @@ import RosterProtocol
 import RosterRuntime
 import RosterServer
 
-// rosterd: parse options, then check the config, back up, or serve until SIGTERM/SIGINT.
+// rosterd: parse options, then check the config, back up, copy a database, or serve until SIGTERM/SIGINT.
 
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit must fail the write (and answer storage_full), not kill the daemon.
@@ -29,6 +29,8 @@ case .checkConfig:
     exit(Daemon.checkConfig(options))
 case .backup(let path):
     exit(Daemon.backup(to: path, options, environment: ProcessEnvironment.current))
+case .copyDatabase(let from, let to):
+    exit(Daemon.copyDatabase(from: from, to: to))
 case .serve:
     exit(Daemon.serve(options, environment: ProcessEnvironment.current))
 }

@@ -8,41 +8,16 @@ import Testing
 struct CrashSafetyTests {
     private static let config = "[Hashing]\nMemoryKiB=8192\nIterations=1\nQueueLimit=4096\n[Login]\nRateLimitBurst=100000\n"
 
-    /// Runs requests on each of `clients` connections at once, kills the daemon with SIGKILL `killAfterMs` after the
+    /// Runs 1,000 requests over `clients` connections at once, kills the daemon with SIGKILL `killAfterMs` after the
     /// first acknowledgement (so a slow build still kills mid-storm), and returns the acknowledged requests' keys.
     private func storm(_ daemon: TestDaemon, clients: Int, killAfterMs: Int,
                        prepare: @escaping @Sendable (TestClient) throws -> Void,
                        request: @escaping @Sendable (Int, Int) -> (key: String, line: String)) throws -> [String] {
-        let acknowledged = Locked<[String]>([])
-        let group = DispatchGroup()
-        for client in 0..<clients {
-            let connection = try daemon.connect()
-            try prepare(connection)
-            let box = Transfer(connection)
-            group.enter()
-            Thread {
-                defer { group.leave() }
-                var keys: [Int: String] = [:]
-                var batch = ""
-                for index in 0..<(1_000 / clients) {
-                    let (key, line) = request(client, index)
-                    keys[index] = key
-                    batch += line
-                }
-                guard (try? box.value.send(batch)) != nil else { return }
-                while let line = try? box.value.readRawLine() {
-                    guard let answer = try? JSONParser.parse(Array(line.utf8)), answer["result"] != nil,
-                          let id = answer["id"]?.int64Value, let key = keys[Int(id)] else { continue }
-                    acknowledged.mutate { $0.append(key) }
-                }
-            }.start()
-        }
-        for _ in 0..<6_000 where acknowledged.value.isEmpty { usleep(5_000) }
-        usleep(useconds_t(killAfterMs * 1_000))
-        daemon.signal(SIGKILL)
-        _ = daemon.waitForExit()
-        group.wait()
-        return acknowledged.value
+        try RequestStorm.run(daemon, clients: clients, perClient: 1_000 / clients, faultAfterMs: killAfterMs,
+                             prepare: prepare, request: request) {
+            daemon.signal(SIGKILL)
+            _ = daemon.waitForExit()
+        }.acknowledged
     }
 
     @Test func everyAcknowledgedRegistrationSurvivesKillNine() throws {

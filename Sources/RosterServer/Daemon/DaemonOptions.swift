@@ -12,6 +12,8 @@ public struct DaemonOptions: Equatable, Sendable {
         case checkConfig
         /// Copy the database to this path (offline) and exit.
         case backup(String)
+        /// Copy every row of one database into another, empty one (offline), and exit.
+        case copyDatabase(from: DatabaseEndpoint, to: DatabaseEndpoint)
     }
 
     public var mode: Mode = .serve
@@ -47,6 +49,10 @@ public struct DaemonOptions: Equatable, Sendable {
             case "--version": options.mode = .version
             case "--check-config": options.mode = .checkConfig
             case "--backup": options.mode = .backup(try value())
+            case "--copy-database":
+                let from = try endpoint(try value())
+                guard let next = rest.popFirst() else { throw UsageError(description: "--copy-database needs FROM and TO") }
+                options.mode = .copyDatabase(from: from, to: try endpoint(next))
             case "--socket": options.socketPath = try value()
             case "--database": options.databasePath = try value()
             case "--config": options.configPath = try value()
@@ -63,6 +69,13 @@ public struct DaemonOptions: Equatable, Sendable {
         return options
     }
 
+    private static func endpoint(_ text: String) throws(UsageError) -> DatabaseEndpoint {
+        guard let endpoint = DatabaseEndpoint(parsing: text) else {
+            throw UsageError(description: "--copy-database: '\(text)' is neither sqlite:PATH nor postgresql:CONNINFO")
+        }
+        return endpoint
+    }
+
     public static let helpText = """
         rosterd [OPTIONS...]
 
@@ -73,6 +86,11 @@ public struct DaemonOptions: Equatable, Sendable {
              --version           Show the version and exit
              --check-config      Check the configuration files and exit (0 good, 1 refused)
              --backup PATH       Copy the database to PATH (checked with integrity_check) and exit
+             --copy-database FROM TO
+                                 Copy every account, token, failed log-in and contact from FROM
+                                 into TO, each sqlite:PATH or postgresql:CONNINFO, and exit; TO
+                                 must be empty (a missing file is created); an SQLite file that
+                                 a daemon serves is refused
 
         Paths:
              --socket PATH       Listen on PATH (default: $ROSTER_SOCKET, else /run/roster/roster.sock

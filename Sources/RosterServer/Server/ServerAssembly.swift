@@ -72,6 +72,31 @@ enum DaemonStorage {
     }
 }
 
+extension DaemonStorage {
+    /// The database `endpoint` names, opened to be read whole by `rosterd --copy-database`.
+    static func copySource(_ endpoint: DatabaseEndpoint) throws(CopyError) -> any CopySource {
+        switch endpoint {
+        case .sqlite(let path): return try SQLiteCopy.source(path: path)
+        case .postgresql(let conninfo): return try PostgreSQLCopy(conninfo: conninfo)
+        }
+    }
+
+    /// The database `endpoint` names, opened (created and migrated where it is new) to be written by a copy.
+    static func copyTarget(_ endpoint: DatabaseEndpoint) throws(CopyError) -> any CopyTarget {
+        switch endpoint {
+        case .sqlite(let path):
+            // As the daemon does for its database, so that a copy can be the first thing a new host runs.
+            do throws(SystemError) {
+                try DaemonPaths.createParentDirectories(of: path, mode: 0o700)
+            } catch {
+                throw .failed("\(path): \(error)")
+            }
+            return try SQLiteCopy.target(path: path, now: SystemWallClock().nowMs())
+        case .postgresql(let conninfo): return try PostgreSQLCopy(conninfo: conninfo)
+        }
+    }
+}
+
 /// Why `rosterd --backup` made no copy.
 enum OfflineBackupError: Error, CustomStringConvertible {
     /// The target was refused; nothing was written.

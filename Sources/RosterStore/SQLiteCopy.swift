@@ -1,0 +1,197 @@
+import CSQLite
+import RosterCore
+import RosterStorage
+
+/// One SQLite database as an end of `rosterd --copy-database`: offline, blocking, on a connection of its own.
+///
+/// Either end holds the `DatabaseLock` for the copy's whole life, so neither can be a database a running daemon
+/// serves: a daemon writing to the source would answer writes that the copy then misses, and one serving the
+/// target would keep a username directory the copy makes stale. A source must be Roster's (checked like a
+/// daemon's file, undamaged, at this build's schema) and is only read, in one snapshot; a target may be missing or
+/// empty (it is then created and migrated) or Roster's, and the driver refuses one that holds rows.
+public final class SQLiteCopy: CopySource, CopyTarget {
+    /// The database file, as it was named.
+    public let path: String
+    private let database: Database
+    private let lock: DatabaseLock
+
+    private init(path: String, database: Database, lock: DatabaseLock) {
+        self.path = path
+        self.database = database
+        self.lock = lock
+    }
+
+    deinit {
+        database.close()
+        lock.release()
+    }
+
+    /// The database at `path` to copy from: it must exist and be Roster's; nothing is ever written to it.
+    public static func source(path: String) throws(CopyError) -> SQLiteCopy {
+        let identity = try storing(path) { () throws(StoreError) in
+            try DatabaseCheck.identity(ofFileAt: path, migrations: RosterSchema.migrations)
+        }
+        guard identity != .empty else { throw .failed("\(path) holds no Roster database") }
+        let lock = try locking(path)
+        // Read-write without create, as an offline backup opens it: SQLite's locking and WAL recovery work as for
+        // any reader, and a missing file is not made.
+        let database = try storing(path) { () throws(StoreError) in try Database(opening: path, flags: SQLITE_OPEN_READWRITE) }
+        do throws(CopyError) {
+            try storing(path) { () throws(StoreError) in try DatabaseCheck.requireIntact(database, path: path) }
+            let applied = try storing(path) { () throws(StoreError) in try Migrator.appliedNames(database) }
+            let known = RosterSchema.migrations.map(\.name)
+            if applied != known {
+                throw .failed(known.starts(with: applied)
+                    ? "\(path) has an older schema than this rosterd's: start rosterd on it once (it migrates at start), "
+                        + "stop it, then copy"
+                    : "\(path) has migrations this rosterd does not know: copy it with the rosterd that made it")
+            }
+        } catch {
+            database.close()
+            throw error
+        }
+        return SQLiteCopy(path: path, database: database, lock: lock)
+    }
+
+    /// The database at `path` to copy into, created and migrated (its migrations stamped `now`) if missing or empty.
+    public static func target(path: String, now: Int64) throws(CopyError) -> SQLiteCopy {
+        try storing(path) { () throws(StoreError) in try RosterSchema.preflight(path: path) }
+        let lock = try locking(path)
+        let database = try storing(path) { () throws(StoreError) in try RosterSchema.open(path: path, now: now) }
+        return SQLiteCopy(path: path, database: database, lock: lock)
+    }
+
+    // MARK: CopySource and CopyTarget
+
+    public func counts() throws(CopyError) -> CopyCounts {
+        try storing(path) { () throws(StoreError) -> CopyCounts in
+            func count(_ table: String) throws(StoreError) -> Int {
+                let statement = try database.prepare("SELECT count(*) FROM \(table)")
+                return try statement.step() ? statement.int(at: 0) : 0
+            }
+            return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
+                              failures: try count("login_failures"), contacts: try count("contacts"))
+        }
+    }
+
+    /// Accounts, tokens, failed log-ins, then contacts, each in the order they were stored, all from one read
+    /// transaction: one snapshot however long the copy takes.
+    public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
+        let size = max(1, batchSize)
+        try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
+        defer { try? database.execute("ROLLBACK") }
+        try stream("SELECT \(UserRecord.columns) FROM users ORDER BY id", size, body, row: { row in
+            let record = UserRecord(row: row)
+            return CopiedAccount(account: Account(id: record.id, username: record.canonical, display: record.display,
+                                                  email: record.email, createdAtMs: record.createdAt),
+                                 passwordHash: record.passwordHash)
+        }, batch: CopyBatch.accounts)
+        try stream("SELECT token_hash, user_id, created_at, last_used_at FROM session_tokens ORDER BY user_id, created_at",
+                   size, body, row: { row in
+            CopiedToken(hash: row.blob(at: 0), account: row.int64(at: 1), createdAtMs: row.int64(at: 2),
+                        lastUsedAtMs: row.int64(at: 3))
+        }, batch: CopyBatch.tokens)
+        try stream("SELECT key, at FROM login_failures ORDER BY rowid", size, body, row: { row in
+            CopiedFailure(key: row.string(at: 0) ?? "", atMs: row.int64(at: 1))
+        }, batch: CopyBatch.failures)
+        try stream("SELECT \(ContactStore.columns) FROM contacts ORDER BY id", size, body, row: { row in
+            (account: row.int64(at: 1), contact: ContactStore.record(row))
+        }, batch: CopyBatch.contacts)
+    }
+
+    /// One transaction per batch, every id kept as it was.
+    public func write(_ batch: CopyBatch) throws(CopyError) {
+        try storing(path) { () throws(StoreError) in
+            try database.transaction { () throws(StoreError) in
+                switch batch {
+                case .accounts(let rows):
+                    let insert = try database.prepare("""
+                        INSERT INTO users(\(UserRecord.columns)) VALUES (?, ?, ?, ?, ?, ?)
+                        """)
+                    for row in rows {
+                        try insert.bind([.integer(row.account.id), .text(row.account.username), .text(row.account.display),
+                                         row.account.email.map(SQLValue.text) ?? .null, .text(row.passwordHash),
+                                         .integer(row.account.createdAtMs)])
+                        try insert.run()
+                    }
+                case .tokens(let rows):
+                    let insert = try database.prepare("""
+                        INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)
+                        """)
+                    for row in rows {
+                        try insert.bind([.blob(row.hash), .integer(row.account), .integer(row.createdAtMs),
+                                         .integer(row.lastUsedAtMs)])
+                        try insert.run()
+                    }
+                case .failures(let rows):
+                    let insert = try database.prepare("INSERT INTO login_failures(key, at) VALUES (?, ?)")
+                    for row in rows {
+                        try insert.bind([.text(row.key), .integer(row.atMs)])
+                        try insert.run()
+                    }
+                case .contacts(let rows):
+                    let insert = try database.prepare("""
+                        INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                    for (account, stored) in rows {
+                        let contact = stored.contact
+                        let keys = stored.keys
+                        func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
+                        try insert.bind([.integer(contact.id), .integer(account), .text(contact.name),
+                                         optional(contact.phone), optional(contact.email), optional(contact.note),
+                                         .integer(contact.createdAt), .integer(contact.updatedAt), .text(keys.folded),
+                                         .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
+                                         .text(keys.hangulInitials), .text(keys.phoneDigits)])
+                        try insert.run()
+                    }
+                }
+            }
+        }
+    }
+
+    /// SQLite hands out ids above the largest stored one by itself; what is left is to fold the WAL into the file,
+    /// so the copy is whole in `path` alone.
+    public func finish() throws(CopyError) {
+        try storing(path) { () throws(StoreError) in
+            _ = try database.pragmaValue("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    // MARK: Internals
+
+    /// Hands `body` the rows of `sql`, made into values by `row`, in batches of `size` wrapped by `batch`.
+    private func stream<Row>(_ sql: String, _ size: Int, _ body: (CopyBatch) throws(CopyError) -> Void,
+                             row: (Statement) -> Row, batch: ([Row]) -> CopyBatch) throws(CopyError) {
+        let statement = try storing(path) { () throws(StoreError) in try database.prepare(sql) }
+        var rows: [Row] = []
+        rows.reserveCapacity(size)
+        while try storing(path, { () throws(StoreError) in try statement.step() }) {
+            rows.append(row(statement))
+            if rows.count == size {
+                try body(batch(rows))
+                rows.removeAll(keepingCapacity: true)
+            }
+        }
+        if !rows.isEmpty { try body(batch(rows)) }
+    }
+
+    private static func locking(_ path: String) throws(CopyError) -> DatabaseLock {
+        do throws(DatabaseLock.Failure) {
+            return try DatabaseLock.acquire(databasePath: path)
+        } catch {
+            throw .failed("\(path): \(error)")
+        }
+    }
+
+    private func storing<T>(_ path: String, _ work: () throws(StoreError) -> T) throws(CopyError) -> T {
+        try Self.storing(path, work)
+    }
+
+    private static func storing<T>(_ path: String, _ work: () throws(StoreError) -> T) throws(CopyError) -> T {
+        do throws(StoreError) {
+            return try work()
+        } catch {
+            throw .failed("\(path): \(error)")
+        }
+    }
+}

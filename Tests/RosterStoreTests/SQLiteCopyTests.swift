@@ -1,0 +1,155 @@
+import Foundation
+import Glibc
+import RosterCore
+import RosterStorage
+import Testing
+@testable import RosterStore
+
+/// Issue 14: an SQLite database as either end of `rosterd --copy-database`. The driver's own rules (an empty
+/// target, counts at the end) are `DatabaseCopyTests`; the real daemon's round trip is in rosterdTests.
+@Suite("SQLite as a copy's source and target")
+struct SQLiteCopyTests {
+    private let hash = "$argon2id$v=19$m=8,t=1,p=1$c2FsdA$aGFzaA"
+
+    /// Accounts (one with an email), tokens, failures and contacts, with holes in every id sequence.
+    private func filledDatabase(_ directory: TemporaryDirectory, _ name: String = "source.db") throws {
+        let database = try directory.rosterDatabase(name)
+        defer { database.close() }
+        let users = UserStore(database: database)
+        let alice = try users.insertUser(canonical: "alice1", display: "Alice1", email: "a@example.org", passwordHash: hash,
+                                         createdAt: 10)
+        let gone = try users.insertUser(canonical: "gone01", display: "gone01", email: nil, passwordHash: hash, createdAt: 11)
+        let bob = try users.insertUser(canonical: "bobby1", display: "bobby1", email: nil, passwordHash: hash, createdAt: 12)
+        try database.execute("DELETE FROM users WHERE id = \(gone.id)")
+        let tokens = SessionTokenStore(database: database)
+        try tokens.insert(tokenHash: [UInt8](repeating: 1, count: 32), userID: alice.id, now: 20)
+        try tokens.insert(tokenHash: [UInt8](repeating: 2, count: 32), userID: bob.id, now: 21)
+        try LoginFailureStore(database: database).record(keys: ["account:alice1", "uid:1000"], at: 30)
+        let contacts = ContactStore(database: database)
+        for (index, draft) in [ContactDraft(name: "张三", phone: "138 0013 8000"), ContactDraft(name: "Nguyễn Văn Ánh"),
+                               ContactDraft(name: "김수현", email: "k@example.org", note: "two\nlines"),
+                               ContactDraft(name: "Dropped")].enumerated() {
+            let owner = index % 2 == 0 ? alice.id : bob.id
+            let stored = try contacts.insert(userID: owner, draft, keys: ContactSearchKeys(draft: draft), now: 40 + Int64(index))
+            if draft.name == "Dropped" { _ = try contacts.delete(userID: owner, id: stored.contact.id) }
+        }
+    }
+
+    /// Every row of every table, as text, in a fixed order.
+    private func dump(_ path: String) throws -> [String] {
+        let database = try Database(path: path)
+        defer { database.close() }
+        var rows: [String] = []
+        for table in ["users ORDER BY id", "session_tokens ORDER BY token_hash", "login_failures ORDER BY rowid",
+                      "contacts ORDER BY id"] {
+            let select = try database.prepare("SELECT * FROM \(table)")
+            while try select.step() {
+                rows.append(table + ": " + (0..<select.columnCount).map { "\(select.value(at: $0))" }.joined(separator: "|"))
+            }
+        }
+        return rows
+    }
+
+    private func copy(_ source: SQLiteCopy, _ target: SQLiteCopy, batchSize: Int) throws -> [CopyBatch] {
+        var batches: [CopyBatch] = []
+        try source.readAll(batchSize: batchSize) { (batch: CopyBatch) throws(CopyError) in
+            batches.append(batch)
+            try target.write(batch)
+        }
+        try target.finish()
+        return batches
+    }
+
+    private func failure(_ body: () throws(CopyError) -> Void) -> String? {
+        do throws(CopyError) {
+            try body()
+            return nil
+        } catch {
+            guard case .failed(let why) = error else { return "\(error)" }
+            return why
+        }
+    }
+
+    @Test func aCopyIntoANewFileKeepsEveryRowAndIdAndItsIdsGoOnAfterThem() throws {
+        let directory = try TemporaryDirectory()
+        try filledDatabase(directory)
+        let target = directory.path("target.db")
+        do {
+            let source = try SQLiteCopy.source(path: directory.path("source.db"))
+            let into = try SQLiteCopy.target(path: target, now: 1)
+            #expect(try into.counts() == CopyCounts())
+            let batches = try copy(source, into, batchSize: 1)
+            // One row a batch: accounts, then tokens, failures and contacts, each in its own batches.
+            #expect(batches.count == 2 + 2 + 2 + 3)
+            #expect(try source.counts() == CopyCounts(accounts: 2, tokens: 2, failures: 2, contacts: 3))
+            #expect(try into.counts() == source.counts())
+        }
+        #expect(try dump(target) == dump(directory.path("source.db")))
+
+        let database = try Database(path: target)
+        defer { database.close() }
+        let next = try UserStore(database: database).insertUser(canonical: "carol1", display: "carol1", email: nil,
+                                                               passwordHash: hash, createdAt: 50)
+        #expect(next.id == 4)
+        #expect(try UserStore(database: database).user(canonical: "ALICE1")?.email == "a@example.org")
+    }
+
+    @Test func batchesHoldAtMostTheirSizeAndEveryRowOnce() throws {
+        let directory = try TemporaryDirectory()
+        let database = try directory.rosterDatabase("source.db")
+        try addUsers(database, count: 2_500)
+        database.close()
+        let source = try SQLiteCopy.source(path: directory.path("source.db"))
+        var sizes: [Int] = []
+        try source.readAll(batchSize: 1_000) { (batch: CopyBatch) throws(CopyError) in
+            guard case .accounts(let rows) = batch else { return }
+            sizes.append(rows.count)
+        }
+        #expect(sizes == [1_000, 1_000, 500])
+    }
+
+    @Test func aSourceMustBeAnUndamagedRosterDatabaseAndIsLeftAsItWas() throws {
+        let directory = try TemporaryDirectory()
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.source(path: directory.path("missing.db")) }?.contains("holds no Roster database") == true)
+        #expect(access(directory.path("missing.db"), F_OK) != 0, "a missing source is not created")
+        try Data("not a database at all, just text".utf8).write(to: directory.url.appendingPathComponent("text.db"))
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.source(path: directory.path("text.db")) }?.contains("not an SQLite database") == true)
+        let foreign = try Database(path: directory.path("foreign.db"))
+        try foreign.execute("PRAGMA application_id = 7; CREATE TABLE t(x)")
+        foreign.close()
+        let before = directory.bytes("foreign.db")
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.source(path: directory.path("foreign.db")) }?.contains("another application") == true)
+        #expect(directory.bytes("foreign.db") == before)
+        // A Roster file of an older schema: the daemon migrates it at start, the copy does not.
+        let old = try Database(path: directory.path("old.db"))
+        try old.execute("PRAGMA application_id = \(RosterSchema.applicationID)")
+        try Migrator.migrate(old, migrations: Array(RosterSchema.migrations.prefix(4)), now: 1)
+        old.close()
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.source(path: directory.path("old.db")) }?.contains("older schema") == true)
+    }
+
+    @Test func anEndADaemonHoldsIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        try filledDatabase(directory)
+        let held = try DatabaseLock.acquire(databasePath: directory.path("source.db"))
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.source(path: directory.path("source.db")) }?.contains("in use by") == true)
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.target(path: directory.path("source.db"), now: 1) }?.contains("in use by") == true)
+        held.release()
+        let target = try SQLiteCopy.target(path: directory.path("target.db"), now: 1)
+        // While a copy holds its ends, a daemon cannot start on them either.
+        #expect(throws: DatabaseLock.Failure.self) { try DatabaseLock.acquire(databasePath: directory.path("target.db")) }
+        withExtendedLifetime(target) {}
+    }
+
+    @Test func aTargetThatIsNotRosterIsRefusedUntouchedAndARosterOneCountsItsRows() throws {
+        let directory = try TemporaryDirectory()
+        let foreign = try Database(path: directory.path("foreign.db"))
+        try foreign.execute("CREATE TABLE notes(x)")
+        foreign.close()
+        let before = directory.bytes("foreign.db")
+        #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.target(path: directory.path("foreign.db"), now: 1) }?.contains("Roster did not make") == true)
+        #expect(directory.bytes("foreign.db") == before)
+        try filledDatabase(directory, "full.db")
+        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 9)
+    }
+}
