@@ -11,7 +11,7 @@ enum BenchDatabase: Equatable {
 
 /// libpq conninfo strings (`key=value` pairs), built and checked here so that a database name or a socket
 /// directory is always one value, whatever it holds.
-enum Conninfo {
+enum BenchConninfo {
     /// A value as libpq reads it: bare when it is plain, else single-quoted with `\` and `'` escaped.
     static func quoted(_ value: String) -> String {
         let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { scalar in

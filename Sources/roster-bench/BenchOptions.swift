@@ -137,7 +137,7 @@ struct BenchOptions {
                 let name = try value(argument)
                 guard let backend = BenchBackend(rawValue: name) else { throw BenchError("unknown backend \(name): sqlite or postgresql") }
                 backendGiven = backend
-            case "--postgresql": options.postgresql = try Conninfo.checked(try value(argument))
+            case "--postgresql": options.postgresql = try BenchConninfo.checked(try value(argument))
             case "--serve-floor": options.serveFloor = try value(argument)
             case "--spin": options.spin = true
             case "--parse-once":

@@ -78,6 +78,6 @@ final class BenchStorage {
 
     private func conninfo(database: String) -> String {
         if let cluster { return cluster.conninfo(database: database) }
-        return Conninfo.replacingDatabase(server ?? "", with: database)
+        return BenchConninfo.replacingDatabase(server ?? "", with: database)
     }
 }

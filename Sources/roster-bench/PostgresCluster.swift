@@ -49,7 +49,7 @@ final class PostgresCluster {
 
     /// A conninfo for the superuser on `database`.
     func conninfo(database: String) -> String {
-        "host=\(Conninfo.quoted(socketDirectory)) user=postgres dbname=\(Conninfo.quoted(database))"
+        "host=\(BenchConninfo.quoted(socketDirectory)) user=postgres dbname=\(BenchConninfo.quoted(database))"
     }
 
     /// Stops the server (`-m fast`: connections are closed, nothing is left behind) and removes its directory.

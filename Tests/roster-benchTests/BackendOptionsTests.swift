@@ -44,16 +44,16 @@ struct BackendOptionsTests {
     }
 
     @Test func conninfoValuesAreOneValueWhateverTheyHold() {
-        #expect(Conninfo.quoted("/tmp/roster-bench-pg-a1B2c3/sock") == "/tmp/roster-bench-pg-a1B2c3/sock")
-        #expect(Conninfo.quoted("roster_bench_users") == "roster_bench_users")
-        #expect(Conninfo.quoted("") == "''")
-        #expect(Conninfo.quoted("my dir") == "'my dir'")
-        #expect(Conninfo.quoted(#"it's a\b"#) == #"'it\'s a\\b'"#)
-        #expect(Conninfo.quoted("a=b") == "'a=b'")
+        #expect(BenchConninfo.quoted("/tmp/roster-bench-pg-a1B2c3/sock") == "/tmp/roster-bench-pg-a1B2c3/sock")
+        #expect(BenchConninfo.quoted("roster_bench_users") == "roster_bench_users")
+        #expect(BenchConninfo.quoted("") == "''")
+        #expect(BenchConninfo.quoted("my dir") == "'my dir'")
+        #expect(BenchConninfo.quoted(#"it's a\b"#) == #"'it\'s a\\b'"#)
+        #expect(BenchConninfo.quoted("a=b") == "'a=b'")
         // libpq takes the last of a repeated key, so the database named last is the one used.
-        #expect(Conninfo.replacingDatabase(" host=/run/postgresql dbname=roster ", with: "roster_bench_small")
+        #expect(BenchConninfo.replacingDatabase(" host=/run/postgresql dbname=roster ", with: "roster_bench_small")
                 == "host=/run/postgresql dbname=roster dbname=roster_bench_small")
-        #expect(Conninfo.replacingDatabase("", with: "roster_bench_small") == "dbname=roster_bench_small")
+        #expect(BenchConninfo.replacingDatabase("", with: "roster_bench_small") == "dbname=roster_bench_small")
     }
 
     @Test func theDaemonIsToldItsBackendByConfigOrArgument() {

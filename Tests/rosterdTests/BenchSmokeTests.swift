@@ -12,7 +12,7 @@ struct BenchSmokeTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("| scenario"))
         for scenario in ["ping-pong", "pipelined", "typing", "idle", "users", "contacts", "log-in storm", "parse csv",
-                         "parse vcard", "cpu-hogs", "back-pressure", "loop stall"] {
+                         "parse vcard", "cpu-hogs", "back-pressure", "loop stall", "registrations, one daemon"] {
             #expect(result.stdout.contains(scenario), "no \(scenario) row")
         }
     }
