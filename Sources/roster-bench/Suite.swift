@@ -10,6 +10,8 @@ final class Suite {
     /// The servers' core, when there are two cores or more (the client takes another).
     let serverCPU: Int?
     let pinning: String
+    /// The benchmark's own core when it pins (the servers take CPU 0).
+    static let clientCPU: Int32 = 1
     var figures: [Figure] = []
     var notes: [String] = []
     private var cachedHash: String?
@@ -44,7 +46,7 @@ final class Suite {
             pinning = "not pinned (--no-pin)"
         } else if cpus >= 2 {
             serverCPU = 0
-            _ = roster_pin_to_cpu(0, 1)
+            _ = roster_pin_to_cpu(0, Self.clientCPU)
             pinning = "server on CPU 0, client on CPU 1"
         } else {
             serverCPU = nil
@@ -83,7 +85,7 @@ final class Suite {
         // A child inherits the client's pin, and rosterd sizes its worker pools by the CPUs it may use at start.
         let widen = !pinned && serverCPU != nil
         if widen { _ = roster_allow_every_cpu(0) }
-        defer { if widen { _ = roster_pin_to_cpu(0, 1) } }
+        defer { if widen { _ = roster_pin_to_cpu(0, Self.clientCPU) } }
         return try ServerProcess.rosterd(binary: rosterdBinary, socketPath: socketPath ?? self.socketPath,
                                          databaseArguments: RosterdConfig.arguments(for: database), configPath: configPath,
                                          cpu: pinned ? serverCPU : nil, workDir: workDir, name: name)
