@@ -83,8 +83,8 @@ public struct FairQueue<Job> {
 
     /// A job with what it was charged, as `next` hands it out; give it back to `finished`.
     public struct Entry {
-        let job: Job
-        let charge: Charge
+        public let job: Job
+        public let charge: Charge
         let order: Order?
     }
 
@@ -97,11 +97,11 @@ public struct FairQueue<Job> {
     private var jobsByPayer: [Payer: Int] = [:]
     private var bytesByPayer: [Payer: Int] = [:]
     private var jobsByConnection: [UInt64: Int] = [:]
-    private(set) var jobs = 0
+    public private(set) var jobs = 0
     private(set) var bytes = 0
-    private(set) var waiting = 0
+    public private(set) var waiting = 0
     /// How many jobs were refused since the start.
-    private(set) var refused = 0
+    public private(set) var refused = 0
 
     public init(budget: QueueBudget) {
         self.budget = budget

@@ -1,0 +1,58 @@
+import RosterCore
+import RosterRuntime
+
+/// How a `PGPool` connects and how much it lets wait.
+public struct PGPoolSettings: Sendable {
+    public var conninfo: String
+    /// `[PostgreSQL] Connections=`, default 4.
+    public var connections: Int
+    /// `SET statement_timeout` on every connection, so that no statement runs for ever.
+    public var statementTimeoutMs: Int
+    /// A `SELECT 1` on a connection idle this long, to find a dead one before a caller does.
+    public var heartbeatMs: Int
+    public var connectTimeoutMs: Int
+    public var reconnectMinMs: Int
+    public var reconnectMaxMs: Int
+    /// Requests waiting or in flight in total; one payer or one client connection may hold half.
+    public var queueLimit: Int
+    /// Requests in flight on one connection at once (1: no pipelining, each waits for the one before).
+    public var pipelineDepth: Int
+
+    public init(conninfo: String, connections: Int = 4) {
+        self.conninfo = conninfo
+        self.connections = max(1, connections)
+        statementTimeoutMs = 5_000
+        heartbeatMs = 5_000
+        connectTimeoutMs = 5_000
+        reconnectMinMs = 100
+        reconnectMaxMs = 5_000
+        queueLimit = 4_096
+        pipelineDepth = 16
+    }
+
+    /// The budget of the pool's `FairQueue`.
+    var budget: QueueBudget {
+        let half = max(1, queueLimit / 2)
+        return QueueBudget(jobs: queueLimit, jobsPerPayer: half, jobsPerConnection: half, bytes: .max, bytesPerPayer: .max)
+    }
+
+    /// A request's client-side deadline: longer than statement_timeout, so that the server's cancel comes first.
+    var timing: PGConnectionStateMachine.Timing {
+        PGConnectionStateMachine.Timing(connectTimeout: .milliseconds(connectTimeoutMs),
+                                        requestTimeout: .milliseconds(statementTimeoutMs + 2_000),
+                                        heartbeat: .milliseconds(heartbeatMs),
+                                        reconnectMin: .milliseconds(reconnectMinMs),
+                                        reconnectMax: .milliseconds(max(reconnectMinMs, reconnectMaxMs)))
+    }
+
+    /// What runs after every connect before the connection serves.
+    var setup: [PGStatement] {
+        [PGStatement("SET statement_timeout = \(max(0, statementTimeoutMs))")]
+    }
+
+    /// The pool's connections also end a transaction left idle (a lease whose holder never came back): the
+    /// server closes that session, and the connection reconnects.
+    var poolSetup: [PGStatement] {
+        setup + [PGStatement("SET idle_in_transaction_session_timeout = \(max(10_000, statementTimeoutMs * 4))")]
+    }
+}
