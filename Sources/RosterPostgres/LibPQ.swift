@@ -122,4 +122,12 @@ enum LibPQ {
     static func silenceNotices(_ connection: OpaquePointer) {
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
+
+    /// Calls `body` with a NULL-terminated array of C strings that live only during the call.
+    static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return body(pointers)
+    }
 }

@@ -5,9 +5,15 @@ import CLibPQ
 public final class PGBlockingConnection {
     private var connection: OpaquePointer?
 
-    /// Connects at once, waiting as long as the conninfo's `connect_timeout` lets libpq.
+    /// Connects at once, waiting at most the conninfo's `connect_timeout` (10 s where it names none). A server
+    /// that cannot be reached is `.server(sqlState: "08006", message:)` with libpq's message (which never holds
+    /// the password).
     public init(conninfo: String) throws(PGFailure) {
-        guard let connection = PQconnectdb(conninfo) else { throw .unavailable(retryAfterMs: 1_000) }
+        // Keywords before the expanded conninfo are defaults it overrides; the one after only fills a gap.
+        let connection = LibPQ.withCStrings(["connect_timeout", "dbname", "fallback_application_name"]) { keywords in
+            LibPQ.withCStrings(["10", conninfo, "rosterd"]) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let connection else { throw .unavailable(retryAfterMs: 1_000) }
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = LibPQ.errorMessage(connection)
             PQfinish(connection)

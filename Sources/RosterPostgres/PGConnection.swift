@@ -68,8 +68,14 @@ final class PGConnection {
 
     // MARK: Actions
 
+    /// The timer first: a delivery may run a caller who sends again, and the machine's newer timer from that
+    /// nested call must not be overwritten by this older one afterwards.
     private func apply(_ actions: [PGConnectionStateMachine.Action]) {
-        for action in actions { perform(action) }
+        for case .setTimer(let deadline) in actions { perform(.setTimer(deadline)) }
+        for action in actions {
+            if case .setTimer = action { continue }
+            perform(action)
+        }
     }
 
     private func perform(_ action: PGConnectionStateMachine.Action) {
@@ -113,8 +119,8 @@ final class PGConnection {
         close()
         let keywords = ["dbname", "fallback_application_name"]
         let values = [conninfo, "rosterd"]
-        let started: OpaquePointer? = withCStrings(keywords) { keywords in
-            withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
+        let started: OpaquePointer? = LibPQ.withCStrings(keywords) { keywords in
+            LibPQ.withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
         }
         connection = started
         guard let started, PQstatus(started) != CONNECTION_BAD else {
@@ -216,7 +222,9 @@ final class PGConnection {
             apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
             return
         }
-        flush(connection)
+        // Not flushed here: with EPOLLOUT armed the loop comes back at once (the socket is writable), and every
+        // request sent in this turn of the loop goes out in one write instead of one write each.
+        apply(machine.flushed(outputPending: true))
     }
 
     private func flush(_ connection: OpaquePointer) {
@@ -251,12 +259,4 @@ final class PGConnection {
             onNotification?(channel, payload)
         }
     }
-}
-
-/// Calls `body` with a NULL-terminated array of C strings that live only during the call.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-    let copies = strings.map { strdup($0) }
-    defer { for copy in copies { free(copy) } }
-    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
-    return body(pointers)
 }

@@ -155,7 +155,8 @@ struct PGConnectionStateMachine {
         }
     }
 
-    /// After every `PQflush`: whether libpq still holds output (then the socket is watched for writing too).
+    /// Whether libpq holds output not yet written (after a send, and after every `PQflush`): while it does, the
+    /// socket is watched for writing too.
     mutating func flushed(outputPending pending: Bool) -> [Action] {
         outputPending = pending
         guard isReady || (state == .connecting && !inFlight.isEmpty) else { return [] }

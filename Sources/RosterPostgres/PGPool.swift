@@ -44,7 +44,7 @@ public final class PGPool {
         let connection: PGConnection
         var leased = false
         /// Requests of a caller whose connection was full, sent there as it frees.
-        var parked: [Entry] = []
+        var parked = FIFO<Entry>()
         /// Counts the connects, so that a lease from before a reconnect cannot use the new connection.
         var generation = 0
         var hasFailed = false
@@ -144,7 +144,10 @@ public final class PGPool {
 
     private func pump() {
         guard running, phase == .up else { return }
-        while let index = availableSlot(), let entry = queue.next() {
+        // A caller bound to a full connection parks there; past a pipeline's worth per connection parked in all,
+        // the rest stays in the fair queue, where payers take turns, rather than leaving it for one line.
+        let parkedLimit = settings.pipelineDepth * slots.count
+        while parkedCount < parkedLimit, let index = availableSlot(), let entry = queue.next() {
             switch entry.job {
             case .request(let request): place(entry, request, fallback: index)
             case .lease(let completion): grant(entry, completion, slot: index)
@@ -152,16 +155,19 @@ public final class PGPool {
         }
     }
 
+    private var parkedCount: Int { slots.reduce(0) { $0 + $1.parked.count } }
+
+    /// Sends the request, or parks it behind its caller's earlier ones.
     private func place(_ entry: Entry, _ request: Request, fallback: Int) {
         var target = fallback
         if let bound = affinity[request.caller], usable(bound.slot) { target = bound.slot }
         affinity[request.caller] = (target, (affinity[request.caller]?.count ?? 0) + 1)
         // Behind parked requests it parks too: they may be this caller's own, and must go first.
-        if slots[target].parked.isEmpty && slots[target].connection.inFlightCount < settings.pipelineDepth {
-            send(entry, request, slot: target)
-        } else {
+        guard slots[target].parked.isEmpty && slots[target].connection.inFlightCount < settings.pipelineDepth else {
             slots[target].parked.append(entry)
+            return
         }
+        send(entry, request, slot: target)
     }
 
     private func send(_ entry: Entry, _ request: Request, slot index: Int) {
@@ -181,9 +187,8 @@ public final class PGPool {
     }
 
     private func sendParked(_ index: Int) {
-        while slots[index].connection.isReady, !slots[index].parked.isEmpty,
-              slots[index].connection.inFlightCount < settings.pipelineDepth {
-            let entry = slots[index].parked.removeFirst()
+        while slots[index].connection.isReady, slots[index].connection.inFlightCount < settings.pipelineDepth,
+              let entry = slots[index].parked.popFirst() {
             guard case .request(let request) = entry.job else { continue }
             send(entry, request, slot: index)
         }
@@ -239,9 +244,7 @@ public final class PGPool {
 
     /// Parked requests were never sent: nothing of theirs can have been written.
     private func failParked(_ index: Int) {
-        let parked = slots[index].parked
-        slots[index].parked.removeAll()
-        for entry in parked {
+        for entry in slots[index].parked.drain() {
             guard case .request(let request) = entry.job else { continue }
             finish(entry, request, slot: index, .failure(.unavailable(retryAfterMs: retryAfterMs())))
         }

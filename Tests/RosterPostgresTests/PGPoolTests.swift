@@ -3,6 +3,7 @@ import RosterPostgres
 import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
+import Glibc
 import Testing
 
 /// The loop-driven pool against a real server.
@@ -74,6 +75,21 @@ struct PGPoolTests {
         #expect(try execute(pool, [PGStatement("SELECT 42")]).get().first?.rows.first?.int(0) == 42)
     }
 
+    @Test func aServerThatStopsAnsweringTimesOutAndItsConnectionIsReplaced() throws {
+        let pool = try pool { $0.statementTimeoutMs = 100; $0.connections = 1; $0.reconnectMinMs = 10 }
+        defer { pool.stop() }
+        let backend = try #require(try execute(pool, [PGStatement("SELECT pg_backend_pid()")]).get().first?.rows.first?.int(0))
+        // A backend frozen mid-conversation: no error, no close, no answer, as a host that vanished from the network.
+        kill(pid_t(backend), SIGSTOP)
+        // Woken, it finds its client gone and ends by itself (a SIGKILL would make the server restart every backend).
+        defer { kill(pid_t(backend), SIGCONT) }
+        let hung = try execute(pool, [PGStatement("SELECT 1")])
+        #expect(throws: PGFailure.timeout) { try hung.get() }
+        try harness.run(until: { pool.phase == .up && pool.stats.workers == 1 })
+        let fresh = try execute(pool, [PGStatement("SELECT pg_backend_pid()")]).get().first?.rows.first?.int(0)
+        #expect(fresh != nil && fresh != backend)
+    }
+
     @Test func pipelinedRequestsFromManyCallersCompleteInOrderPerCaller() throws {
         let pool = try pool { $0.connections = 3 }
         defer { pool.stop() }
@@ -100,6 +116,24 @@ struct PGPoolTests {
             #expect(order == order.sorted(), "caller \(caller) ran out of order on the server")
         }
         #expect(pool.stats.waiting == 0 && pool.stats.running == 0)
+    }
+
+    @Test func oneCallersBurstWaitsInTheFairQueueNotBehindOneConnection() throws {
+        let pool = try pool { $0.connections = 2; $0.pipelineDepth = 4 }
+        defer { pool.stop() }
+        try harness.run(until: { pool.stats.workers == 2 })
+        var order: [Int] = []
+        for index in 0..<200 {
+            pool.execute([PGStatement("SELECT 1")], transaction: false, charge: charge(1)) { _ in order.append(index) }
+        }
+        // Four in flight on its connection and a pipeline's worth per connection parked: the rest waits its turn.
+        #expect(pool.stats.waiting == 200 - 4 - 8)
+        var other: Result<[PGResult], PGFailure>?
+        pool.execute([PGStatement("SELECT 2")], transaction: false, charge: charge(2, payer: 2)) { other = $0 }
+        try harness.run(until: { other != nil })
+        #expect(order.count < 200, "another payer waited for the whole burst")
+        try harness.run(until: { order.count == 200 })
+        #expect(order == Array(0..<200))
     }
 
     @Test func pastTheBudgetRequestsAreBusyUnlessForced() throws {

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import RosterCore
+import RosterPostgres
+import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
 @testable import RosterStore
@@ -11,11 +13,12 @@ import Testing
 enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory
     case sqlite
+    case postgres
 
     var testDescription: String { rawValue }
 
     /// A fresh, empty backend on a manual wall clock. `rowLimit` makes it nearly full: writes past about that
-    /// many small rows (pages, for SQLite) answer `.full`.
+    /// many small rows (pages, for SQLite; 4 KiB of row text each, for PostgreSQL) answer `.full`.
     func make(rowLimit: Int? = nil) throws -> Backend {
         let clock = ManualWallClock()
         switch self {
@@ -38,6 +41,23 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 return try SQLiteStorage.open(path: path, loop: loop, settings: settings, cores: 2, clock: clock,
                                               logger: logger)
             }
+        case .postgres:
+            // A database of its own on the shared throwaway cluster; the log is kept in memory, as SQLite's.
+            let cluster = try PostgresTestCluster.shared
+            let conninfo = try cluster.createDatabase()
+            let kept = try TemporaryDirectory()
+            let loop = try EventLoop(signals: [])
+            let logger = Logger(level: .info, sink: kept.log)
+            let settings = ServerSettings(storageWorkers: 2)
+            // Two connections, so that writes really race on the server.
+            let open = {
+                try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: conninfo, connections: 2), loop: loop,
+                                           server: settings, cores: 2, clock: clock, logger: logger)
+            }
+            let storage = try open()
+            if let rowLimit { try PostgresQuota.install(bytes: rowLimit * 4_096, conninfo: conninfo, on: cluster) }
+            // A second instance on the same database, as a second daemon or one restarted after a crash.
+            return try Backend(storage: storage, clock: clock, loop: loop, keeping: kept, reopen: open)
         }
     }
 }
@@ -63,7 +83,20 @@ final class Backend {
     }
 
     /// The same data as a new instance opened on it finds it, with this one left as it is (no clean close).
-    func reopened() throws -> any Storage { try reopenStorage() }
+    func reopened() throws -> any Storage {
+        let storage = try reopenStorage()
+        others.append(storage)
+        return storage
+    }
+
+    /// Instances opened by `reopened`, stopped with this one.
+    private var others: [any Storage] = []
+
+    /// A backend holding connections to a shared server lets them go with the test.
+    deinit {
+        storage.stop()
+        for other in others { other.stop() }
+    }
 
     /// Turns the loop until `done`, failing the test instead of hanging when the answer never comes.
     func run(until done: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {

@@ -1,5 +1,5 @@
+import RosterStorage
 import Testing
-@testable import RosterStore
 
 @Suite("Username directory")
 struct UsernameDirectoryTests {
@@ -43,5 +43,50 @@ struct UsernameDirectoryTests {
         #expect(directory.contains("carol") == nil)
         directory.fill(with: ["alice"])
         #expect(directory.contains("alice") == nil)
+    }
+
+    @Test func aRefillAnswersFromTheOldNamesUntilTheNewSnapshotThenReplaysWhatCameMeanwhile() {
+        var directory = UsernameDirectory()
+        directory.fill(with: ["alice", "bob"])
+        directory.beginRefill()
+        #expect(directory.phase == .ready)
+        directory.add("carol")      // noted while the new snapshot is read: answered at once, and kept
+        directory.remove("bob")
+        #expect(directory.contains("carol") == true)
+        #expect(directory.contains("bob") == false)
+        // The snapshot was read before both changes, and has a name this directory never heard of.
+        directory.fill(with: ["alice", "bob", "dave"])
+        #expect(directory.contains("carol") == true)
+        #expect(directory.contains("bob") == false)
+        #expect(directory.contains("dave") == true)
+        #expect(directory.count == 3)
+    }
+
+    @Test func aFailedRefillKeepsTheNamesItHadAndAFailedFirstFillCanBeRetried() {
+        var directory = UsernameDirectory()
+        directory.fill(with: ["alice"])
+        directory.beginRefill()
+        directory.add("carol")
+        directory.fillFailed()
+        #expect(directory.phase == .ready)
+        #expect(directory.contains("alice") == true)
+        #expect(directory.contains("carol") == true)
+
+        var failed = UsernameDirectory()
+        failed.fillFailed()
+        failed.beginRefill()
+        #expect(failed.phase == .loading)
+        failed.add("erin")
+        failed.fill(with: ["frank"])
+        #expect(failed.contains("erin") == true)
+        #expect(failed.contains("frank") == true)
+    }
+
+    @Test func aRemovalWhileLoadingIsReplayedOverTheSnapshot() {
+        var directory = UsernameDirectory()
+        directory.remove("alice")   // deleted after the snapshot had read it
+        directory.fill(with: ["alice", "bob"])
+        #expect(directory.contains("alice") == false)
+        #expect(directory.count == 1)
     }
 }

@@ -1,5 +1,6 @@
-/// How `users.canonical` compares (`COLLATE NOCASE`: ASCII letters without case, everything else by bytes),
-/// as a key for a Swift set that must answer exactly as the column does. Canonical names are NFC, where
+/// How a username compares (SQLite's `COLLATE NOCASE`: ASCII letters without case, everything else by bytes),
+/// as a key for a Swift set that must answer exactly as the column does; PostgreSQL stores this key in its
+/// UNIQUE `username_key` column, so both backends compare alike. Canonical names are NFC, where
 /// Swift's string equality (canonical equivalence) and byte equality agree.
 public enum UsernameKey {
     public static func folded(_ canonical: String) -> String {

@@ -1,0 +1,186 @@
+import RosterCore
+import RosterStorage
+
+/// A PostgreSQL database as `rosterd --copy-database` reads or writes it: offline, over one blocking connection.
+/// Opening checks that the database is Roster's (or empty) and brings its schema up to date, as a daemon's start
+/// does. Reading takes one snapshot (a read-only repeatable-read transaction) for every table, through cursors,
+/// so a copy is consistent even while daemons keep writing; writing commits each batch on its own, in plain
+/// multi-row INSERTs that keep every id.
+public final class PostgreSQLCopy: CopySource, CopyTarget {
+    /// Rows per INSERT statement (the widest, a contact, binds 14 parameters a row: well inside 65,535).
+    static let insertChunk = 1_000
+
+    private let connection: PGBlockingConnection
+    private let label: String
+
+    public init(conninfo: String) throws(CopyError) {
+        label = "postgresql:\(PGConninfo.masked(conninfo))"
+        do throws(PGFailure) {
+            connection = try PGBlockingConnection(conninfo: conninfo)
+        } catch {
+            throw .failed(PostgreSQLOpenFailure.cannotConnect(conninfo: PGConninfo.masked(conninfo), error).description)
+        }
+        do throws(PostgreSQLMigrator.Failure) {
+            try PostgreSQLMigrator.migrate(connection)
+        } catch {
+            connection.close()
+            throw .failed(PostgreSQLOpenFailure(error).description)
+        }
+    }
+
+    deinit { connection.close() }
+
+    public func counts() throws(CopyError) -> CopyCounts {
+        let row = try run("count rows", """
+            SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
+                   (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts)
+            """).rows.first
+        return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
+                          contacts: Int(row?.int(3) ?? 0))
+    }
+
+    public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
+        let size = max(1, batchSize)
+        try run("begin the snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do throws(CopyError) {
+            try read("SELECT \(PostgreSQLQueries.userColumns) FROM users ORDER BY id", size) { rows throws(CopyError) in
+                try body(.accounts(try rows.map { row throws(CopyError) in
+                    guard let credential = PostgreSQLStorage.credential(row) else { throw self.unreadable("an account") }
+                    return CopiedAccount(account: credential.account, passwordHash: credential.passwordHash)
+                }))
+            }
+            try read("SELECT token_hash, user_id, created_at, last_used_at FROM session_tokens ORDER BY token_hash", size) {
+                rows throws(CopyError) in
+                try body(.tokens(try rows.map { row throws(CopyError) in
+                    guard let hash = row.bytes(0), let account = row.int(1), let created = row.int(2),
+                          let used = row.int(3) else { throw self.unreadable("a session token") }
+                    return CopiedToken(hash: hash, account: account, createdAtMs: created, lastUsedAtMs: used)
+                }))
+            }
+            try read("SELECT key, at FROM login_failures ORDER BY at, key", size) { rows throws(CopyError) in
+                try body(.failures(try rows.map { row throws(CopyError) in
+                    guard let key = row.text(0), let at = row.int(1) else { throw self.unreadable("a failed log-in") }
+                    return CopiedFailure(key: key, atMs: at)
+                }))
+            }
+            try read("""
+                SELECT user_id, \(PostgreSQLQueries.contactColumns), \(PostgreSQLQueries.keyColumns) FROM contacts ORDER BY id
+                """, size) { rows throws(CopyError) in
+                try body(.contacts(try rows.map { row throws(CopyError) in
+                    guard let owner = row.int(0), let contact = row.contact(from: 1) else { throw self.unreadable("a contact") }
+                    return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 8)))
+                }))
+            }
+            try run("end the snapshot", "COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    public func write(_ batch: CopyBatch) throws(CopyError) {
+        let statements: [PGStatement]
+        switch batch {
+        case .accounts(let accounts):
+            statements = Self.inserts(accounts, table: "users", columns: [
+                ("id", "bigint"), ("canonical", "text"), ("username_key", "text"), ("display", "text"), ("email", "text"),
+                ("email_key", "text"), ("password_hash", "text"), ("created_at", "bigint"),
+            ]) { copied in
+                let account = copied.account
+                return [.int(account.id), .text(account.username), .text(UsernameKey.folded(account.username)),
+                        .text(account.display), .optional(account.email), .optional(account.email.map(UsernameKey.folded)),
+                        .text(copied.passwordHash), .int(account.createdAtMs)]
+            }
+        case .tokens(let tokens):
+            statements = Self.inserts(tokens, table: "session_tokens", columns: [
+                ("token_hash", "bytea"), ("user_id", "bigint"), ("created_at", "bigint"), ("last_used_at", "bigint"),
+            ]) { [.bytes($0.hash), .int($0.account), .int($0.createdAtMs), .int($0.lastUsedAtMs)] }
+        case .failures(let failures):
+            statements = Self.inserts(failures, table: "login_failures", columns: [("key", "text"), ("at", "bigint")]) {
+                [.text($0.key), .int($0.atMs)]
+            }
+        case .contacts(let contacts):
+            statements = Self.inserts(contacts, table: "contacts", columns: [
+                ("id", "bigint"), ("user_id", "bigint"), ("name", "text"), ("phone", "text"), ("email", "text"),
+                ("note", "text"), ("created_at", "bigint"), ("updated_at", "bigint"), ("key_folded", "text"),
+                ("key_initials", "text"), ("key_pinyin", "text"), ("key_pinyin_initials", "text"),
+                ("key_hangul_initials", "text"), ("key_phone_digits", "text"),
+            ]) { owned in
+                let contact = owned.contact.contact
+                let keys = owned.contact.keys
+                return [.int(contact.id), .int(owned.account), .text(contact.name), .optional(contact.phone),
+                        .optional(contact.email), .optional(contact.note), .int(contact.createdAt), .int(contact.updatedAt),
+                        .text(keys.folded), .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
+                        .text(keys.hangulInitials), .text(keys.phoneDigits)]
+            }
+        }
+        guard !statements.isEmpty else { return }
+        // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.
+        for statement in statements {
+            for case .text(let text) in statement.params where !PGText.storable(text) {
+                throw .failed("\(label): a row holds a NUL character in a text field, which PostgreSQL cannot store")
+            }
+        }
+        try run("begin a batch", "BEGIN")
+        do throws(CopyError) {
+            for statement in statements { try run("write a batch", statement.sql, statement.params) }
+            try run("commit a batch", "COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Moves each id sequence past the ids copied, so the daemon's next account or contact gets a new one.
+    public func finish() throws(CopyError) {
+        for table in ["users", "contacts"] {
+            try run("move the \(table) id sequence", """
+                SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE(max(id), 0) + 1, false) FROM \(table)
+                """)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Multi-row INSERTs of `rows`, `insertChunk` at a time, every value a cast parameter.
+    private static func inserts<Row>(_ rows: [Row], table: String, columns: [(name: String, type: String)],
+                                     _ values: (Row) -> [PGValue]) -> [PGStatement] {
+        stride(from: 0, to: rows.count, by: insertChunk).map { start in
+            var params: [PGValue] = []
+            var tuples: [String] = []
+            for row in rows[start..<min(rows.count, start + insertChunk)] {
+                let first = params.count + 1
+                params += values(row)
+                tuples.append("(" + columns.enumerated().map { "$\(first + $0.offset)::\($0.element.type)" }
+                    .joined(separator: ", ") + ")")
+            }
+            return PGStatement("INSERT INTO \(table)(\(columns.map(\.name).joined(separator: ", "))) VALUES "
+                               + tuples.joined(separator: ", "), params)
+        }
+    }
+
+    /// Reads `sql` through a cursor, `size` rows at a time, handing each non-empty batch to `body`.
+    private func read(_ sql: String, _ size: Int, _ body: ([PGRow]) throws(CopyError) -> Void) throws(CopyError) {
+        try run("open a cursor", "DECLARE roster_copy NO SCROLL CURSOR FOR \(sql)")
+        while true {
+            let rows = try run("read rows", "FETCH FORWARD \(size) FROM roster_copy").rows
+            if rows.isEmpty { break }
+            try body(rows)
+            if rows.count < size { break }
+        }
+        try run("close a cursor", "CLOSE roster_copy")
+    }
+
+    @discardableResult
+    private func run(_ step: String, _ sql: String, _ params: [PGValue] = []) throws(CopyError) -> PGResult {
+        do throws(PGFailure) {
+            return try connection.execute(sql, params)
+        } catch {
+            throw .failed("\(label): cannot \(step): \(PostgreSQLOpenFailure.words(error))")
+        }
+    }
+
+    private func unreadable(_ what: String) -> CopyError {
+        .failed("\(label): \(what) could not be read (a column is NULL or not of its type)")
+    }
+}

@@ -1,0 +1,285 @@
+import RosterCore
+import RosterStorage
+
+/// Every statement `PostgreSQLStorage` sends, each with its parameters bound (never spliced), and each parameter
+/// cast to its type so that no statement depends on what the server would infer.
+///
+/// Time: every "now" is `COALESCE($1, the database's clock)`: `$1` is NULL in production, so that every daemon
+/// of a site stamps, idles and windows by the one clock they share, and a manual clock's reading in the tests,
+/// with one SQL text for both. Statements that others must hear of carry their `pg_notify` in the statement
+/// itself (a data-modifying CTE), so the notification commits exactly with the change, in one round trip.
+enum PostgreSQLQueries {
+    /// The database's clock in Unix ms, unless parameter `n` holds a reading.
+    static func now(_ n: Int) -> String {
+        "COALESCE($\(n)::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+    }
+
+    /// The widest span (ms) a statement subtracts from now: a limit from configuration may be anything, and
+    /// bigint arithmetic that overflows is an error, not a clamp (as `Saturating` does for SQLite).
+    static func span(_ milliseconds: Int64) -> PGValue {
+        .int(min(max(milliseconds, 0), 1_000_000_000_000_000))
+    }
+
+    static let userColumns = "id, canonical, display, email, password_hash, created_at"
+
+    // MARK: Accounts
+
+    static func usernameTaken(_ canonical: String) -> PGStatement {
+        PGStatement("SELECT EXISTS (SELECT 1 FROM users WHERE username_key = $1::text)",
+                    [.text(UsernameKey.folded(canonical))])
+    }
+
+    static func emailTaken(_ email: String) -> PGStatement {
+        PGStatement("SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $1::text)", [.text(UsernameKey.folded(email))])
+    }
+
+    static func user(_ identifier: AccountIdentifier) -> PGStatement {
+        switch identifier {
+        case .username(let canonical):
+            PGStatement("SELECT \(userColumns) FROM users WHERE username_key = $1::text", [.text(UsernameKey.folded(canonical))])
+        case .email(let email):
+            PGStatement("SELECT \(userColumns) FROM users WHERE email_key = $1::text", [.text(UsernameKey.folded(email))])
+        }
+    }
+
+    /// One row (id, created_at) when the account was created; none when a unique key was held already, which
+    /// the insert then leaves alone (`ON CONFLICT DO NOTHING`): of two daemons inserting one name at the same
+    /// instant, the second waits for the first's commit and gets no row.
+    static func createAccount(_ account: NewAccount, now: PGValue, notification: String) -> PGStatement {
+        PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            added AS (
+                INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
+                SELECT $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, clock.ms FROM clock
+                ON CONFLICT DO NOTHING
+                RETURNING id, created_at)
+            SELECT id, created_at, pg_notify('\(ChangeNotification.channel)', $8::text) FROM added
+            """, [now, .text(account.username), .text(UsernameKey.folded(account.username)), .text(account.display),
+                  .optional(account.email), .optional(account.email.map(UsernameKey.folded)), .text(account.passwordHash),
+                  .text(notification)])
+    }
+
+    /// Which field of a refused registration is held: (username, email).
+    static func clash(_ account: NewAccount) -> PGStatement {
+        PGStatement("""
+            SELECT EXISTS (SELECT 1 FROM users WHERE username_key = $1::text),
+                   EXISTS (SELECT 1 FROM users WHERE email_key = $2::text)
+            """, [.text(UsernameKey.folded(account.username)), .optional(account.email.map(UsernameKey.folded))])
+    }
+
+    static func replacePasswordHash(_ hash: String, of account: AccountID) -> PGStatement {
+        PGStatement("UPDATE users SET password_hash = $1::text WHERE id = $2::bigint", [.text(hash), .int(account)])
+    }
+
+    /// A page of the username directory: keys after `after`, in key order.
+    static func usernameKeys(after: String, limit: Int) -> PGStatement {
+        PGStatement("SELECT username_key FROM users WHERE username_key > $1::text ORDER BY username_key LIMIT $2::bigint",
+                    [.text(after), .int(Int64(limit))])
+    }
+
+    static let userCount = PGStatement("SELECT count(*) FROM users")
+
+    static let counts = PGStatement("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM contacts)")
+
+    // MARK: Session tokens
+
+    static func storeToken(_ hash: [UInt8], for account: AccountID, now: PGValue) -> PGStatement {
+        PGStatement("""
+            INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at)
+            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms FROM (SELECT \(Self.now(1)) AS ms) clock
+            """, [now, .bytes(hash), .int(account)])
+    }
+
+    /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),
+    /// then a live one's last use moves to now (never backwards) and its account comes back.
+    static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue) -> [PGStatement] {
+        [PGStatement("DELETE FROM session_tokens WHERE token_hash = $1::bytea AND \(Self.now(2)) - last_used_at >= $3::bigint",
+                     [.bytes(hash), now, span(idleLimitMs)]),
+         PGStatement("""
+            UPDATE session_tokens t SET last_used_at = GREATEST(t.last_used_at, \(Self.now(2)))
+            FROM users u WHERE t.token_hash = $1::bytea AND u.id = t.user_id
+            RETURNING u.id, u.canonical, u.display, u.email, u.created_at
+            """, [.bytes(hash), now])]
+    }
+
+    /// One row when the token was there (and the others are told).
+    static func revokeToken(_ hash: [UInt8], notification: String) -> PGStatement {
+        PGStatement("""
+            WITH gone AS (DELETE FROM session_tokens WHERE token_hash = $1::bytea RETURNING 1)
+            SELECT pg_notify('\(ChangeNotification.channel)', $2::text) FROM gone
+            """, [.bytes(hash), .text(notification)])
+    }
+
+    static func purgeTokens(idleLimitMs: Int64, now: PGValue) -> PGStatement {
+        PGStatement("DELETE FROM session_tokens WHERE last_used_at <= \(Self.now(1)) - $2::bigint", [now, span(idleLimitMs)])
+    }
+
+    // MARK: Failed log-ins
+
+    /// Rows (now, key, at) of the keys' failures within the window, oldest first; one row with NULLs when none,
+    /// so that now always comes back.
+    static func recentFailures(keys: [String], windowMs: Int64, now: PGValue) -> PGStatement {
+        // The window's first millisecond, as `LoginRateLimit.windowStart` counts it.
+        let list = keys.indices.map { "$\($0 + 3)::text" }.joined(separator: ", ")
+        return PGStatement("""
+            SELECT clock.ms, f.key, f.at FROM (SELECT \(Self.now(1)) AS ms) clock
+            LEFT JOIN login_failures f ON f.key IN (\(keys.isEmpty ? "NULL" : list)) AND f.at >= clock.ms - $2::bigint
+            ORDER BY f.at
+            """, [now, span(windowMs - 1)] + keys.map(PGValue.text))
+    }
+
+    static func recordFailure(keys: [String], now: PGValue) -> PGStatement {
+        let values = keys.indices.map { "($\($0 + 2)::text)" }.joined(separator: ", ")
+        return PGStatement("""
+            INSERT INTO login_failures(key, at)
+            SELECT k.key, clock.ms FROM (VALUES \(values)) AS k(key), (SELECT \(Self.now(1)) AS ms) clock
+            """, [now] + keys.map(PGValue.text))
+    }
+
+    static func pruneFailures(windowMs: Int64, now: PGValue) -> PGStatement {
+        PGStatement("DELETE FROM login_failures WHERE at < \(Self.now(1)) - $2::bigint", [now, span(windowMs)])
+    }
+
+    // MARK: Contacts
+
+    static let contactColumns = "id, name, phone, email, note, created_at, updated_at"
+    static let keyColumns = "key_folded, key_initials, key_pinyin, key_pinyin_initials, key_hangul_initials, key_phone_digits"
+
+    static func searchKeys(of user: AccountID) -> PGStatement {
+        PGStatement("SELECT id, \(keyColumns) FROM contacts WHERE user_id = $1::bigint ORDER BY id", [.int(user)])
+    }
+
+    static func contacts(_ ids: [Int64], of user: AccountID) -> PGStatement {
+        PGStatement("SELECT \(contactColumns) FROM contacts WHERE user_id = $1::bigint AND id = ANY($2::bigint[])",
+                    [.int(user), .text(PGArrayLiteral.integers(ids))])
+    }
+
+    static func contactPage(of user: AccountID, after: Int64, limit: Int) -> PGStatement {
+        PGStatement("""
+            SELECT \(contactColumns) FROM contacts WHERE user_id = $1::bigint AND id > $2::bigint ORDER BY id LIMIT $3::bigint
+            """, [.int(user), .int(after), .int(Int64(limit))])
+    }
+
+    /// The contact as it stands, to patch.
+    static func contact(_ id: Int64, of user: AccountID) -> PGStatement {
+        PGStatement("SELECT \(contactColumns) FROM contacts WHERE user_id = $1::bigint AND id = $2::bigint",
+                    [.int(user), .int(id)])
+    }
+
+    /// Rows (id, created_at) of the contacts inserted, one per draft, all stamped with one now; the owner's other
+    /// daemons are told.
+    static func insertContacts(_ rows: ArraySlice<(ContactDraft, ContactSearchKeys)>, for user: AccountID, now: PGValue,
+                               notification: String) -> PGStatement {
+        var params: [PGValue] = [now, .int(user), .text(notification)]
+        var tuples: [String] = []
+        tuples.reserveCapacity(rows.count)
+        for (draft, keys) in rows {
+            let first = params.count + 1
+            params += fields(draft, keys)
+            let casts = ["text", "text", "text", "text", "text", "text", "text", "text", "text", "text"]
+            tuples.append("(" + casts.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
+        }
+        return PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            added AS (
+                INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, \(keyColumns))
+                SELECT $2::bigint, v.name, v.phone, v.email, v.note, clock.ms, clock.ms, v.k1, v.k2, v.k3, v.k4, v.k5, v.k6
+                FROM clock, (VALUES \(tuples.joined(separator: ", "))) AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6)
+                RETURNING id, created_at)
+            SELECT id, created_at, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
+            """, params)
+    }
+
+    /// Writes `draft` over the contact only if it still reads as `current` (compare and set: a writer on another
+    /// daemon may have come between the read and this write); one row (updated_at) when it did.
+    static func updateContact(_ current: Contact, to draft: ContactDraft, keys: ContactSearchKeys, of user: AccountID,
+                              now: PGValue, notification: String) -> PGStatement {
+        PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            changed AS (
+                UPDATE contacts SET name = $5::text, phone = $6::text, email = $7::text, note = $8::text,
+                    updated_at = clock.ms, key_folded = $9::text, key_initials = $10::text, key_pinyin = $11::text,
+                    key_pinyin_initials = $12::text, key_hangul_initials = $13::text, key_phone_digits = $14::text
+                FROM clock
+                WHERE id = $2::bigint AND user_id = $3::bigint AND updated_at = $4::bigint
+                    AND name = $15::text AND phone IS NOT DISTINCT FROM $16::text
+                    AND email IS NOT DISTINCT FROM $17::text AND note IS NOT DISTINCT FROM $18::text
+                RETURNING updated_at)
+            SELECT updated_at, pg_notify('\(ChangeNotification.channel)', $19::text) FROM changed
+            """, [now, .int(current.id), .int(user), .int(current.updatedAt)] + fields(draft, keys)
+                + [.text(current.name), .optional(current.phone), .optional(current.email), .optional(current.note),
+                   .text(notification)])
+    }
+
+    /// One row when the contact was the user's.
+    static func removeContact(_ id: Int64, of user: AccountID, notification: String) -> PGStatement {
+        PGStatement("""
+            WITH gone AS (DELETE FROM contacts WHERE id = $1::bigint AND user_id = $2::bigint RETURNING 1)
+            SELECT pg_notify('\(ChangeNotification.channel)', $3::text) FROM gone
+            """, [.int(id), .int(user), .text(notification)])
+    }
+
+    /// The user's contacts whose folded name is one of `folded`: the only ones an import's card can duplicate.
+    static func possibleDuplicates(of user: AccountID, folded: [String]) -> PGStatement {
+        PGStatement("SELECT name, phone, email, note FROM contacts WHERE user_id = $1::bigint AND key_folded = ANY($2::text[])",
+                    [.int(user), .text(PGArrayLiteral.texts(folded))])
+    }
+
+    private static func fields(_ draft: ContactDraft, _ keys: ContactSearchKeys) -> [PGValue] {
+        [.text(draft.name), .optional(draft.phone), .optional(draft.email), .optional(draft.note), .text(keys.folded),
+         .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials), .text(keys.hangulInitials),
+         .text(keys.phoneDigits)]
+    }
+}
+
+/// What PostgreSQL's `text` cannot hold: a NUL, which libpq's text parameters would silently cut the value at.
+/// A value holding one is refused before it is sent, never stored shortened.
+enum PGText {
+    static func storable(_ texts: String?...) -> Bool {
+        texts.allSatisfy { text in text.map { !$0.utf8.contains(0) } ?? true }
+    }
+
+    static func storable(_ draft: ContactDraft) -> Bool {
+        storable(draft.name, draft.phone, draft.email, draft.note)
+    }
+}
+
+/// PostgreSQL's array input syntax, for one parameter holding a list (`= ANY($n::text[])`).
+enum PGArrayLiteral {
+    static func integers(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+
+    /// Every element quoted, `"` and `\` escaped, so no text can end an element or the array.
+    static func texts(_ values: [String]) -> String {
+        var out = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += "," }
+            out += "\""
+            for character in value.unicodeScalars {
+                if character == "\"" || character == "\\" { out += "\\" }
+                out.unicodeScalars.append(character)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+}
+
+extension PGRow {
+    /// A contact from `PostgreSQLQueries.contactColumns`, starting at `first`.
+    func contact(from first: Int = 0) -> Contact? {
+        guard let id = int(first), let name = text(first + 1), let created = int(first + 5),
+              let updated = int(first + 6) else { return nil }
+        return Contact(id: id, draft: ContactDraft(name: name, phone: text(first + 2), email: text(first + 3),
+                                                   note: text(first + 4)),
+                       createdAt: created, updatedAt: updated)
+    }
+
+    /// Search keys from `PostgreSQLQueries.keyColumns`, starting at `first`.
+    func searchKeys(from first: Int) -> ContactSearchKeys {
+        ContactSearchKeys(folded: text(first) ?? "", initials: text(first + 1) ?? "", pinyin: text(first + 2) ?? "",
+                          pinyinInitials: text(first + 3) ?? "", hangulInitials: text(first + 4) ?? "",
+                          phoneDigits: text(first + 5) ?? "")
+    }
+}

@@ -1,0 +1,171 @@
+import RosterRuntime
+import RosterStorage
+
+// Accounts, session tokens and failed log-ins: each call one statement (a resume, one transaction of two), in
+// one round trip. Writes that follow a hash or a verification already paid for are never refused by the
+// pool's budget; reads and a resume may be.
+
+extension PostgreSQLStorage: AccountStorage {
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+        query(PostgreSQLQueries.usernameTaken(canonical), charge: charge, "username check") { result in
+            completion(result.map { $0.rows.first?.bool(0) ?? false })
+        }
+    }
+
+    /// From the username directory, once it is in; it keeps answering while the database is down.
+    public func knownUsernameTaken(_ canonical: String) -> Bool? {
+        stopped ? nil : usernames.contains(canonical)
+    }
+
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        query(PostgreSQLQueries.emailTaken(canonical), charge: charge, "email check") { result in
+            completion(result.map { $0.rows.first?.bool(0) ?? false })
+        }
+    }
+
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        credential(for: identifier, charge: charge) { result in completion(result.map { $0 != nil }) }
+    }
+
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Credential?>) {
+        query(PostgreSQLQueries.user(identifier), charge: charge, "account read") { result in
+            completion(result.map { $0.rows.first.flatMap(Self.credential) })
+        }
+    }
+
+    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard new.passwordHash.hasPrefix("$argon2id$") else {
+            logger.error("refused to store a password hash that is not Argon2id")
+            return completion(.failure(.other))
+        }
+        guard PGText.storable(new.username, new.display, new.email) else {
+            return completion(.failure(unstorable("registration")))
+        }
+        insertAccount(new, charge: charge, attempt: 1, completion: completion)
+    }
+
+    /// One attempt at the insert; a clash names its field (the username first, as the form checks it first).
+    /// A clash with an account gone by the time the field is looked up (deleted meanwhile) tries once more.
+    private func insertAccount(_ new: NewAccount, charge: QueueCharge, attempt: Int,
+                               completion: @escaping StorageCompletion<Account>) {
+        let created = notification(.accountCreated(username: new.username, email: new.email))
+        query(PostgreSQLQueries.createAccount(new, now: now, notification: created), charge: charge, force: true,
+              "registration") { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .failure(let failure):
+                completion(.failure(failure))
+            case .success(let inserted):
+                if let row = inserted.rows.first, let id = row.int(0), let createdAt = row.int(1) {
+                    self.usernames.add(new.username)
+                    return completion(.success(Account(id: id, username: new.username, display: new.display,
+                                                       email: new.email, createdAtMs: createdAt)))
+                }
+                self.query(PostgreSQLQueries.clash(new), charge: charge, force: true, "registration") { [weak self] result in
+                    guard let self else { return }
+                    switch result {
+                    case .failure(let failure):
+                        completion(.failure(failure))
+                    case .success(let clash):
+                        let row = clash.rows.first
+                        if row?.bool(0) == true { return completion(.failure(.conflict(.username))) }
+                        if row?.bool(1) == true { return completion(.failure(.conflict(.email))) }
+                        guard attempt < 2 else { return completion(.failure(.conflict(.username))) }
+                        self.insertAccount(new, charge: charge, attempt: attempt + 1, completion: completion)
+                    }
+                }
+            }
+        }
+    }
+
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                                    completion: @escaping StorageCompletion<Void>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard hash.hasPrefix("$argon2id$") else {
+            logger.error("refused to store a password hash that is not Argon2id")
+            return completion(.failure(.other))
+        }
+        let logger = self.logger
+        query(PostgreSQLQueries.replacePasswordHash(hash, of: account), charge: charge, force: true,
+              "password hash upgrade") { result in
+            completion(result.flatMap { updated in
+                guard updated.affectedRows > 0 else {
+                    logger.error("password hash upgrade failed: account \(account) is not there")
+                    return .failure(.other)
+                }
+                return .success(())
+            })
+        }
+    }
+
+    /// A credential from `PostgreSQLQueries.userColumns`.
+    static func credential(_ row: PGRow) -> Credential? {
+        guard let id = row.int(0), let canonical = row.text(1), let display = row.text(2), let hash = row.text(4),
+              let createdAt = row.int(5) else { return nil }
+        return Credential(account: Account(id: id, username: canonical, display: display, email: row.text(3),
+                                           createdAtMs: createdAt),
+                          passwordHash: hash)
+    }
+}
+
+extension PostgreSQLStorage: SessionTokenStorage {
+    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
+        query(PostgreSQLQueries.storeToken(hash, for: account, now: now), charge: charge, force: true,
+              "session token write") { result in
+            completion(result.map { _ in () })
+        }
+    }
+
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+                            completion: @escaping StorageCompletion<Account?>) {
+        query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now), transaction: true, charge: charge,
+              "session resume") { result in
+            completion(result.map { results in
+                guard let row = results.last?.rows.first, let id = row.int(0), let canonical = row.text(1),
+                      let display = row.text(2), let createdAt = row.int(4) else { return nil }
+                return Account(id: id, username: canonical, display: display, email: row.text(3), createdAtMs: createdAt)
+            })
+        }
+    }
+
+    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        let revoked = notification(.tokenRevoked(hash: hash))
+        query(PostgreSQLQueries.revokeToken(hash, notification: revoked), charge: charge, force: true,
+              "session token revocation") { result in
+            completion(result.map { !$0.rows.isEmpty })
+        }
+    }
+}
+
+extension PostgreSQLStorage: LoginFailureStorage {
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<RecentFailures>) {
+        query(PostgreSQLQueries.recentFailures(keys: keys, windowMs: windowMs, now: now), charge: charge,
+              "rate-limit read") { result in
+            completion(result.flatMap { found in
+                guard let nowMs = found.rows.first?.int(0) else { return .failure(.other) }
+                var times: [String: [Int64]] = [:]
+                for key in keys { times[key] = [] }
+                for row in found.rows {
+                    guard let key = row.text(1), let at = row.int(2) else { continue }
+                    times[key, default: []].append(at)
+                }
+                return .success(RecentFailures(nowMs: nowMs, times: times))
+            })
+        }
+    }
+
+    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !keys.isEmpty else { return completion(.success(())) }
+        query(PostgreSQLQueries.recordFailure(keys: keys, now: now), charge: charge, force: true,
+              "log-in failure write") { result in
+            completion(result.map { _ in () })
+        }
+    }
+}

@@ -1,0 +1,339 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+// Contacts. One user's writes, imports, exports and index loads take their turn (`ContactTurns`); page reads do
+// not (their ids were chosen already). Search keys, parsing, index builds, encoding and export pages run on the
+// CPU workers; every write tells the user's other daemons (`contactsChanged`) in its own statement.
+
+extension PostgreSQLStorage: ContactStorage {
+    /// What a user's operation asked past their share of waiting turns answers.
+    static let turnsRetryAfterMs: Int64 = 100
+    /// Compare-and-set rounds of an update before it gives up (each lost to another daemon's write).
+    static let updateAttempts = 5
+
+    /// Runs `operation` in `user`'s turn; it answers through the completion it is handed, which hands the turn on.
+    func inTurn<T>(of user: AccountID, _ completion: @escaping StorageCompletion<T>,
+                   _ operation: @escaping (_ answer: @escaping StorageCompletion<T>) -> Void) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        let queued = contactTurns.enqueue(user) { done in
+            operation { result in
+                completion(result)
+                done()
+            }
+        }
+        if !queued { completion(.failure(.busy(retryAfterMs: Self.turnsRetryAfterMs))) }
+    }
+
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                             completion: @escaping StorageCompletion<T>) {
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            self.query(PostgreSQLQueries.searchKeys(of: user), charge: charge, "contacts: load contacts") { [weak self] result in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                switch result {
+                case .failure(let failure): answer(.failure(failure))
+                case .success(let rows):
+                    self.compute(charge, {
+                        var sharing = CoreSharing()
+                        var entries: [ContactIndexEntry] = []
+                        entries.reserveCapacity(rows.rows.count)
+                        for row in rows.rows {
+                            guard let id = row.int(0) else { continue }
+                            entries.append((id: id, keys: row.searchKeys(from: 1)))
+                            sharing.yieldIfDue()
+                        }
+                        return .success(build(entries))
+                    }, completion: answer)
+                }
+            }
+        }
+    }
+
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                          encode: @escaping @Sendable ([Contact]) -> T,
+                                          completion: @escaping StorageCompletion<T>) {
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        if cancelled.withLock({ $0 }) { return completion(.failure(.busy(retryAfterMs: 0))) }
+        query(PostgreSQLQueries.contacts(ids, of: user), charge: charge, "contacts: read contact") { [weak self] result in
+            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            switch result {
+            case .failure(let failure): completion(.failure(failure))
+            case .success(let found):
+                let ordered: @Sendable () -> [Contact] = {
+                    var byID: [Int64: Contact] = [:]
+                    for row in found.rows { if let contact = row.contact() { byID[contact.id] = contact } }
+                    return ids.compactMap { byID[$0] }
+                }
+                if ids.count <= Self.loopEncodeLimit { return completion(.success(encode(ordered()))) }
+                self.compute(charge, { .success(encode(ordered())) }, completion: completion)
+            }
+        }
+    }
+
+    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<StoredContact>) {
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
+            self.compute(charge, force: false, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] keys in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                switch keys {
+                case .failure(let failure): answer(.failure(failure))
+                case .success(let keys):
+                    self.insert([(draft, keys)], for: user, charge: charge, "contacts write") { result in
+                        answer(result.flatMap { added in added.first.map { .success($0) } ?? .failure(.other) })
+                    }
+                }
+            }
+        }
+    }
+
+    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<ContactUpdate>) {
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            self.update(id, of: user, with: patch, charge: charge, attempt: 1, answer)
+        }
+    }
+
+    /// Reads the contact as it stands, patches and validates it here, and writes it only if nobody changed it
+    /// meanwhile; if another daemon did, it starts again from the new read.
+    private func update(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge, attempt: Int,
+                        _ answer: @escaping StorageCompletion<ContactUpdate>) {
+        query(PostgreSQLQueries.contact(id, of: user), charge: charge, "contacts: read contact") { [weak self] read in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            let current: Contact
+            switch read {
+            case .failure(let failure): return answer(.failure(failure))
+            case .success(let found):
+                guard let existing = found.rows.first?.contact() else { return answer(.success(.notFound)) }
+                current = existing
+            }
+            let draft = patch.applied(to: current)
+            do throws(ContactError) {
+                try draft.validate()
+            } catch {
+                return answer(.success(.invalid(error)))
+            }
+            guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
+            self.compute(charge, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] computed in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                let keys: ContactSearchKeys
+                switch computed {
+                case .failure(let failure): return answer(.failure(failure))
+                case .success(let computedKeys): keys = computedKeys
+                }
+                let changed = self.notification(.contactsChanged(account: user))
+                self.query(PostgreSQLQueries.updateContact(current, to: draft, keys: keys, of: user, now: self.now,
+                                                           notification: changed),
+                           charge: charge, force: true, "contacts write") { [weak self] written in
+                    guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                    switch written {
+                    case .failure(let failure): answer(.failure(failure))
+                    case .success(let result):
+                        if let updatedAt = result.rows.first?.int(0) {
+                            return answer(.success(.updated(StoredContact(
+                                contact: Contact(id: id, draft: draft, createdAt: current.createdAt, updatedAt: updatedAt),
+                                keys: keys))))
+                        }
+                        guard attempt < Self.updateAttempts else {
+                            self.logger.warning("contacts: an update lost \(attempt) races to other writers; told to retry")
+                            return answer(.failure(.busy(retryAfterMs: Self.turnsRetryAfterMs)))
+                        }
+                        self.update(id, of: user, with: patch, charge: charge, attempt: attempt + 1, answer)
+                    }
+                }
+            }
+        }
+    }
+
+    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Bool>) {
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            let changed = self.notification(.contactsChanged(account: user))
+            self.query(PostgreSQLQueries.removeContact(id, of: user, notification: changed), charge: charge,
+                       "contacts write") { result in
+                answer(result.map { !$0.rows.isEmpty })
+            }
+        }
+    }
+
+    /// Parses off the loop, reads only the user's contacts whose folded name a card has (the only possible
+    /// duplicates), decides off the loop what is new and computes its keys, and inserts it all in one transaction.
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        var charge = charge
+        charge.bytes = data.utf8.count
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            self.compute(charge, force: false, { () -> Result<ParsedImport, StorageFailure> in
+                let parsed = format.parse(data)
+                var folded = Set<String>()
+                var sharing = CoreSharing()
+                for contact in parsed.contacts {
+                    folded.insert(ContactSearchKeys.foldQuery(contact.draft.name))
+                    sharing.yieldIfDue()
+                }
+                return .success(ParsedImport(drafts: parsed.contacts.map(\.draft), errors: parsed.errors,
+                                             folded: Array(folded)))
+            }) { [weak self] parsed in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                switch parsed {
+                case .failure(let failure): answer(.failure(failure))
+                case .success(let parsed): self.importParsed(parsed, for: user, charge: charge, answer)
+                }
+            }
+        }
+    }
+
+    private func importParsed(_ parsed: ParsedImport, for user: AccountID, charge: QueueCharge,
+                              _ answer: @escaping StorageCompletion<ContactImportOutcome>) {
+        guard !parsed.drafts.isEmpty else {
+            return answer(.success(ContactImportOutcome(added: [], skipped: 0, errors: parsed.errors)))
+        }
+        guard parsed.drafts.allSatisfy(PGText.storable) else { return answer(.failure(unstorable("contacts import"))) }
+        query(PostgreSQLQueries.possibleDuplicates(of: user, folded: parsed.folded), charge: charge, force: true,
+              "contacts write") { [weak self] found in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            let existing: PGResult
+            switch found {
+            case .failure(let failure): return answer(.failure(failure))
+            case .success(let result): existing = result
+            }
+            self.compute(charge, { () -> Result<([(ContactDraft, ContactSearchKeys)], Int), StorageFailure> in
+                var seen = Set<ContactDraft>()
+                for row in existing.rows {
+                    guard let name = row.text(0) else { continue }
+                    seen.insert(ContactDraft(name: name, phone: row.text(1), email: row.text(2), note: row.text(3)))
+                }
+                var fresh: [(ContactDraft, ContactSearchKeys)] = []
+                var skipped = 0
+                var sharing = CoreSharing()
+                for draft in parsed.drafts {
+                    sharing.yieldIfDue()
+                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
+                    guard seen.insert(draft).inserted else {
+                        skipped += 1
+                        continue
+                    }
+                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
+                    fresh.append((draft, ContactSearchKeys(draft: draft)))
+                }
+                return .success((fresh, skipped))
+            }) { [weak self] decided in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                switch decided {
+                case .failure(let failure): answer(.failure(failure))
+                case .success(let (fresh, skipped)):
+                    guard !fresh.isEmpty else {
+                        return answer(.success(ContactImportOutcome(added: [], skipped: skipped, errors: parsed.errors)))
+                    }
+                    self.insert(fresh, for: user, charge: charge, "contacts import") { result in
+                        answer(result.map { ContactImportOutcome(added: $0, skipped: skipped, errors: parsed.errors) })
+                    }
+                }
+            }
+        }
+    }
+
+    /// A write of text holding a NUL, refused whole (logged without the text).
+    func unstorable(_ operation: String) -> StorageFailure {
+        logger.error("\(operation) refused: a field holds a NUL character, which PostgreSQL cannot store")
+        return .other
+    }
+
+    /// Inserts `rows` in one transaction (in chunks of `insertChunk` rows a statement), all stamped with one now,
+    /// and answers them with their ids in the order given.
+    private func insert(_ rows: [(ContactDraft, ContactSearchKeys)], for user: AccountID, charge: QueueCharge,
+                        _ operation: String, completion: @escaping StorageCompletion<[StoredContact]>) {
+        let changed = notification(.contactsChanged(account: user))
+        let stamp: PGValue = now
+        let statements = stride(from: 0, to: rows.count, by: Self.insertChunk).map { start in
+            PostgreSQLQueries.insertContacts(rows[start..<min(rows.count, start + Self.insertChunk)], for: user,
+                                             now: stamp, notification: changed)
+        }
+        query(statements, transaction: statements.count > 1, charge: charge, force: true, operation) { result in
+            completion(result.flatMap { results in
+                var added: [StoredContact] = []
+                added.reserveCapacity(rows.count)
+                for (offset, inserted) in results.enumerated() {
+                    // Each row's id was drawn from the sequence in the order of the VALUES list, so the ids in
+                    // ascending order are the rows' in the order given.
+                    let ids = inserted.rows.compactMap { row in row.int(0).map { (id: $0, at: row.int(1) ?? 0) } }
+                        .sorted { $0.id < $1.id }
+                    let start = offset * Self.insertChunk
+                    guard ids.count == min(Self.insertChunk, rows.count - start) else { return .failure(.other) }
+                    for (index, id) in ids.enumerated() {
+                        let (draft, keys) = rows[start + index]
+                        added.append(StoredContact(contact: Contact(id: id.id, draft: draft, createdAt: id.at,
+                                                                    updatedAt: id.at),
+                                                   keys: keys))
+                    }
+                }
+                return .success(added)
+            })
+        }
+    }
+
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                        cancelled: Locked<Bool>,
+                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+        inTurn(of: user, completion) { [weak self] answer in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            if cancelled.withLock({ $0 }) { return answer(.failure(.busy(retryAfterMs: 0))) }
+            self.exportChunk(of: user, after: after, into: sink, charge: charge, answer)
+        }
+    }
+
+    /// Reads the next rows, and fills the sink with them off the loop until it refuses one or they run out.
+    private func exportChunk<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink,
+                                                      charge: QueueCharge,
+                                                      _ answer: @escaping StorageCompletion<Sink.Output>) {
+        query(PostgreSQLQueries.contactPage(of: user, after: after, limit: Self.exportChunk), charge: charge, force: true,
+              "contacts export") { [weak self] read in
+            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            let page: PGResult
+            switch read {
+            case .failure(let failure): return answer(.failure(failure))
+            case .success(let result): page = result
+            }
+            self.compute(charge, { () -> Result<ExportStep<Sink>, StorageFailure> in
+                var sink = sink
+                var sharing = CoreSharing()
+                var last = after
+                for row in page.rows {
+                    sharing.yieldIfDue()
+                    guard let contact = row.contact() else { return .failure(.other) }
+                    guard sink.add(contact) else { return .success(.finished(sink.finish(more: true))) }
+                    last = contact.id
+                }
+                guard page.rows.count == Self.exportChunk else { return .success(.finished(sink.finish(more: false))) }
+                return .success(.more(sink, after: last))
+            }) { [weak self] step in
+                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                switch step {
+                case .failure(let failure): answer(.failure(failure))
+                case .success(.finished(let output)): answer(.success(output))
+                case .success(.more(let sink, let last)):
+                    self.exportChunk(of: user, after: last, into: sink, charge: charge, answer)
+                }
+            }
+        }
+    }
+}
+
+/// An import's file as parsed off the loop: its cards in order, its rejects, and the folded names to look up.
+struct ParsedImport: Sendable {
+    var drafts: [ContactDraft]
+    var errors: [ContactImportError]
+    var folded: [String]
+}
+
+/// Where an export stands after a chunk: its page is done, or the sink wants the rows after `after`.
+enum ExportStep<Sink: ContactExportSink>: Sendable {
+    case finished(Sink.Output)
+    case more(Sink, after: Int64)
+}

@@ -1,0 +1,101 @@
+import RosterCore
+@testable import RosterPostgres
+import RosterPostgresTesting
+import RosterRuntime
+import RosterStorage
+import Testing
+
+/// `--copy-database`'s PostgreSQL side: what is read is every row as stored, a copy into another database reads
+/// back identical, and the copy's id sequences continue past the copied ids.
+@Suite("PostgreSQL copy")
+struct PostgreSQLCopyTests {
+    private let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+
+    private func everything(_ source: CopySource, batchSize: Int) throws -> [String] {
+        var rows: [String] = []
+        try source.readAll(batchSize: batchSize) { batch throws(CopyError) in
+            switch batch {
+            case .accounts(let accounts): rows += accounts.map { "account \($0)" }
+            case .tokens(let tokens): rows += tokens.map { "token \($0)" }
+            case .failures(let failures): rows += failures.map { "failure \($0)" }
+            case .contacts(let contacts): rows += contacts.map { "contact \($0.account) \($0.contact)" }
+            }
+        }
+        return rows
+    }
+
+    @Test func aCopyReadsBackIdenticalAndItsIdsContinuePastTheCopiedOnes() throws {
+        let cluster = try PostgresTestCluster.shared
+        let from = try cluster.createDatabase()
+        let to = try cluster.createDatabase()
+        let harness = try LoopHarness()
+        let clock = ManualWallClock()
+        let source = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: from, connections: 1), loop: harness.loop,
+                                                server: ServerSettings(), cores: 2, clock: clock, logger: Logger(level: .err))
+        defer { source.stop() }
+        func value<T>(_ call: (@escaping StorageCompletion<T>) -> Void) throws -> T { try harness.answer(call).get() }
+        var owners: [AccountID] = []
+        for (index, name) in ["alice1", "Bob123", "carol1"].enumerated() {
+            let account = try value { source.createAccount(NewAccount(username: name.lowercased(), display: name,
+                                                                      email: index == 1 ? nil : "\(name)@Example.com",
+                                                                      passwordHash: hash + "\(index)"),
+                                                           charge: .daemon, completion: $0) }
+            owners.append(account.id)
+            clock.advance(byMs: 10)
+        }
+        try value { source.storeToken(hash: [UInt8](repeating: 1, count: 32), for: owners[0], charge: .daemon, completion: $0) }
+        try value { source.storeToken(hash: [UInt8](repeating: 0xFE, count: 32), for: owners[2], charge: .daemon, completion: $0) }
+        try value { source.recordFailure(keys: ["account:alice1", "uid:1000"], charge: .daemon, completion: $0) }
+        let csv = "name,phone,email,note\n张三,555-0100,,\nRenée,,renee@example.com,\"a, b\"\n김민준,,,\n"
+        _ = try value { source.importContacts(csv, format: .csv, for: owners[1], charge: .daemon, completion: $0) }
+        _ = try value { source.addContact(ContactDraft(name: "Dan"), for: owners[0], charge: .daemon, completion: $0) }
+
+        let reader = try PostgreSQLCopy(conninfo: from)
+        let writer = try PostgreSQLCopy(conninfo: to)
+        #expect(try writer.counts() == CopyCounts())
+        // A batch of two: every kind crosses batch boundaries.
+        try reader.readAll(batchSize: 2) { batch throws(CopyError) in try writer.write(batch) }
+        try writer.finish()
+        #expect(try writer.counts() == CopyCounts(accounts: 3, tokens: 2, failures: 2, contacts: 4))
+        #expect(try writer.counts() == reader.counts())
+        let original = try everything(reader, batchSize: 1_000)
+        #expect(original.count == 11)
+        #expect(try everything(writer, batchSize: 3) == original)
+
+        // The copy serves: its names still clash without regard to case, and new ids come after the copied.
+        let copy = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: to, connections: 1), loop: harness.loop,
+                                              server: ServerSettings(), cores: 2, clock: clock, logger: Logger(level: .err))
+        defer { copy.stop() }
+        #expect(try harness.answer { copy.createAccount(NewAccount(username: "bob123", display: "BOB123", email: nil,
+                                                                   passwordHash: hash), charge: .daemon, completion: $0) }
+                .map(\.id) == .failure(.conflict(.username)))
+        let next = try value { copy.createAccount(NewAccount(username: "dave01", display: "dave01", email: nil,
+                                                             passwordHash: hash), charge: .daemon, completion: $0) }
+        #expect(next.id > owners.max() ?? 0)
+        let contact = try value { copy.addContact(ContactDraft(name: "Eve"), for: next.id, charge: .daemon, completion: $0) }
+        #expect(try value { copy.credential(for: .email("ALICE1@example.com"), charge: .daemon, completion: $0) }?.passwordHash
+                == hash + "0")
+        #expect(contact.contact.id > 4)
+    }
+
+    @Test func aRowThatPostgreSQLCannotHoldStopsTheCopyAndWritesNothingOfItsBatch() throws {
+        let writer = try PostgreSQLCopy(conninfo: try PostgresTestCluster.shared.createDatabase())
+        let account = Account(id: 5, username: "alice1", display: "alice1", email: nil, createdAtMs: 0)
+        try writer.write(.accounts([CopiedAccount(account: account, passwordHash: hash)]))
+        let contacts: [(account: AccountID, contact: StoredContact)] = ["Fine", "Cut\u{0}Short"].enumerated().map { index, name in
+            let draft = ContactDraft(name: name)
+            return (account: 5, contact: StoredContact(contact: Contact(id: Int64(index + 1), draft: draft, createdAt: 0, updatedAt: 0),
+                                                      keys: ContactSearchKeys(draft: draft)))
+        }
+        #expect(throws: CopyError.self) { try writer.write(.contacts(contacts)) }
+        #expect(try writer.counts() == CopyCounts(accounts: 1))
+    }
+
+    @Test func aDatabaseThatIsNotRostersIsNeitherReadNorWritten() throws {
+        let cluster = try PostgresTestCluster.shared
+        let conninfo = try cluster.createDatabase()
+        try cluster.psql("CREATE TABLE orders(id int)", database: String(conninfo.split(separator: "=").last ?? ""))
+        #expect(throws: CopyError.self) { try PostgreSQLCopy(conninfo: conninfo) }
+        #expect(throws: CopyError.self) { try PostgreSQLCopy(conninfo: cluster.conninfo(database: "no_such_database")) }
+    }
+}

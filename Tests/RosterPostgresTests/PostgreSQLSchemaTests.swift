@@ -1,0 +1,87 @@
+import Dispatch
+@testable import RosterPostgres
+import RosterPostgresTesting
+import RosterRuntime
+import Testing
+
+/// A database is Roster's before anything is written to it, and its history only ever grows at the end; two
+/// daemons migrating one database at once take turns.
+@Suite("PostgreSQL schema and migrations")
+struct PostgreSQLSchemaTests {
+    @Test func aDatabaseIsEmptyRostersOrForeign() {
+        #expect(PostgreSQLSchema.identity(tables: [], applied: nil) == .empty)
+        #expect(PostgreSQLSchema.identity(tables: ["roster_migrations", "users"], applied: ["0001_users"])
+                == .roster(applied: ["0001_users"]))
+        // Roster's own tables without their history are not adopted: nothing says which migrations made them.
+        #expect(PostgreSQLSchema.identity(tables: ["users"], applied: nil) == .foreign(tables: ["users"]))
+        #expect(PostgreSQLSchema.identity(tables: ["orders"], applied: nil) == .foreign(tables: ["orders"]))
+    }
+
+    @Test func onlyABeginningOfTheHistoryIsMigrated() {
+        let migrations: [PostgreSQLSchema.Migration] = [("a", []), ("b", []), ("c", [])]
+        #expect(PostgreSQLSchema.pending(after: [], in: migrations)?.map(\.name) == ["a", "b", "c"])
+        #expect(PostgreSQLSchema.pending(after: ["a", "b"], in: migrations)?.map(\.name) == ["c"])
+        #expect(PostgreSQLSchema.pending(after: ["a", "b", "c"], in: migrations)?.map(\.name) == [])
+        #expect(PostgreSQLSchema.pending(after: ["a", "c"], in: migrations) == nil)
+        #expect(PostgreSQLSchema.pending(after: ["a", "b", "c", "d"], in: migrations) == nil)
+        #expect(PostgreSQLSchema.pending(after: ["x"], in: migrations) == nil)
+        #expect(Set(PostgreSQLSchema.migrations.map(\.name)).count == PostgreSQLSchema.migrations.count)
+    }
+
+    @Test func daemonsMigratingAtOnceApplyEachMigrationOnce() throws {
+        let cluster = try PostgresTestCluster.shared
+        let conninfo = try cluster.createDatabase()
+        let outcomes = Locked<[Result<[String], PostgreSQLMigrator.Failure>]>([])
+        let done = DispatchGroup()
+        // Four at once: without the lock, two of them create one table together and one fails (most runs).
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: done) {
+                do {
+                    let connection = try PGBlockingConnection(conninfo: conninfo)
+                    defer { connection.close() }
+                    let applied = try PostgreSQLMigrator.migrate(connection)
+                    outcomes.withLock { $0.append(.success(applied)) }
+                } catch let failure as PostgreSQLMigrator.Failure {
+                    outcomes.withLock { $0.append(.failure(failure)) }
+                } catch {
+                    outcomes.withLock { $0.append(.failure(.failed(step: "connect", .timeout))) }
+                }
+            }
+        }
+        done.wait()
+        let applied = try outcomes.withLock { $0 }.map { try $0.get() }
+        #expect(applied.count == 4)
+        #expect(applied.flatMap { $0 }.sorted() == PostgreSQLSchema.migrations.map(\.name).sorted())
+        let name = try #require(conninfo.split(separator: "=").last.map(String.init))
+        let recorded = try cluster.psql("SELECT string_agg(name, ',' ORDER BY position) FROM roster_migrations", database: name)
+        #expect(recorded.trimmingCharacters(in: .whitespacesAndNewlines)
+                == PostgreSQLSchema.migrations.map(\.name).joined(separator: ","))
+    }
+
+    @Test func anotherApplicationsDatabaseIsRefusedUntouched() throws {
+        let cluster = try PostgresTestCluster.shared
+        let conninfo = try cluster.createDatabase()
+        let name = try #require(conninfo.split(separator: "=").last.map(String.init))
+        try cluster.psql("CREATE TABLE orders(id int)", database: name)
+        let connection = try PGBlockingConnection(conninfo: conninfo)
+        defer { connection.close() }
+        #expect(throws: PostgreSQLMigrator.Failure.notOurs(tables: ["orders"])) { try PostgreSQLMigrator.migrate(connection) }
+        #expect(try cluster.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database: name)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    @Test func aNewerRostersDatabaseIsRefused() throws {
+        let cluster = try PostgresTestCluster.shared
+        let conninfo = try cluster.createDatabase()
+        let name = try #require(conninfo.split(separator: "=").last.map(String.init))
+        let connection = try PGBlockingConnection(conninfo: conninfo)
+        defer { connection.close() }
+        try PostgreSQLMigrator.migrate(connection)
+        try cluster.psql("INSERT INTO roster_migrations VALUES (99, '0099_from_the_future', 0)", database: name)
+        let expected = PostgreSQLSchema.migrations.map(\.name) + ["0099_from_the_future"]
+        #expect(throws: PostgreSQLMigrator.Failure.unknownHistory(applied: expected)) { try PostgreSQLMigrator.migrate(connection) }
+        // Migrating what is up to date applies nothing.
+        try cluster.psql("DELETE FROM roster_migrations WHERE position = 99", database: name)
+        #expect(try PostgreSQLMigrator.migrate(connection) == [])
+    }
+}

@@ -1,0 +1,263 @@
+import RosterCore
+@testable import RosterPostgres
+import RosterPostgresTesting
+import RosterRuntime
+import RosterStorage
+import Testing
+
+/// What PostgreSQL adds to the storage contract (which `RosterStorageContractTests` checks): two instances on
+/// one database hear of each other's changes and never of their own, a listener that reconnects reads the
+/// directory again and says `.resync`, the directory is read in pages, and times are the database's clock.
+@Suite("PostgreSQL storage across instances")
+struct PostgreSQLStorageTests {
+    private let placeholderHash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+
+    /// Two instances ("daemons") on one new database, on one loop, each recording what it is told.
+    private final class Pair {
+        let harness: LoopHarness
+        let conninfo: String
+        let database: String
+        let a: PostgreSQLStorage
+        let b: PostgreSQLStorage
+        var heardByA: [StorageChange] = []
+        var heardByB: [StorageChange] = []
+
+        init(clock: (any WallClock)? = ManualWallClock()) throws {
+            harness = try LoopHarness()
+            let cluster = try PostgresTestCluster.shared
+            conninfo = try cluster.createDatabase()
+            database = String(conninfo.split(separator: "=").last ?? "")
+            let logger = Logger(level: .err)
+            let settings = PostgreSQLSettings(conninfo: conninfo, connections: 2)
+            a = try PostgreSQLStorage.open(settings: settings, loop: harness.loop, server: ServerSettings(), cores: 2,
+                                           clock: clock, logger: logger)
+            b = try PostgreSQLStorage.open(settings: settings, loop: harness.loop, server: ServerSettings(), cores: 2,
+                                           clock: clock, logger: logger)
+            a.onChange = { [unowned self] in self.heardByA.append($0) }
+            b.onChange = { [unowned self] in self.heardByB.append($0) }
+            try harness.run(until: { self.a.state.phase == .up && self.b.state.phase == .up })
+        }
+
+        deinit {
+            a.stop()
+            b.stop()
+        }
+
+        func value<T>(_ call: (@escaping StorageCompletion<T>) -> Void) throws -> T {
+            try harness.answer(call).get()
+        }
+    }
+
+    private func register(_ name: String, email: String? = nil, on storage: PostgreSQLStorage, _ pair: Pair) throws -> Account {
+        try pair.value { storage.createAccount(NewAccount(username: name, display: name, email: email,
+                                                          passwordHash: placeholderHash),
+                                               charge: .daemon, completion: $0) }
+    }
+
+    /// Waits until both listeners are in place: a notification sent before one is listening is lost, so a new
+    /// one goes each way every 100 ms until one arrives.
+    private func waitForListeners(_ pair: Pair) throws {
+        for (from, heard) in [(pair.a, { pair.heardByB }), (pair.b, { pair.heardByA })] {
+            var sent = 0
+            while heard().isEmpty && sent < 100 {
+                sent += 1
+                _ = try register("warm\(sent)\(from === pair.a ? "a" : "b")", on: from, pair)
+                let deadline = pair.harness.loop.now + .milliseconds(100)
+                try pair.harness.run(until: { !heard().isEmpty || pair.harness.loop.now >= deadline })
+            }
+        }
+        pair.heardByA = []
+        pair.heardByB = []
+    }
+
+    /// Both directories read, with the listeners in place before (so neither says `.resync`).
+    private func warmUp(_ pair: Pair) throws {
+        pair.a.warmUp()
+        pair.b.warmUp()
+        try pair.harness.run(until: { pair.a.knownUsernameTaken("nobody") != nil && pair.b.knownUsernameTaken("nobody") != nil })
+    }
+
+    @Test func eachInstanceHearsTheOthersChangesAndNeverItsOwn() throws {
+        let pair = try Pair()
+        try waitForListeners(pair)
+        try warmUp(pair)
+
+        let alice = try register("alice1", email: "alice@example.com", on: pair.a, pair)
+        try pair.harness.run(until: { !pair.heardByB.isEmpty })
+        #expect(pair.heardByB == [.accountCreated(username: "alice1", email: "alice@example.com")])
+        // B's directory had it before B was told.
+        #expect(pair.b.knownUsernameTaken("ALICE1") == true)
+
+        let token = [UInt8](repeating: 7, count: 32)
+        try pair.value { pair.a.storeToken(hash: token, for: alice.id, charge: .daemon, completion: $0) }
+        #expect(try pair.value { pair.b.revokeToken(hash: token, charge: .daemon, completion: $0) })
+        // A revoke of what is gone tells nobody.
+        #expect(try !pair.value { pair.b.revokeToken(hash: token, charge: .daemon, completion: $0) })
+        let added = try pair.value { pair.b.addContact(ContactDraft(name: "Bo"), for: alice.id, charge: .daemon,
+                                                       completion: $0) }
+        _ = try pair.value { pair.b.updateContact(added.contact.id, of: alice.id,
+                                                  with: ContactPatch(name: nil, phone: "1", email: nil, note: nil),
+                                                  charge: .daemon, completion: $0) }
+        _ = try pair.value { pair.b.removeContact(added.contact.id, of: alice.id, charge: .daemon, completion: $0) }
+        _ = try pair.value { pair.b.importContacts("name\nCy\n", format: .csv, for: alice.id, charge: .daemon, completion: $0) }
+        let expected: [StorageChange] = [.tokenRevoked(hash: token)] + Array(repeating: .contactsChanged(account: alice.id),
+                                                                            count: 4)
+        try pair.harness.run(until: { pair.heardByA.count >= expected.count })
+        #expect(pair.heardByA == expected)
+        // A marker through the same channel: everything sent before it has arrived, so no echo is on its way.
+        _ = try register("marker", on: pair.b, pair)
+        try pair.harness.run(until: { pair.heardByA.count == expected.count + 1 })
+        #expect(pair.heardByB == [.accountCreated(username: "alice1", email: "alice@example.com")])
+    }
+
+    @Test func aListenerThatReconnectsReadsTheDirectoryAgainThenSaysResync() throws {
+        let pair = try Pair()
+        try waitForListeners(pair)
+        try warmUp(pair)
+        // Both listeners go (they look alike to the server); a row written meanwhile is a notification lost.
+        let cluster = try PostgresTestCluster.shared
+        try cluster.psql("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(pair.database)' AND query LIKE 'LISTEN%'
+            """)
+        // The row is written behind rosterd's back, as if its notification was lost.
+        try cluster.psql("""
+            INSERT INTO users(canonical, username_key, display, password_hash, created_at)
+            VALUES ('Missed1', 'missed1', 'Missed1', '\(placeholderHash)', 0)
+            """, database: pair.database)
+        try pair.harness.run(until: { pair.heardByA.contains(.resync) && pair.heardByB.contains(.resync) },
+                             within: .seconds(20))
+        // Each directory was read again before `.resync` was said.
+        #expect(pair.a.knownUsernameTaken("missed1") == true)
+        #expect(pair.b.knownUsernameTaken("MISSED1") == true)
+    }
+
+    @Test func theDirectoryIsReadInPagesAndKeepsWhatCommitsMeanwhile() throws {
+        let pair = try Pair()
+        let count = PostgreSQLStorage.directoryPage * 2 + 17
+        try PostgresTestCluster.shared.psql("""
+            INSERT INTO users(canonical, username_key, display, password_hash, created_at)
+            SELECT 'User' || n, 'user' || n, 'User' || n, '\(placeholderHash)', 0 FROM generate_series(1, \(count)) n
+            """, database: pair.database)
+        pair.a.warmUp()
+        // Committed while the pages are read: counted whether the pages saw it or not.
+        _ = try register("during", on: pair.a, pair)
+        try pair.harness.run(until: { pair.a.knownUsernameTaken("nobody") != nil })
+        for n in [1, PostgreSQLStorage.directoryPage, PostgreSQLStorage.directoryPage + 1, count] {
+            #expect(pair.a.knownUsernameTaken("User\(n)") == true, "User\(n)")
+        }
+        #expect(pair.a.knownUsernameTaken("during") == true)
+        #expect(pair.a.knownUsernameTaken("User\(count + 1)") == false)
+        let statistics = try pair.value { pair.a.statistics(completion: $0) }
+        #expect(statistics.accounts == count + 1)
+        #expect(statistics.usernameDirectory == "ready")
+        #expect(statistics.state.backend == "postgresql" && statistics.state.phase == .up)
+        #expect(statistics.queues.keys.sorted() == ["storage"])
+    }
+
+    @Test func withoutATestClockTimesAreTheDatabases() throws {
+        let pair = try Pair(clock: nil)
+        let name = pair.database
+        let before = try PostgresTestCluster.shared.psql(
+            "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint", database: name)
+        let account = try register("clock1", on: pair.a, pair)
+        try pair.value { pair.a.recordFailure(keys: ["k"], charge: .daemon, completion: $0) }
+        let recent = try pair.value { pair.b.recentFailures(keys: ["k"], windowMs: 60_000, charge: .daemon, completion: $0) }
+        let after = try PostgresTestCluster.shared.psql(
+            "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint", database: name)
+        let low = try #require(Int64(before.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let high = try #require(Int64(after.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect((low...high).contains(account.createdAtMs))
+        #expect((low...high).contains(recent.nowMs))
+        #expect(recent.times["k"]?.count == 1)
+        #expect(recent.times["k"].map { $0.allSatisfy { (low...high).contains($0) } } == true)
+    }
+
+    @Test func aStopWhileTheDatabaseAnswersLeavesNoCompletionUncalled() throws {
+        let pair = try Pair()
+        var answers = 0
+        for index in 0..<20 {
+            pair.a.isEmailTaken("x\(index)@example.com", charge: .daemon) { _ in answers += 1 }
+        }
+        pair.a.stop()
+        try pair.harness.run(until: { answers == 20 })
+        #expect(pair.a.knownUsernameTaken("any") == nil)
+    }
+
+    @Test func anOutageAnswersUnavailableAtOnceKeepsTheDirectoryAndEndsByItself() throws {
+        let cluster = try PostgresTestCluster()
+        defer { cluster.destroy() }
+        try cluster.psql("CREATE DATABASE outage")
+        let harness = try LoopHarness()
+        let storage = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: cluster.conninfo(database: "outage"),
+                                                                              connections: 2),
+                                                 loop: harness.loop, server: ServerSettings(), cores: 2,
+                                                 clock: ManualWallClock(), logger: Logger(level: .crit))
+        defer { storage.stop() }
+        var states: [StorageState.Phase] = []
+        var heard: [StorageChange] = []
+        storage.onStateChange = { states.append($0.phase) }
+        storage.onChange = { heard.append($0) }
+        storage.warmUp()
+        _ = try harness.answer { storage.createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
+                                                                 passwordHash: placeholderHash),
+                                                      charge: .daemon, completion: $0) }.get()
+        try harness.run(until: { storage.knownUsernameTaken("nobody") != nil })
+
+        cluster.stopImmediately()
+        try harness.run(until: { storage.state.phase == .down }, within: .seconds(20))
+        #expect(states.last == .down)
+        let started = harness.loop.now
+        let answer = try harness.answer { storage.isEmailTaken("a@example.com", charge: .daemon, completion: $0) }
+        guard case .failure(.unavailable) = answer else { Issue.record("answered \(answer)"); return }
+        #expect(harness.loop.now - started < .milliseconds(100))
+        // Username checks keep answering from memory.
+        #expect(storage.knownUsernameTaken("KEPT01") == true)
+        #expect(try harness.answer { storage.isUsernameTaken("kept01", charge: .daemon, completion: $0) }.get())
+        let statistics = try harness.answer { storage.statistics(completion: $0) }.get()
+        #expect(statistics.state.phase == .down && statistics.accounts == 1)
+
+        try cluster.start()
+        try harness.run(until: { storage.state.phase == .up && heard.contains(.resync) }, within: .seconds(30))
+        #expect(states.last == .up)
+        #expect(try harness.answer { storage.isEmailTaken("a@example.com", charge: .daemon, completion: $0) }.get() == false)
+    }
+}
+
+/// PostgreSQL's text holds no NUL, and libpq would cut a value at one: such a write is refused whole, never
+/// stored shortened.
+@Suite("PostgreSQL text without NUL")
+struct PostgreSQLNULTests {
+    @Test func aValueHoldingANULIsRefusedNotCutShort() throws {
+        let harness = try LoopHarness()
+        let storage = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: try PostgresTestCluster.shared.createDatabase(),
+                                                                              connections: 1),
+                                                 loop: harness.loop, server: ServerSettings(), cores: 2,
+                                                 clock: ManualWallClock(), logger: Logger(level: .crit))
+        defer { storage.stop() }
+        let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+        let owner = try harness.answer { storage.createAccount(NewAccount(username: "owner1", display: "owner1", email: nil,
+                                                                          passwordHash: hash),
+                                                               charge: .daemon, completion: $0) }.get()
+        #expect(try harness.answer { storage.createAccount(NewAccount(username: "nul01", display: "nul\u{0}01", email: nil,
+                                                                      passwordHash: hash),
+                                                           charge: .daemon, completion: $0) }.map(\.id) == .failure(.other))
+        let added = try harness.answer { storage.addContact(ContactDraft(name: "A\u{0}B"), for: owner.id, charge: .daemon,
+                                                            completion: $0) }
+        #expect(added.map(\.contact.id) == .failure(.other))
+        let kept = try harness.answer { storage.addContact(ContactDraft(name: "Kept"), for: owner.id, charge: .daemon,
+                                                           completion: $0) }.get()
+        let patched = try harness.answer {
+            storage.updateContact(kept.contact.id, of: owner.id, with: ContactPatch(name: nil, phone: nil, email: nil, note: "x\u{0}y"),
+                                  charge: .daemon, completion: $0)
+        }
+        #expect(patched == .failure(.other))
+        let imported = try harness.answer { storage.importContacts("name\nFine\n\"Cut\u{0}Here\"\n", format: .csv, for: owner.id,
+                                                                   charge: .daemon, completion: $0) }
+        #expect(imported.map(\.skipped) == .failure(.other))
+        let all = try harness.answer { storage.readContacts([kept.contact.id], of: owner.id, charge: .daemon,
+                                                            cancelled: Locked(false), encode: { $0 }, completion: $0) }.get()
+        #expect(all == [kept.contact])
+        #expect(try harness.answer { storage.loadSearchIndex(of: owner.id, charge: .daemon, build: { $0.count },
+                                                             completion: $0) }.get() == 1)
+    }
+}
