@@ -13,6 +13,8 @@ struct RegistrationStorm {
         var seconds: Double = 0
         /// Round trips of the registrations sent within the window (closed loop: they include the queue).
         var latencies = Samples()
+        /// The daemons' CPU time over the storm's wall time (set by the caller, which knows the processes).
+        var daemonCores: Double = 0
         var perSecond: Double { seconds > 0 ? Double(registered) / seconds : 0 }
     }
 

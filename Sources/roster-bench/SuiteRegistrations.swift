@@ -12,7 +12,7 @@ extension Suite {
         for run in 0..<options.runs {
             let daemon = try startRosterd(database: database, pinned: false)
             defer { daemon.stop() }
-            runs.append(try registrationStorm(sockets: [daemon.socketPath], tag: "r\(run)"))
+            runs.append(try registrationStorm(daemons: [daemon], tag: "r\(run)"))
         }
         recordRegistrations("registrations, one daemon", runs, bound: bound)
     }
@@ -34,7 +34,7 @@ extension Suite {
             defer { close(b) }
             let names = (0..<options.crossDaemonNames).map { "x\(getpid())r\(run)n\($0)" }
             watches.append(try TakenWatch(names: names, password: Seeder.password).run(a: a, b: b))
-            storms.append(try registrationStorm(sockets: [first.socketPath, second.socketPath], tag: "y\(run)"))
+            storms.append(try registrationStorm(daemons: [first, second], tag: "y\(run)"))
         }
         let scenario = "cross-daemon (2 rosterd, 1 database)"
         var afterAnswer = watches.map(\.afterAnswer)
@@ -52,16 +52,21 @@ extension Suite {
         recordRegistrations(scenario, storms, bound: bound)
     }
 
-    /// 4 connections per core of the host, spread over `sockets` in turn: enough to keep every hashing worker
-    /// of every daemon busy.
-    private func registrationStorm(sockets: [String], tag: String) throws -> RegistrationStorm.Result {
+    /// 4 connections per core of the host, spread over `daemons` in turn: enough to keep every hashing worker
+    /// of every daemon busy. Also how many cores the daemons used meanwhile, to tell a slow hash from a starved one.
+    private func registrationStorm(daemons: [ServerProcess], tag: String) throws -> RegistrationStorm.Result {
         var fds: [Int32] = []
         defer { fds.forEach { close($0) } }
-        for index in 0..<(4 * hostCores) { fds.append(try UnixSocket.connect(sockets[index % sockets.count])) }
+        for index in 0..<(4 * hostCores) { fds.append(try UnixSocket.connect(daemons[index % daemons.count].socketPath)) }
         let prefix = "g\(getpid())\(tag)n"
         let storm = RegistrationStorm(password: Seeder.password, warmupSeconds: options.registrationSeconds / 4,
                                       seconds: options.registrationSeconds, name: { prefix + String($0) })
-        return try storm.run(connections: fds)
+        let cpuBefore = daemons.reduce(0) { $0 + $1.cpuSeconds() }
+        let started = Clock.now()
+        var result = try storm.run(connections: fds)
+        let wall = Double(Clock.now() - started) / 1e9
+        result.daemonCores = wall > 0 ? (daemons.reduce(0) { $0 + $1.cpuSeconds() } - cpuBefore) / wall : 0
+        return result
     }
 
     private func recordRegistrations(_ scenario: String, _ runs: [RegistrationStorm.Result], bound: HashBound) {
@@ -75,6 +80,7 @@ extension Suite {
         record(scenario, "registration round trip p50 (closed loop)", unit: "ms",
                rosterd: latencies.indices.map { latencies[$0].percentile(50) / 1_000 }, floor: nil)
         record(scenario, "registrations refused", unit: "", rosterd: runs.map { Double($0.refused) }, floor: nil)
+        record(scenario, "daemon CPU meanwhile (cores busy)", unit: "", rosterd: runs.map(\.daemonCores), floor: nil)
         if let refusal = runs.compactMap(\.firstRefusal).first { notes.append("\(scenario): a refusal: \(refusal)") }
     }
 
