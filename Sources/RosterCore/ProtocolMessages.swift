@@ -151,6 +151,12 @@ enum ProtocolMessages {
             .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
             .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",
         ],
+        "error.storage_unavailable": [
+            .zhHans: "暂时无法连接数据库，未保存，请 {retry_after_ms} 毫秒后再试",
+            .en: "The database cannot be reached right now; nothing was saved. Try again in {retry_after_ms} ms",
+            .vi: "Tạm thời không kết nối được cơ sở dữ liệu; chưa lưu gì. Hãy thử lại sau {retry_after_ms} ms",
+            .ko: "지금은 데이터베이스에 연결할 수 없어 저장하지 못했습니다. {retry_after_ms}ms 후에 다시 시도하세요",
+        ],
         "error.internal": [
             .zhHans: "服务器内部错误", .en: "Internal server error",
             .vi: "Lỗi nội bộ của máy chủ", .ko: "서버 내부 오류입니다",

@@ -30,6 +30,9 @@ public enum RosterError: Error, Equatable, Sendable {
     /// error. The request itself was carried out: only its answer was not sent.
     case answerTooLarge(size: Int, limit: Int)
     case storageFull
+    /// The database cannot be reached (a server that is down or restarting); nothing was stored, and asking
+    /// again after `retryAfterMs` may work.
+    case storageUnavailable(retryAfterMs: Int64)
     case `internal`
 
     /// The stable snake_case name of this failure, sent as `data.reason`.
@@ -56,6 +59,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .busy: "busy"
         case .answerTooLarge: "answer_too_large"
         case .storageFull: "storage_full"
+        case .storageUnavailable: "storage_unavailable"
         case .internal: "internal"
         }
     }
@@ -74,7 +78,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .unknownField(let form, let field), .fieldDisabled(let form, let field):
             [("form", .string(form)), ("field", .string(field))]
         case .invalidField(let field, _), .taken(let field): [("field", .string(field))]
-        case .rateLimited(let ms), .busy(let ms): [("retry_after_ms", .int(ms))]
+        case .rateLimited(let ms), .busy(let ms), .storageUnavailable(let ms): [("retry_after_ms", .int(ms))]
         case .answerTooLarge(let size, let limit): [("size", .int(Int64(size))), ("limit", .int(Int64(limit)))]
         }
     }

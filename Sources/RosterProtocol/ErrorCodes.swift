@@ -24,6 +24,7 @@ public enum ErrorCodes {
         case .unauthenticated: 1030
         case .forbidden: 1031
         case .storageFull: 1040
+        case .storageUnavailable: 1041
         case .internal: 1099
         }
     }

@@ -18,8 +18,7 @@ public enum StorageFailure: Error, Equatable, Sendable {
     public var rosterError: RosterError {
         switch self {
         case .full: .storageFull
-        // Issue 14 gives an outage its own reason (`storage_unavailable`); until then it reads as today's.
-        case .unavailable: .internal
+        case .unavailable(let retryAfterMs): .storageUnavailable(retryAfterMs: retryAfterMs)
         case .conflict(let field): .taken(field: field.rawValue)
         case .busy(let retryAfterMs): .busy(retryAfterMs: retryAfterMs)
         case .other: .internal

@@ -64,7 +64,6 @@ struct ContactsVerb: Verb {
     static let pageSize = 1000
     /// Contacts asked per export page; the daemon also cuts a page at about a mebibyte.
     static let exportPageSize: Int64 = 10_000
-    static let busyRetries = 40
     /// An import piece's data as a JSON string: under the daemon's default 64 KiB line with room for the envelope.
     static let importBudget = 60_000
 
@@ -280,26 +279,11 @@ struct ContactsVerb: Verb {
         }
     }
 
-    /// A read the daemon defers while its output budget is spent (`busy`) is asked again after the wait it names.
+    /// A read the daemon defers (`busy`, or `storage_unavailable` while its database is away) is asked again
+    /// after the wait it names (see `RefusalRetry`).
     private func callRetryingBusy(_ connection: ClientConnection, _ method: String,
                                   _ params: JSONValue) throws -> Result<JSONValue, RemoteError> {
-        try retryingBusy { try connection.call(method, params) }
-    }
-
-    /// `busy` means the daemon refused the request before doing any of it (a spent queue or output budget), so
-    /// asking again after the wait it names can neither lose nor repeat work.
-    private func retryingBusy(_ send: () throws -> Result<JSONValue, RemoteError>) throws -> Result<JSONValue, RemoteError> {
-        // The daemon's hint is what it guesses now; a guess that keeps failing doubles, so the retries cover
-        // tens of seconds of a busy daemon, not only the first hint's worth.
-        var floorMs: Int64 = 10
-        for _ in 0..<ContactsVerb.busyRetries {
-            let answer = try send()
-            guard case .failure(let error) = answer, error.reason == "busy" else { return answer }
-            let wait = min(max(error.data["retry_after_ms"]?.int64Value ?? 250, floorMs), 5_000)
-            floorMs = min(floorMs * 2, 1_000)
-            usleep(useconds_t(wait * 1_000))
-        }
-        return try send()
+        try RefusalRetry.forReads.run { try connection.call(method, params) }
     }
 
     /// Sends the file in pieces that fit the daemon's line limit, sums the answers and reports each rejection
@@ -316,7 +300,7 @@ struct ContactsVerb: Verb {
         while !pieces.isEmpty {
             let piece = pieces.removeFirst()
             let params: JSONValue = ["format": .string(format.rawValue), "data": .string(plan.data(piece))]
-            switch try retryingBusy({ try connection.callAlone("contacts.import", params) }) {
+            switch try RefusalRetry.forWrites.run({ try connection.callAlone("contacts.import", params) }) {
             case .success(let result):
                 tally.add(result, plan: plan, piece: piece)
             case .failure(let error) where error.reason == "request_too_large" && piece.count > 1:

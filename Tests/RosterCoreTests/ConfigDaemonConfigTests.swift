@@ -144,6 +144,13 @@ struct ConfigDaemonConfigTests {
         MaxRequestsInFlight=16
         OutputBudgetBytes=1G
         OutputBudgetPerUserBytes=100M
+
+        [Storage]
+        Backend=postgresql
+
+        [PostgreSQL]
+        Connection=host=/run/postgresql dbname=roster2
+        Connections=8
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -164,7 +171,9 @@ struct ConfigDaemonConfigTests {
                 maxRequestsInFlight: 16, outputBudgetBytes: 1 << 30, outputBudgetPerUIDBytes: 100 << 20,
                 hashWorkers: 4, hashQueueLimit: 128,
                 storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
-                maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20))
+                maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
+            storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
+                                     postgresqlConnections: 8))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -230,7 +239,7 @@ struct ConfigDaemonConfigTests {
         let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
                              (path: Self.dropIn, text: "# x\n\n[Network]\n")])
         #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
-                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server]"))
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL]"))
         #expect(error?.reason == "unknown_section")
         #expect(failure("[timing]\nDebounceMs=1\n")?.detail
                 == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")
@@ -394,5 +403,53 @@ struct ConfigDaemonConfigTests {
     @Test func everyReasonIsCovered() {
         #expect(ConfigError.Kind.allCases.map(\.rawValue)
                 == ["syntax", "unknown_section", "unknown_key", "invalid_value", "out_of_range"])
+    }
+
+    // MARK: storage (issue 14)
+
+    @Test func storageDefaultsToSQLiteAndTheLocalPostgreSQL() throws {
+        let storage = try DaemonConfig.parse(files: []).storage
+        #expect(storage == StorageSettings(backend: .sqlite, postgresqlConnection: "host=/run/postgresql dbname=roster",
+                                           postgresqlConnections: 4))
+    }
+
+    @Test func storageKeysAreReadAndAnEmptyOneResets() throws {
+        let text = "[Storage]\nBackend=postgresql\n[PostgreSQL]\nConnection=host=/tmp/pg dbname=r user=roster\nConnections=64\n"
+        let storage = try parse(text).storage
+        #expect(storage == StorageSettings(backend: .postgresql, postgresqlConnection: "host=/tmp/pg dbname=r user=roster",
+                                           postgresqlConnections: 64))
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Storage]\nBackend=\n[PostgreSQL]\nConnection=\nConnections=\n")])
+        #expect(reset.storage == StorageSettings())
+    }
+
+    @Test func badStorageValuesAreRefusedWithPathLineAndReason() {
+        #expect(failure("[Storage]\nBackend=mysql\n")?.description
+                == "\(Self.main):2: invalid_value: Backend= expects sqlite or postgresql, got 'mysql'")
+        #expect(failure("[PostgreSQL]\n\nConnections=0\n")?.description
+                == "\(Self.main):3: out_of_range: Connections= expects a whole number of connections from 1 to 64, got '0'")
+        #expect(failure("[PostgreSQL]\nConnections=65\n")?.reason == "out_of_range")
+        #expect(failure("[PostgreSQL]\nConnections=four\n")?.reason == "invalid_value")
+        #expect(failure("[Storage]\nConnection=x\n")?.detail
+                == "unknown key Connection= in [Storage] (it belongs in [PostgreSQL])")
+    }
+
+    /// A connection string is never echoed in a refusal: it may hold a password.
+    @Test func aRefusedConnectionStringIsNotQuoted() {
+        let error = failure("[PostgreSQL]\nConnection=password=s3cret\u{7}x\n")
+        #expect(error?.reason == "invalid_value")
+        #expect(error?.line == 2)
+        #expect(error.map { !$0.description.contains("s3cret") } == true)
+    }
+
+    /// The storage keys name what was opened at start: a reload keeps them, says which it kept, and applies the rest.
+    @Test func aReloadKeepsTheStorageInForceAndAppliesTheRest() throws {
+        let running = try parse("[Storage]\nBackend=sqlite\n")
+        let fresh = try parse("[Storage]\nBackend=postgresql\n[PostgreSQL]\nConnections=8\n[Timing]\nDebounceMs=200\n")
+        let (config, kept) = running.reloaded(from: fresh)
+        #expect(config.storage == running.storage)
+        #expect(config.policy.debounce == .milliseconds(200))
+        #expect(kept == ["[Storage] Backend=", "[PostgreSQL] Connections="])
+        #expect(running.reloaded(from: try parse("[Timing]\nDebounceMs=300\n")).kept == [])
     }
 }

@@ -12,7 +12,7 @@ struct MessageCatalogTests {
         .unknownForm(form: "f"), .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"),
         .fieldDisabled(form: "f", field: "x"), .notSubmittable(form: "f"), .notFound, .wrongPassword,
         .invalidCredentials, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1),
-        .storageFull, .internal,
+        .storageFull, .storageUnavailable(retryAfterMs: 1), .internal,
     ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
 
     @Test(arguments: errors)
@@ -33,6 +33,18 @@ struct MessageCatalogTests {
         #expect(MessageCatalog.message(for: .rateLimited(retryAfterMs: 1500), locale: .en)
                 == "Too many attempts; try again in 1500 ms")
         #expect(MessageCatalog.message(for: .methodNotFound(method: "x.y"), locale: .zhHans) == "没有方法 x.y")
+    }
+
+    /// An outage has its own reason, code and hint in every locale, and a storage outage is what reads as it.
+    @Test func anUnreachableDatabaseReadsAsStorageUnavailableWithItsHint() {
+        let error = RosterError.storageUnavailable(retryAfterMs: 750)
+        #expect(error.reason == "storage_unavailable")
+        #expect(error.messageArguments == ["retry_after_ms": "750"])
+        for locale in RosterLocale.allCases {
+            #expect(MessageCatalog.message(for: error, locale: locale).contains("750"), "\(locale)")
+        }
+        #expect(MessageCatalog.message(for: error, locale: .en)
+                == "The database cannot be reached right now; nothing was saved. Try again in 750 ms")
     }
 
     @Test func localeTagsMapToServedLanguages() {

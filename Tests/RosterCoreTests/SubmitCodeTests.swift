@@ -13,7 +13,7 @@ struct SubmitCodeTests {
             .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"), .fieldDisabled(form: "f", field: "x"),
             .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials,
             .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
-            .internal,
+            .storageUnavailable(retryAfterMs: 1), .internal,
         ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
             + ["username", "password", "email", "query", "nonsense"].map { .taken(field: $0) }
             + FieldCode.allCases.map { .invalidField(field: "username", code: $0.rawValue) }
@@ -23,7 +23,7 @@ struct SubmitCodeTests {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
                  .taken, .notFound, .wrongPassword, .invalidCredentials, .rateLimited, .busy, .answerTooLarge,
-                 .storageFull, .internal:
+                 .storageFull, .storageUnavailable, .internal:
                 break
             }
         }
@@ -33,10 +33,12 @@ struct SubmitCodeTests {
     /// What each form has always shown for a store failure: these and nothing else, all else `failed`.
     private static let registerCodes: [String: SubmitCode] = [
         "not_submittable": .notSubmittable, "taken": .taken, "busy": .busy, "storage_full": .storageFull,
+        "storage_unavailable": .storageUnavailable,
     ]
     private static let loginCodes: [String: SubmitCode] = [
         "not_submittable": .notSubmittable, "not_found": .notFound, "wrong_password": .wrongPassword,
         "invalid_credentials": .invalidCredentials, "rate_limited": .rateLimited, "busy": .busy,
+        "storage_unavailable": .storageUnavailable,
     ]
 
     /// The code a form has always shown for `error`: an `invalid_field` carries a field's code as its reason,

@@ -138,6 +138,15 @@ struct ParamsTests {
         #expect(check([("name", "x"), ("timing", 3)]) == .invalidParams(param: "timing", problem: .wrongType))
     }
 
+    /// Contract v2: an outage is 1041, beside `storage_full`'s 1040, with its hint on the wire.
+    @Test func storageUnavailableIs1041WithItsRetryHint() throws {
+        let error = RosterError.storageUnavailable(retryAfterMs: 250)
+        #expect(ErrorCodes.code(for: error) == 1041)
+        let line = RPCMessage.error(id: 3, error, message: "m")
+        #expect(String(decoding: line, as: UTF8.self).contains(
+            #"{"code":1041,"message":"m","data":{"reason":"storage_unavailable","retry_after_ms":250}}"#))
+    }
+
     @Test func everyParamsProblemMapsToInvalidParamsCode() {
         for problem in ParamProblem.allCases {
             #expect(ErrorCodes.code(for: .invalidParams(param: "p", problem: problem)) == -32602)

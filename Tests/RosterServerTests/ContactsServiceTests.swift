@@ -182,6 +182,57 @@ struct ContactsServiceTests {
         #expect(fixture.calls(.loadSearchIndex) == 2)
     }
 
+    /// Another daemon's change makes a user's index stale: a loaded one is dropped, and a load whose snapshot was
+    /// read before the change is read again before anyone is answered from it.
+    @Test func aChangeElsewhereDropsTheIndexEvenWhileItLoads() {
+        let fixture = ContactsFixture(holdingLoads: true)
+        let ann = fixture.account("ann")
+        let alice = fixture.seed(ann, ["Alice"])
+        let answers = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: answers)
+        // The snapshot holds Alice only; then another daemon adds Bea.
+        let bea = fixture.seed(ann, ["Bea"])
+        fixture.service.changedElsewhere(userID: ann)
+        fixture.pageIDs(ann, "bea", into: answers)
+        fixture.interposed?.releaseLoads()
+        #expect(answers.all.isEmpty, "nobody is answered from the stale snapshot")
+        fixture.interposed?.releaseLoads()
+        #expect(answers.values.map(\.ids) == [alice + bea, bea])
+        #expect(fixture.calls(.loadSearchIndex) == 2)
+        #expect(fixture.listed(ann) == alice + bea, "the fresh index is kept")
+
+        let cy = fixture.seed(ann, ["Cy"])
+        fixture.service.changedElsewhere(userID: ann)
+        let later = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: later)
+        #expect(later.all.isEmpty, "a loaded index is dropped, and loaded again")
+        fixture.interposed?.releaseLoads()
+        #expect(later.values.map(\.ids) == [alice + bea + cy])
+        #expect(fixture.calls(.loadSearchIndex) == 3)
+    }
+
+    /// After changes may have been missed, every user's index is read again, loaded or loading.
+    @Test func invalidatingAllDropsEveryIndex() {
+        let fixture = ContactsFixture(holdingLoads: true)
+        let ann = fixture.account("ann"), bob = fixture.account("bob")
+        fixture.seed(ann, ["Alice"])
+        fixture.seed(bob, ["Bea"])
+        let first = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, into: first)
+        fixture.interposed?.releaseLoads()
+        fixture.pageIDs(bob, into: first)
+        let annMore = fixture.seed(ann, ["Albert"])
+        fixture.service.invalidateAll()
+        fixture.interposed?.releaseLoads()
+        #expect(first.all.count == 1, "bob's load was out when everything was invalidated")
+        let again = Answers<ContactsService.PageIDs>()
+        fixture.pageIDs(ann, "albert", into: again)
+        fixture.interposed?.releaseLoads()
+        #expect(first.all.count == 2)
+        #expect(again.values.map(\.ids) == [annMore])
+        #expect(fixture.calls(.loadSearchIndex) == 4)
+    }
+
     @Test func pastTheBudgetARequestWaitingForTheIndexIsAnsweredBusy() {
         let fixture = ContactsFixture()
         let ann = fixture.account("ann")

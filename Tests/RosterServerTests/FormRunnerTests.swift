@@ -54,6 +54,36 @@ struct FormRunnerTests {
         #expect(harness.scheduler.pendingCount == 0)
     }
 
+    /// A database that cannot be reached fails the submit with its own code and hint, on both forms: nothing is
+    /// stored, and the form says why rather than a bare `failed`.
+    @Test func aSubmitDuringAnOutageFailsAsStorageUnavailable() throws {
+        let harness = FormRunnerHarness()
+        let form = try filledRegisterForm(harness)
+        _ = harness.session.take()
+        harness.storage.failures[.createAccount] = .unavailable(retryAfterMs: 500)
+        harness.submit(form)
+        #expect(harness.session.take() == [
+            submit(.register, .running, .running), submit(.register, .failed, .storageUnavailable),
+            .submitFailed(.storageUnavailable(retryAfterMs: 500)),
+        ])
+        harness.existingAccount("bob123", password: "secret1")
+        let login = harness.loginForm(firstToken: 10)
+        try harness.type(login, .username, "bob123")
+        try harness.type(login, .password, "secret1")
+        harness.advance(ms: 500)
+        _ = harness.session.take()
+        harness.storage.failure = .unavailable(retryAfterMs: 800)
+        harness.submit(login)
+        #expect(harness.session.take() == [
+            submit(.login, .running, .running), submit(.login, .failed, .storageUnavailable),
+            .submitFailed(.storageUnavailable(retryAfterMs: 800)),
+        ])
+        harness.storage.failure = nil
+        var stored: Bool?
+        harness.storage.isUsernameTaken("alice1", charge: .daemon) { stored = try? $0.get() }
+        #expect(stored == false)
+    }
+
     /// flatMapLatest at the runtime: the answer to a check that was superseded by newer input arrives, and
     /// nothing is said about it.
     @Test func aCheckThatAnswersAfterANewerInputIsDropped() throws {

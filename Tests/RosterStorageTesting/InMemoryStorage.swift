@@ -402,6 +402,18 @@ extension InMemoryStorage {
         onChange?(change)
     }
 
+    /// Deletes an account with its tokens and contacts, as another daemon sharing the database would (the storage
+    /// call itself comes with account deletion, issue 15); nothing is reported: `simulate` the change that follows.
+    @discardableResult
+    public func removeAccount(username canonical: String) -> Account? {
+        guard let id = accountByUsername.removeValue(forKey: Self.noCase(canonical)),
+              let stored = accounts.removeValue(forKey: id) else { return nil }
+        if let email = stored.account.email { accountByEmail[Self.noCase(email)] = nil }
+        tokens = tokens.filter { $0.value.account != id }
+        contacts = contacts.filter { $0.value.owner != id }
+        return stored.account
+    }
+
     /// Plays a change of connection state (an outage and its end), reported as a real backend reports it.
     public func changeState(to phase: StorageState.Phase, atMs: Int64) {
         state = StorageState(backend: state.backend, phase: phase, sinceMs: atMs)

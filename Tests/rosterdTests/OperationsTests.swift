@@ -64,6 +64,33 @@ struct OperationsTests {
         #expect(try client.call("form.input", ["form": "register", "field": "username", "value": "kim123"])["result"] == ["rev": 1])
     }
 
+    /// The storage keys name the database opened at start: a reload that changes them keeps the one in force,
+    /// says it needs a restart (never showing a password), and applies everything else.
+    @Test func aReloadThatChangesTheBackendKeepsItAndAppliesTheRest() throws {
+        let directory = try TemporaryDirectory()
+        let notify = try NotifySocket(in: directory)
+        let daemon = try TestDaemon(environment: ["NOTIFY_SOCKET": notify.path], directory: directory,
+                                    config: "[Timing]\nDebounceMs=500\n")
+        _ = notify.next(containing: "READY=1")
+        try writeFile(directory.path + "/rosterd.conf", "[Timing]\nDebounceMs=120\n[Storage]\nBackend=postgresql\n"
+                      + "[PostgreSQL]\nConnection=host=/nowhere password=s3cret\n")
+        daemon.signal(SIGHUP)
+        _ = notify.next(containing: "RELOADING=1")
+        _ = notify.next(containing: "READY=1")
+        #expect(daemon.waitForLog("[Storage] Backend= changed; it needs a restart, keeping storage sqlite"))
+        #expect(daemon.waitForLog("configuration reloaded"))
+        let client = try daemon.connect()
+        #expect(try client.call("session.hello")["result"]?["timing"]?["debounce_ms"] == 120)
+        #expect(try client.call("users.register", ["username": "kept12", "password": "secret1"])["result"] != nil)
+        #expect(!daemon.stderr.contains("s3cret"))
+
+        let checked = try capture([TestDaemon.binary, "--config", directory.path + "/rosterd.conf", "--check-config"],
+                                  in: directory)
+        #expect(checked.status == 0)
+        #expect(checked.stdout.contains("storage postgresql 'host=/nowhere password=***' with 4 connection(s)"))
+        #expect(!checked.stdout.contains("s3cret"))
+    }
+
     @Test func theWatchdogIsPingedFromTheLoop() throws {
         let directory = try TemporaryDirectory()
         let notify = try NotifySocket(in: directory)

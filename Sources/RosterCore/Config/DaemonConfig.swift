@@ -43,15 +43,34 @@
 /// | `OutputPauseBytes=`, `OutputResumeBytes=` | size, 1K…1G, resume ≤ pause |
 /// | `MaxRequestsInFlight=` | 1…1000000 |
 /// | `OutputBudgetBytes=`, `OutputBudgetPerUserBytes=` | size, 64K…64G, per user ≤ total |
+/// | `[Storage] Backend=` | `sqlite` (default) or `postgresql`; read at start only |
+/// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
+/// | `Connections=` | 1…64 (default 4); read at start only |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
     public var policy: Policy
     public var server: ServerSettings
+    public var storage: StorageSettings
 
-    public init(policy: Policy = .seed, server: ServerSettings = ServerSettings()) {
+    public init(policy: Policy = .seed, server: ServerSettings = ServerSettings(),
+                storage: StorageSettings = StorageSettings()) {
         self.policy = policy
         self.server = server
+        self.storage = storage
+    }
+
+    /// What a reload puts in force when `fresh` was read while `self` was: all of `fresh` except the storage keys,
+    /// which name the database the daemon opened at start and keep their values until a restart. `kept` names each
+    /// such key whose new value was not applied, for the log.
+    public func reloaded(from fresh: DaemonConfig) -> (config: DaemonConfig, kept: [String]) {
+        var config = fresh
+        config.storage = storage
+        var kept: [String] = []
+        if fresh.storage.backend != storage.backend { kept.append("[Storage] Backend=") }
+        if fresh.storage.postgresqlConnection != storage.postgresqlConnection { kept.append("[PostgreSQL] Connection=") }
+        if fresh.storage.postgresqlConnections != storage.postgresqlConnections { kept.append("[PostgreSQL] Connections=") }
+        return (config, kept)
     }
 
     /// The configuration of the given files, lowest priority first; an empty list gives the defaults.
@@ -130,6 +149,8 @@ enum ConfigSection: String, CaseIterable {
     case login = "Login"
     case hashing = "Hashing"
     case server = "Server"
+    case storage = "Storage"
+    case postgreSQL = "PostgreSQL"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -152,6 +173,7 @@ enum ConfigKey: CaseIterable {
     case storageWorkers, maxQueuedJobs, maxQueuedJobsPerUser, maxQueuedJobsPerConnection
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
+    case backend, postgresqlConnection, postgresqlConnections
 
     var section: ConfigSection {
         switch self {
@@ -170,6 +192,10 @@ enum ConfigKey: CaseIterable {
              .maxQueuedImportBytes, .maxQueuedImportBytesPerUser,
              .outputPauseBytes, .outputResumeBytes, .maxRequestsInFlight, .outputBudgetBytes, .outputBudgetPerUserBytes:
             .server
+        case .backend:
+            .storage
+        case .postgresqlConnection, .postgresqlConnections:
+            .postgreSQL
         }
     }
 
@@ -215,6 +241,9 @@ enum ConfigKey: CaseIterable {
         case .maxRequestsInFlight: "MaxRequestsInFlight"
         case .outputBudgetBytes: "OutputBudgetBytes"
         case .outputBudgetPerUserBytes: "OutputBudgetPerUserBytes"
+        case .backend: "Backend"
+        case .postgresqlConnection: "Connection"
+        case .postgresqlConnections: "Connections"
         }
     }
 
@@ -338,6 +367,13 @@ enum ConfigKey: CaseIterable {
             return set(\.server.outputBudgetBytes, try value.size(Self.outputBudgetRange))
         case .outputBudgetPerUserBytes:
             return set(\.server.outputBudgetPerUIDBytes, try value.size(Self.outputBudgetRange))
+        case .backend:
+            return set(\.storage.backend, try value.backend())
+        case .postgresqlConnection:
+            return set(\.storage.postgresqlConnection, try value.conninfo())
+        case .postgresqlConnections:
+            return set(\.storage.postgresqlConnections,
+                       try value.integer(StorageSettings.connectionsRange, " of connections"))
         }
     }
 
@@ -463,6 +499,26 @@ struct ValueReader {
             throw failure(.invalidValue, expected: "one of \(names), or 0 to 7")
         }
         return level
+    }
+
+    func backend() throws(ConfigError) -> StorageSettings.Backend? {
+        guard !entry.value.isEmpty else { return nil }
+        guard let backend = StorageSettings.Backend(rawValue: entry.value) else {
+            let names = StorageSettings.Backend.allCases.map(\.rawValue).joined(separator: " or ")
+            throw failure(.invalidValue, expected: names)
+        }
+        return backend
+    }
+
+    /// libpq parses the string itself when it connects; here only what can never work is refused. An error names
+    /// the key, never the value, which may hold a password.
+    func conninfo() throws(ConfigError) -> String? {
+        guard !entry.value.isEmpty else { return nil }
+        guard !entry.value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" }) else {
+            throw ConfigError(kind: .invalidValue, path: entry.path, line: entry.line,
+                              detail: "\(entry.key)= expects a libpq connection string without control characters")
+        }
+        return entry.value
     }
 
     /// An empty `Preset=` means the default, `seed`, like any other reset.

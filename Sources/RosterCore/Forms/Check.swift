@@ -18,6 +18,16 @@ public enum Check: Equatable, Sendable {
         }
     }
 
+    /// Whether the answer may differ now that the account with this canonical username and email is gone.
+    public func concerns(username: String, email: String?) -> Bool {
+        switch self {
+        case .usernameAvailable(let canonical): canonical == username
+        case .emailAvailable(let canonical): email == canonical
+        case .accountExists(let canonical): canonical == username || email == canonical
+        case .passwordQuality: false
+        }
+    }
+
     /// The verdict an answer means for the field that asked; an answer of the wrong kind reads as a failed check.
     public func verdict(for result: CheckResult) -> FieldVerdict {
         switch (self, result) {
@@ -47,4 +57,22 @@ public enum CheckResult: Equatable, Sendable {
     case qualityFailed(reason: String)
     /// The store or checker failed; the field shows `check_failed` rather than a guess.
     case failed
+}
+
+/// What may have changed in the store under the verdicts a form shows, as another daemon's writes reach this one:
+/// the fields whose checks it concerns are asked again.
+public enum StoreChange: Equatable, Sendable {
+    /// The account with this canonical username and email was deleted: its name and email are free again.
+    case accountRemoved(username: String, email: String?)
+    /// Changes may have been missed: every answer the store gave may be out of date.
+    case anything
+
+    /// Whether `check`'s answer may be out of date after this change.
+    public func concerns(_ check: Check) -> Bool {
+        guard check.needsDatabase else { return false }
+        switch self {
+        case .accountRemoved(let username, let email): return check.concerns(username: username, email: email)
+        case .anything: return true
+        }
+    }
 }

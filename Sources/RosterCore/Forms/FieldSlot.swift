@@ -29,6 +29,9 @@ struct FieldSlot: Sendable {
     /// neighbour is merely being re-checked.
     var lastFinal = FieldVerdict.empty
     var published: Published
+    /// A check asked again about a settled verdict because the store may have changed under it (`StoreChange`);
+    /// the verdict stays shown meanwhile, and the answer replaces it only if it still concerns the same input.
+    var recheck: CheckToken?
 
     init(enabled: Bool) {
         published = Published(verdict: .empty, enabled: enabled, rev: 0)

@@ -67,6 +67,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         guard slot.input.exposed != value else { return (slot.rev, []) }
         var step = Step()
         if let token = slot.token { step.effects.append(.cancelCheck(token)) }
+        if let token = slot.recheck { step.effects.append(.cancelCheck(token)) }
+        slot.recheck = nil
         slot.rev += 1
         slot.input = Secret(value)
         slot.shown = nil
@@ -101,6 +103,9 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     mutating func checkCompleted(token: CheckToken, result: CheckResult) -> [FormAction] {
+        if let field = table.order.first(where: { table[$0].recheck == token }) {
+            return recheckCompleted(field, result: result)
+        }
         guard let field = table.order.first(where: { table[$0].token == token }),
               case .checking(_, let check) = table[field].phase else { return [] }
         settle(field, check.verdict(for: result))
@@ -155,9 +160,51 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
+    /// The store may have changed under what the form shows (`change`): every field whose check it concerns is
+    /// asked again. A settled verdict stays shown while its check is out, so a field whose answer is unchanged
+    /// says nothing; a check already out may have been answered before the change, so it is replaced by a new
+    /// one; a field still debouncing will ask anyway.
+    mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
+        // A form whose submit succeeded is done: its own account would read back as `taken`.
+        guard completedIdentifier == nil else { return [] }
+        var step = Step()
+        for field in table.order {
+            guard case .check(let check) = rules.evaluate(field, in: table), change.concerns(check) else { continue }
+            switch table[field].phase {
+            case .debouncing:
+                continue
+            case .checking(let token, _):
+                step.effects.append(.cancelCheck(token))
+                judge(field, &step)
+            case .settled:
+                if let token = table[field].recheck { step.effects.append(.cancelCheck(token)) }
+                let token = CheckToken(nextToken)
+                nextToken &+= 1
+                table[field].recheck = token
+                step.effects.append(.startCheck(check, token: token))
+            }
+        }
+        finish(&step)
+        return step.all
+    }
+
+    /// A re-check's answer replaces the verdict it was asked about; a failed one tells nothing new, so the verdict
+    /// stands.
+    private mutating func recheckCompleted(_ field: Field, result: CheckResult) -> [FormAction] {
+        table[field].recheck = nil
+        guard result != .failed, table[field].phase == .settled,
+              case .check(let check) = rules.evaluate(field, in: table) else { return [] }
+        settle(field, check.verdict(for: result))
+        var step = Step()
+        finish(&step)
+        return step.all
+    }
+
     mutating func close() -> [FormAction] {
         var step = Step()
         for field in table.order {
+            if let token = table[field].recheck { step.effects.append(.cancelCheck(token)) }
+            table[field].recheck = nil
             switch table[field].phase {
             case .settled: break
             case .debouncing: step.effects.append(.cancelTimer(.debounce(field.name)))
@@ -180,6 +227,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     private mutating func judge(_ field: Field, _ step: inout Step) {
+        table[field].recheck = nil
         switch rules.evaluate(field, in: table) {
         case .settled(let verdict):
             settle(field, verdict)
@@ -193,6 +241,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     private mutating func settle(_ field: Field, _ verdict: FieldVerdict) {
+        // A re-check still out asked about what this verdict replaces.
+        table[field].recheck = nil
         table[field].phase = .settled
         table[field].shown = verdict
         if verdict.isFinal { table[field].lastFinal = verdict }

@@ -37,6 +37,9 @@ public protocol FormMachine: Sendable {
     mutating func close() -> [FormAction]
     /// Any session registered this account; a form holding the name or email reacts (live `taken`).
     mutating func accountRegistered(username: String, email: String?) -> [FormAction]
+    /// The store may have changed under the form's verdicts (another daemon's writes); the fields it concerns are
+    /// asked again, and only a changed answer is told.
+    mutating func storeChanged(_ change: StoreChange) -> [FormAction]
 }
 
 extension RegisterForm: FormMachine {

@@ -184,6 +184,12 @@ enum FormMessages {
             .zhHans: "注册失败：存储空间已满", .en: "Sign-up failed: storage is full",
             .vi: "Đăng ký thất bại: bộ nhớ đã đầy", .ko: "회원가입에 실패했습니다. 저장 공간이 가득 찼습니다",
         ],
+        "register.storage_unavailable": [
+            .zhHans: "注册失败：暂时无法连接数据库，请稍后再试",
+            .en: "Sign-up failed: the database cannot be reached right now; try again later",
+            .vi: "Đăng ký thất bại: tạm thời không kết nối được cơ sở dữ liệu, vui lòng thử lại sau",
+            .ko: "회원가입에 실패했습니다. 지금은 데이터베이스에 연결할 수 없으니 잠시 후 다시 시도하세요",
+        ],
         "login.running": [
             .zhHans: "登录中…", .en: "Logging in…", .vi: "Đang đăng nhập…", .ko: "로그인하는 중…",
         ],
@@ -215,6 +221,12 @@ enum FormMessages {
         "login.busy": [
             .zhHans: "服务器繁忙，请稍后再试", .en: "The server is busy; try again later",
             .vi: "Máy chủ đang bận, vui lòng thử lại sau", .ko: "서버가 바쁩니다. 잠시 후 다시 시도하세요",
+        ],
+        "login.storage_unavailable": [
+            .zhHans: "登录失败：暂时无法连接数据库，请稍后再试",
+            .en: "Login failed: the database cannot be reached right now; try again later",
+            .vi: "Đăng nhập thất bại: tạm thời không kết nối được cơ sở dữ liệu, vui lòng thử lại sau",
+            .ko: "로그인에 실패했습니다. 지금은 데이터베이스에 연결할 수 없으니 잠시 후 다시 시도하세요",
         ],
     ]
 }

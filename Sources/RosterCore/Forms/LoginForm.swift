@@ -70,6 +70,11 @@ public struct LoginForm: Sendable {
     }
 
     /// New rules judge new input; verdicts already given stand.
+    /// Another daemon's writes may have changed what the store answered: the fields they concern ask again.
+    public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
+        kernel.storeChanged(change)
+    }
+
     public mutating func policyChanged(_ policy: Policy) {
         kernel.rules.policy = policy
     }
@@ -86,7 +91,7 @@ struct LoginRulebook: FormRulebook {
     static let form = FormName.login
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
     static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-                                             .rateLimited, .busy]
+                                             .rateLimited, .busy, .storageUnavailable]
 
     var policy: Policy
 

@@ -112,6 +112,11 @@ public struct RegisterForm: Sendable {
     }
 
     /// New rules judge new input; verdicts already given stand.
+    /// Another daemon's writes may have changed what the store answered: the fields they concern ask again.
+    public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
+        kernel.storeChanged(change)
+    }
+
     public mutating func policyChanged(_ policy: Policy) {
         kernel.rules.policy = policy
     }
@@ -127,7 +132,7 @@ struct RegisterRulebook: FormRulebook {
     typealias Field = RegisterField
     static let form = FormName.register
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
-    static let failureCodes: [SubmitCode] = [.notSubmittable, .taken, .busy, .storageFull]
+    static let failureCodes: [SubmitCode] = [.notSubmittable, .taken, .busy, .storageFull, .storageUnavailable]
 
     var policy: Policy
 

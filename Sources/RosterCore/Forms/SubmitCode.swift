@@ -15,6 +15,7 @@ public enum SubmitCode: String, CaseIterable, Sendable {
     case rateLimited = "rate_limited"
     case busy
     case storageFull = "storage_full"
+    case storageUnavailable = "storage_unavailable"
 
     /// The code a submit that failed with `error` shows: the one keyed by the error's reason when the form offers
     /// it (has a message for it), else `failed`, the one fallback. An `invalid_field` names a field's code, not a

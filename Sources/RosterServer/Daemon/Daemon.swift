@@ -9,7 +9,7 @@ public enum Daemon {
     public static func checkConfig(_ options: DaemonOptions) -> Int32 {
         do {
             let config = try ConfigLoader.load(configPath: options.configPath)
-            print("configuration ok (preset \(config.policy.preset.rawValue))")
+            print(LogText.escaped("configuration ok (preset \(config.policy.preset.rawValue), \(storageSummary(config.storage)))"))
             return 0
         } catch {
             writeToStandardError("rosterd: configuration refused: \(LogText.escaped("\(error)"))\n")
@@ -24,6 +24,10 @@ public enum Daemon {
         func say(_ text: String) { writeToStandardError("rosterd: \(LogText.escaped(text))\n") }
         do {
             let config = try ConfigLoader.load(configPath: options.configPath)
+            guard config.storage.backend == .sqlite else {
+                say("--backup copies a SQLite database; with [Storage] Backend=postgresql, back up with pg_dump")
+                return 1
+            }
             let paths = try DaemonPaths.resolve(socketOption: options.socketPath, databaseOption: options.databasePath,
                                                 configSocket: config.server.socketPath,
                                                 configDatabase: config.server.databasePath,
@@ -61,7 +65,10 @@ public enum Daemon {
                                             configSocket: config.server.socketPath,
                                             configDatabase: config.server.databasePath,
                                             environment: environment, isRoot: getuid() == 0)
-            try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            // A database on PostgreSQL has no file here to make room for.
+            if config.storage.backend == .sqlite {
+                try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
+            }
             DaemonPaths.raiseDescriptorLimit()
         } catch {
             return fail("\(error)")
@@ -96,8 +103,11 @@ public enum Daemon {
                 server.logger.notice("rosterd: ignoring signal \(signal)")
             }
         }
-        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue))",
-                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", paths.database), ("ROSTER_EVENT", "started")])
+        let database = config.storage.backend == .sqlite
+            ? paths.database : Conninfo.masked(config.storage.postgresqlConnection)
+        logger.notice("rosterd \(RosterVersion.version) listening on \(listener.path) (preset \(config.policy.preset.rawValue), "
+                      + "\(storageSummary(config.storage)))",
+                      [("ROSTER_SOCKET", listener.path), ("ROSTER_DATABASE", database), ("ROSTER_EVENT", "started")])
         notifier.ready()
         server.warmUp()
         server.startHousekeeping(notifier: notifier)
@@ -111,13 +121,26 @@ public enum Daemon {
         return 0
     }
 
+    /// The backend in force, as a log line may show it: a PostgreSQL connection string without its password.
+    static func storageSummary(_ storage: StorageSettings) -> String {
+        switch storage.backend {
+        case .sqlite: "storage sqlite"
+        case .postgresql:
+            "storage postgresql '\(Conninfo.masked(storage.postgresqlConnection))' with \(storage.postgresqlConnections) connection(s)"
+        }
+    }
+
     /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
     private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
         notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
         do {
-            let fresh = try ConfigLoader.load(configPath: options.configPath)
+            let (fresh, kept) = server.config.reloaded(from: try ConfigLoader.load(configPath: options.configPath))
             server.config = fresh
             server.logger.level = options.logLevel ?? fresh.server.logLevel
+            for key in kept {
+                server.logger.warning("rosterd: \(key) changed; it needs a restart, keeping \(storageSummary(fresh.storage))",
+                                      [("ROSTER_EVENT", "reload_kept")])
+            }
             server.logger.notice("rosterd: configuration reloaded (preset \(fresh.policy.preset.rawValue))",
                                  [("ROSTER_EVENT", "reloaded")])
         } catch {

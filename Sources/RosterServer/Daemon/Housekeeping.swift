@@ -8,8 +8,9 @@ extension Server {
         if let interval = notifier.watchdogInterval {
             repeatEvery(interval / 2) { notifier.watchdogPing() }
         }
-        postStatus(to: notifier)
-        repeatEvery(.seconds(5)) { [unowned self] in self.postStatus(to: notifier) }
+        statusNotifier = notifier
+        postStatus()
+        repeatEvery(.seconds(5)) { [unowned self] in self.postStatus() }
         repeatEvery(.seconds(600)) { [unowned self] in self.pruneExpired() }
     }
 
@@ -24,17 +25,21 @@ extension Server {
                              tokenIdleMs: config.policy.sessionIdle.nanoseconds / 1_000_000)
     }
 
-    /// What `systemctl status rosterd` shows under the unit's name.
-    private func postStatus(to notifier: SystemdNotifier) {
+    /// What `systemctl status rosterd` shows under the unit's name; also at once when the storage's state changes.
+    /// While the storage cannot count its users, the line says so rather than going stale.
+    func postStatus() {
+        guard let notifier = statusNotifier else { return }
         storage.statistics { [weak self] result in
-            guard let self, case .success(let statistics) = result else { return }
-            notifier.status(self.statusLine(accounts: statistics.accounts))
+            guard let self else { return }
+            notifier.status(self.statusLine(accounts: try? result.get().accounts))
         }
     }
 
-    func statusLine(accounts: Int) -> String {
+    func statusLine(accounts: Int?) -> String {
         let loggedIn = connections.values.reduce(0) { $0 + ($1.session.user == nil ? 0 : 1) }
-        return "Serving \(connectionCount) connection(s), \(loggedIn) logged in; \(accounts) user(s)"
+        let users = accounts.map { "\($0) user(s)" } ?? "users not counted"
+        let line = "Serving \(connectionCount) connection(s), \(loggedIn) logged in; \(users)"
+        return storageStatus.map { "\(line); \($0)" } ?? line
     }
 
     private func repeatEvery(_ interval: Duration, _ body: @escaping () -> Void) {

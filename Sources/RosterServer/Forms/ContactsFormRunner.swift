@@ -108,6 +108,15 @@ final class ContactsFormRunner: RunningForm {
 
     func accountRegistered(username: String, email: String?) {}
 
+    /// Changes that may have been missed may include this user's contacts; a deleted account ends the session,
+    /// and with it this form.
+    func storeChanged(_ change: StoreChange) {
+        switch change {
+        case .anything: contactsChanged()
+        case .accountRemoved: break
+        }
+    }
+
     /// Someone changed this user's contacts: fresh results, within the throttle.
     func contactsChanged() {
         guard !isClosed else { return }

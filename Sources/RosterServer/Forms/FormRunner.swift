@@ -14,6 +14,8 @@ protocol RunningForm: AnyObject {
     func close()
     func policyChanged(_ policy: Policy)
     func accountRegistered(username: String, email: String?)
+    /// Another daemon's writes may have changed what the storage answered this form (see `StoreChange`).
+    func storeChanged(_ change: StoreChange)
     /// Whether a submit is running, which a second `form.submit` joins.
     var isSubmitting: Bool { get }
 }
@@ -36,6 +38,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         case submit
         case submitCompleted(Result<String, RosterError>)
         case registered(username: String, email: String?)
+        case storeChanged(StoreChange)
     }
 
     /// How a waiting `form.submit` is answered.
@@ -85,6 +88,8 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
 
     func accountRegistered(username: String, email: String?) { feed(.registered(username: username, email: email)) }
 
+    func storeChanged(_ change: StoreChange) { feed(.storeChanged(change)) }
+
     func close() {
         guard !isClosed else { return }
         _ = machine.close()
@@ -127,6 +132,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         case .submit: return machine.submitRequested(now: now)
         case .submitCompleted(let result): return machine.submitCompleted(result)
         case .registered(let username, let email): return machine.accountRegistered(username: username, email: email)
+        case .storeChanged(let change): return machine.storeChanged(change)
         }
     }
 

@@ -17,6 +17,8 @@ protocol AdminFigures: AnyObject {
     var stats: Server.Stats { get }
     var hashingStats: WorkerPoolStats { get }
     var checksStats: WorkerPoolStats { get }
+    /// The storage's connection state as last reported.
+    var storageState: StorageState { get }
     /// Read at each backup, so that a reload's log level reaches it.
     var logger: Logger { get }
 }
@@ -58,26 +60,24 @@ final class AdminMethods<Figures: AdminFigures> {
             call.fail(.forbidden)
             return
         }
-        storage.statistics { [self] result in
-            switch result {
-            case .success(let statistics): call.succeed(statsJSON(statistics))
-            case .failure(let failure): call.fail(failure.rosterError)
-            }
-        }
+        // While the storage cannot count (a database that is down), the daemon's own figures and the storage's
+        // state are what an administrator needs most; the counts read null.
+        storage.statistics { [self] result in call.succeed(statsJSON(try? result.get())) }
     }
 
-    /// `admin.stats`' answer, with the storage's own figures.
-    private func statsJSON(_ storage: StorageStatistics) -> JSONValue {
+    /// `admin.stats`' answer, with the storage's own figures when it could give them.
+    private func statsJSON(_ storage: StorageStatistics?) -> JSONValue {
         let hashing = figures.hashingStats
         let stats = figures.stats
+        let state = figures.storageState
         return [
             "version": .string(RosterVersion.version),
             "pid": .int(Int(getpid())),
             "uptime_ms": .int(figures.uptime.nanoseconds / 1_000_000),
             "connections": .int(figures.connectionCount),
             "sessions": .int(figures.greetedSessionCount),
-            "users": .int(storage.accounts),
-            "contacts": .int(storage.contacts),
+            "users": storage.map { .int($0.accounts) } ?? .null,
+            "contacts": storage.map { .int($0.contacts) } ?? .null,
             // This request is counted as served once answered, so report the ones before it.
             "requests": .int(stats.requestsServed),
             "events": .int(stats.eventsSent),
@@ -86,12 +86,13 @@ final class AdminMethods<Figures: AdminFigures> {
             "hash_queue": .int(hashing.waiting),
             "hash_queue_limit": .int(hashing.limit),
             "hash_raised": .int(hashing.raised),
-            "username_directory": .string(storage.usernameDirectory),
+            "username_directory": storage.map { .string($0.usernameDirectory) } ?? .null,
             "queues": [
                 "hashing": Self.queueJSON(hashing),
-                "storage": Self.queueJSON(storage.queues["storage"]),
+                "storage": Self.queueJSON(storage?.queues["storage"]),
                 "checks": Self.queueJSON(figures.checksStats),
             ],
+            "storage": ["backend": .string(state.backend), "state": .string(state.phase.rawValue), "since": .int(state.sinceMs)],
         ]
     }
 
@@ -121,14 +122,19 @@ extension AdminMethods where Figures == Server {
                 result: .object([
                     FieldSpec("version", .string), FieldSpec("pid", .integer(0...Int64(Int32.max))),
                     FieldSpec("uptime_ms", .integer(0...Int64.max)), FieldSpec("connections", .integer(0...Int64.max)),
-                    FieldSpec("sessions", .integer(0...Int64.max)), FieldSpec("users", .integer(0...Int64.max)),
-                    FieldSpec("contacts", .integer(0...Int64.max)),
+                    FieldSpec("sessions", .integer(0...Int64.max)),
+                    // Null while the storage cannot count (a database that is down).
+                    FieldSpec("users", .described("integer or null")), FieldSpec("contacts", .described("integer or null")),
                     FieldSpec("requests", .integer(0...Int64.max)),
                     FieldSpec("events", .integer(0...Int64.max)), FieldSpec("connections_accepted", .integer(0...Int64.max)),
                     FieldSpec("hash_workers", .integer(1...Int64.max)), FieldSpec("hash_queue", .integer(0...Int64.max)),
                     FieldSpec("hash_queue_limit", .integer(1...Int64.max)),
-                    FieldSpec("hash_raised", .integer(0...Int64.max)), FieldSpec("username_directory", .string),
+                    FieldSpec("hash_raised", .integer(0...Int64.max)),
+                    FieldSpec("username_directory", .described("string or null")),
                     FieldSpec("queues", .described("{hashing, storage, checks}, each {workers, waiting, running, limit, refused, raised}")),
+                    FieldSpec("storage", .object([FieldSpec("backend", .oneOf(["sqlite", "postgresql"])),
+                                                  FieldSpec("state", .oneOf(["connecting", "up", "down"])),
+                                                  FieldSpec("since", .integer(0...Int64.max))])),
                 ])), handler: { $0.adminMethods.stats }),
             Method(spec: MethodSpec(
                 "admin.backup",

@@ -36,7 +36,14 @@ public final class Server {
     /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
     /// `admin.*`, given the storage's maintenance and this server's figures.
     private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
-    private(set) lazy var formMethods = FormMethods(scheduler: loop, accounts: accounts, contacts: contacts, forms: self)
+    private(set) lazy var formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts,
+                                                    forms: self)
+    /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
+    let formScheduler: any Scheduler
+    /// The storage's connection state as last reported, for `admin.stats` and the status line.
+    var storageState: StorageState
+    /// Where the status line goes, once housekeeping started.
+    var statusNotifier: SystemdNotifier?
     var stats = Stats()
     let startedAt: Instant
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
@@ -60,8 +67,10 @@ public final class Server {
     private let daemonUID = getuid()
 
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
-         contacts: ContactsService, logger: Logger) {
+         contacts: ContactsService, logger: Logger, formScheduler: (any Scheduler)? = nil) {
         self.loop = loop
+        self.formScheduler = formScheduler ?? loop
+        self.storageState = storage.state
         self.config = config
         self.storage = storage
         self.passwords = passwords
@@ -73,6 +82,7 @@ public final class Server {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
+        listenToStorage()
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterPostgres
 import RosterRuntime
 import RosterStorage
 import RosterStore
@@ -7,19 +8,51 @@ import RosterStore
 // The composition root: the one file of the server that names a storage backend.
 
 extension Server {
-    /// Opens the SQLite storage (checked, locked against a second daemon, migrated), starts the password lanes,
-    /// and builds a server ready to `listen`. `clock` is the wall clock stored times are read from (created
-    /// times, failed log-ins, token idleness, contacts' times).
+    /// Opens the storage the configuration names (`[Storage] Backend=`), starts the password lanes, and builds a
+    /// server ready to `listen`. SQLite: the file at `databasePath`, checked, locked against a second daemon and
+    /// migrated; `clock` is the wall clock its stored times are read from. PostgreSQL: `[PostgreSQL] Connection=`,
+    /// migrated under an advisory lock, its times from the database's own clock.
     public static func open(loop: EventLoop, config: DaemonConfig, databasePath: String, logger: Logger,
-                            clock: any WallClock = SystemWallClock()) throws(SQLiteStorageOpenFailure) -> Server {
+                            clock: any WallClock = SystemWallClock()) throws(StorageOpenFailure) -> Server {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let storage = try SQLiteStorage.open(path: databasePath, loop: loop, settings: config.server, cores: cores,
-                                             clock: clock, logger: logger)
+        let storage: any Storage
+        switch config.storage.backend {
+        case .sqlite:
+            do throws(SQLiteStorageOpenFailure) {
+                storage = try SQLiteStorage.open(path: databasePath, loop: loop, settings: config.server, cores: cores,
+                                                 clock: clock, logger: logger)
+            } catch {
+                throw .sqlite(error)
+            }
+        case .postgresql:
+            let settings = PostgreSQLSettings(conninfo: config.storage.postgresqlConnection,
+                                              connections: config.storage.postgresqlConnections)
+            do throws(PostgreSQLOpenFailure) {
+                storage = try PostgreSQLStorage.open(settings: settings, loop: loop, server: config.server, cores: cores,
+                                                     clock: nil, logger: logger)
+            } catch {
+                throw .postgresql(error)
+            }
+        }
         let passwords = PasswordLanes(settings: config.server, cores: cores, policy: config.policy, loop: loop, logger: logger)
         let server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
                             contacts: ContactsService(storage: storage), logger: logger)
         server.pruneExpired()
         return server
+    }
+}
+
+/// Why the configured storage could not be opened; the description is the backend's own (a connection string
+/// in it is masked).
+public enum StorageOpenFailure: Error, CustomStringConvertible {
+    case sqlite(SQLiteStorageOpenFailure)
+    case postgresql(PostgreSQLOpenFailure)
+
+    public var description: String {
+        switch self {
+        case .sqlite(let failure): failure.description
+        case .postgresql(let failure): failure.description
+        }
     }
 }
 

@@ -17,6 +17,10 @@
 //   • A failed load is not kept: its waiters get the failure, and the next request loads again.
 //   • Released while loading (nobody is logged in as the user any more): the result still answers its waiters,
 //     but it is not kept, unless a request came meanwhile.
+//   • Invalidated (another writer changed the user's contacts, or changes may have been missed): a loaded index
+//     is dropped; a load under way may have read its snapshot before that change, so its result is neither kept
+//     nor handed out: the load starts again for the same waiters, with the changes recorded so far dropped (the
+//     new snapshot is read after they were answered, so it holds them).
 //
 // A plain value without clock or I/O: the service starts the loads and answers the waiters it hands back.
 
@@ -48,6 +52,8 @@ struct ContactIndexes<Waiter> {
         /// Changes answered since the load began, in the order they were answered.
         var changes: [ContactIndexChange] = []
         var released = false
+        /// Invalidated while out: its snapshot may miss another writer's change.
+        var stale = false
     }
 
     let waiterLimit: Int
@@ -95,6 +101,27 @@ struct ContactIndexes<Waiter> {
     mutating func release(_ user: AccountID) {
         ready[user] = nil
         loads[user]?.released = true
+    }
+
+    /// Another writer changed `user`'s contacts; see the rules above.
+    mutating func invalidate(_ user: AccountID) {
+        ready[user] = nil
+        loads[user]?.stale = true
+    }
+
+    /// Changes may have been missed for anyone: every index is invalidated.
+    mutating func invalidateAll() {
+        ready = [:]
+        for user in loads.keys { loads[user]?.stale = true }
+    }
+
+    /// Call when a load of `user`'s index answers, before `loaded`: true when the load was invalidated while out,
+    /// in which case it is under way again (same waiters, nothing recorded) and the caller must start it anew.
+    mutating func restartIfStale(_ user: AccountID) -> Bool {
+        guard loads[user]?.stale == true else { return false }
+        loads[user]?.stale = false
+        loads[user]?.changes = []
+        return true
     }
 
     /// Whether `user`'s index is loaded (for tests and figures).

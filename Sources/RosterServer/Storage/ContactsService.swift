@@ -75,6 +75,13 @@ final class ContactsService {
     /// Drops a user's index once no connection is logged in as them; it is loaded again when needed.
     func release(userID: AccountID) { indexes.release(userID) }
 
+    /// Another writer (another daemon) changed the user's contacts: the index is stale, and is loaded again when
+    /// next needed; a load under way is read again (see `ContactIndexes`).
+    func changedElsewhere(userID: AccountID) { indexes.invalidate(userID) }
+
+    /// Changes may have been missed: every index is loaded again when next needed.
+    func invalidateAll() { indexes.invalidateAll() }
+
     /// Hands `body` the user's index: now when it is loaded, after the load otherwise (started here if none is
     /// under way). See `ContactIndexes` for the order, the budget and the writes answered meanwhile.
     private func withIndex(_ userID: AccountID, charge: QueueCharge, _ body: @escaping Completion<ContactIndex>) {
@@ -86,14 +93,19 @@ final class ContactsService {
         case .refused:
             body(.failure(.busy(retryAfterMs: Self.indexLoadRetryMs)))
         case .startLoad:
-            // Held strongly: the waiters are owed an answer whatever happens meanwhile.
-            storage.loadSearchIndex(of: userID, charge: charge, build: { ContactIndex($0) }) { result in
-                self.indexLoaded(userID, result)
-            }
+            load(userID, charge: charge)
         }
     }
 
-    private func indexLoaded(_ userID: AccountID, _ result: Result<ContactIndex, StorageFailure>) {
+    private func load(_ userID: AccountID, charge: QueueCharge) {
+        // Held strongly: the waiters are owed an answer whatever happens meanwhile.
+        storage.loadSearchIndex(of: userID, charge: charge, build: { ContactIndex($0) }) { result in
+            self.indexLoaded(userID, charge: charge, result)
+        }
+    }
+
+    private func indexLoaded(_ userID: AccountID, charge: QueueCharge, _ result: Result<ContactIndex, StorageFailure>) {
+        if indexes.restartIfStale(userID) { return load(userID, charge: charge) }
         let (waiters, outcome) = indexes.loaded(userID, result.mapError(\.rosterError))
         for waiter in waiters { waiter(outcome) }
     }

@@ -21,6 +21,7 @@ DESCRIBED_TYPES = {
     "{name, enabled, state, code, message, rev}": "FieldSnapshot",
     "{username, email?} or null": "User | None",
     "string or null": "str | None",
+    "integer or null": "int | None",
     "{name, summary, params, result}": "MethodDescription",
 }
 

@@ -42,14 +42,20 @@ class AdminBackupResult(TypedDict):
     bytes: int
 
 
+class AdminStatsResultStorage(TypedDict):
+    backend: Literal['sqlite', 'postgresql']
+    state: Literal['connecting', 'up', 'down']
+    since: int
+
+
 class AdminStatsResult(TypedDict):
     version: str
     pid: int
     uptime_ms: int
     connections: int
     sessions: int
-    users: int
-    contacts: int
+    users: int | None
+    contacts: int | None
     requests: int
     events: int
     connections_accepted: int
@@ -57,8 +63,9 @@ class AdminStatsResult(TypedDict):
     hash_queue: int
     hash_queue_limit: int
     hash_raised: int
-    username_directory: str
+    username_directory: str | None
     queues: Any
+    storage: AdminStatsResultStorage
 
 
 class AuthLoginResult(TypedDict):

@@ -1,0 +1,31 @@
+/// The `[Storage]` and `[PostgreSQL]` settings: which backend keeps the data, and how to reach PostgreSQL.
+/// They are read at start only; a reload that changes them keeps the ones in force (see `DaemonConfig.reloaded`).
+public struct StorageSettings: Equatable, Sendable {
+    /// The backends the composition root can open; the raw value is `Backend=`'s spelling.
+    public enum Backend: String, Equatable, Sendable, CaseIterable {
+        /// One host, one file (contract §7).
+        case sqlite
+        /// Many daemons sharing one database (contract §10).
+        case postgresql
+    }
+
+    /// The contract's default for `[PostgreSQL] Connection=`: the local server's socket, database `roster`.
+    public static let defaultConnection = "host=/run/postgresql dbname=roster"
+    /// `[PostgreSQL] Connections=`' range: one at least, and few enough that many daemons fit a server's
+    /// `max_connections` (100 by default).
+    public static let connectionsRange = 1...64
+
+    public var backend: Backend
+    /// A libpq conninfo string (`key=value …` or a `postgresql://` URI). It may hold a password: show it only
+    /// masked (`Conninfo.masked`).
+    public var postgresqlConnection: String
+    /// The pool's connections, beside the one that listens for other daemons' changes.
+    public var postgresqlConnections: Int
+
+    public init(backend: Backend = .sqlite, postgresqlConnection: String = StorageSettings.defaultConnection,
+                postgresqlConnections: Int = 4) {
+        self.backend = backend
+        self.postgresqlConnection = postgresqlConnection
+        self.postgresqlConnections = postgresqlConnections
+    }
+}
