@@ -108,7 +108,8 @@ final class PGConnection {
             onReady?()
         case .broke(let retryAt, let reason):
             // The first failure is news; the retries that fail after it are not.
-            let level: LogLevel = machine.consecutiveFailures > 1 ? .info : .warning
+            // (at debug, so that an outage of an hour is not a line every two seconds per connection)
+            let level: LogLevel = machine.consecutiveFailures > 1 ? .debug : .warning
             logger.log(level, "PostgreSQL connection lost", [("reason", reason),
                                                              ("retry_in_ms", "\((retryAt - loop.now).milliseconds)")])
             onBroken?(retryAt, reason)

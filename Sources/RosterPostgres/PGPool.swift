@@ -261,7 +261,7 @@ public final class PGPool {
         }
         guard next != phase else { return }
         phase = next
-        logger.notice("PostgreSQL \(next.rawValue)", [("conninfo", PGConninfo.masked(settings.conninfo))])
+        logger.debug("PostgreSQL pool \(next.rawValue)", [("conninfo", PGConninfo.masked(settings.conninfo))])
         if next == .down { failWaiting() }
         onPhaseChange?(next)
     }

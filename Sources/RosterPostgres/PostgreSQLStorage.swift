@@ -177,11 +177,7 @@ public final class PostgreSQLStorage: Storage {
     private func phaseChanged(to phase: StorageState.Phase) {
         guard phase != state.phase else { return }
         state = StorageState(backend: "postgresql", phase: phase, sinceMs: wallClock.nowMs())
-        switch phase {
-        case .up: logger.notice("PostgreSQL is reachable")
-        case .down: logger.warning("PostgreSQL cannot be reached; what needs it answers storage_unavailable until it is back")
-        case .connecting: break
-        }
+        // The server logs the change once, with what it means for requests (`storageStateChanged`).
         onStateChange?(state)
     }
 
