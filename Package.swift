@@ -47,7 +47,8 @@ let package = Package(
         // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
         .target(name: "CRosterFloor"),
         .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCrypto", "RosterCore",
-                                                               "CLinux", "RosterProtocol", "RosterHostIO"]),
+                                                               "CLinux", "RosterProtocol", "RosterHostIO", "RosterStorage",
+                                                               "CLibPQ"]),
 
         .target(name: "RosterTestSupport", path: "Tests/RosterTestSupport"),
         // The fake storage other targets' tests run on (form runners on a ManualScheduler).

@@ -25,6 +25,17 @@ out=$(systemd-analyze verify --man=no --root="$root" rosterd.service rosterd.soc
 [ -z "$out" ] || fail "verify (system units): $out"
 echo "ok: systemd-analyze verify (system units)"
 
+# 1b. The PostgreSQL drop-in example, installed as a drop-in of the same unit, verifies too (its unit,
+#     postgresql.service, is a stand-in here: the host need not have PostgreSQL's).
+mkdir -p "$root/etc/systemd/system/rosterd.service.d"
+cp systemd/rosterd.service.d/postgresql.conf.example "$root/etc/systemd/system/rosterd.service.d/postgresql.conf"
+[ -e "$root/usr/lib/systemd/system/postgresql.service" ] ||
+    printf '[Service]\nExecStart=/usr/bin/kill -0 1\n' > "$root/etc/systemd/system/postgresql.service"
+out=$(systemd-analyze verify --man=no --root="$root" rosterd.service 2>&1) || fail "verify (PostgreSQL drop-in): $out"
+[ -z "$out" ] || fail "verify (PostgreSQL drop-in): $out"
+rm -r "$root/etc/systemd/system/rosterd.service.d"
+echo "ok: systemd-analyze verify (PostgreSQL drop-in)"
+
 # 2. The sandbox: an overall exposure of 2.0 or less.
 score=$(systemd-analyze security --offline=true --threshold=20 systemd/rosterd.service 2>&1 |
         sed -n 's/.*Overall exposure level for rosterd.service: \([0-9.]*\).*/\1/p')

@@ -167,6 +167,14 @@ int roster_allowed_cpu_count(void) {
     return CPU_COUNT(&set);
 }
 
+int roster_allow_every_cpu(int tid) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long count = sysconf(_SC_NPROCESSORS_CONF);
+    for (long cpu = 0; cpu < count && cpu < CPU_SETSIZE; cpu++) CPU_SET(cpu, &set);
+    return sched_setaffinity(tid, sizeof set, &set);
+}
+
 const void *roster_find(const void *haystack, size_t haystack_len, const void *needle, size_t needle_len) {
     return memmem(haystack, haystack_len, needle, needle_len);
 }

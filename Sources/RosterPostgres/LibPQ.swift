@@ -102,7 +102,7 @@ enum LibPQ {
         if sqlState == "57014" { return .timeout }
         let message = field(result, "M") ?? String(cString: PQresultErrorMessage(result))
         // A result without an SQLSTATE is libpq's own (the connection failed while it waited).
-        guard !sqlState.isEmpty else { return .unavailable(retryAfterMs: 0) }
+        guard !sqlState.isEmpty else { return .unavailable(retryAfterMs: 100) }
         return .server(sqlState: sqlState, message: message)
     }
 

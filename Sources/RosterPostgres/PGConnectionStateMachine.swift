@@ -142,9 +142,15 @@ struct PGConnectionStateMachine {
 
     mutating func connectPolled(_ poll: ConnectPoll, now: Instant) -> [Action] {
         guard state == .connecting, inFlight.isEmpty else { return [] }
+        // Always said while connecting, even when unchanged: libpq may have moved to another socket (the next
+        // address), and the driver watches afresh each time.
         switch poll {
-        case .reading: return watch(readable: true, writable: false)
-        case .writing: return watch(readable: false, writable: true)
+        case .reading:
+            watching = (true, false)
+            return [.watch(readable: true, writable: false)]
+        case .writing:
+            watching = (false, true)
+            return [.watch(readable: false, writable: true)]
         case .failed: return fail(now: now, reason: "connect failed")
         case .ok:
             lastActivity = now

@@ -45,9 +45,11 @@ public struct PGPoolSettings: Sendable {
                                         reconnectMax: .milliseconds(max(reconnectMinMs, reconnectMaxMs)))
     }
 
-    /// What runs after every connect before the connection serves.
+    /// What runs after every connect before the connection serves. `synchronous_commit` is set, not assumed:
+    /// a server configured with it off would answer a commit before it is on disk, and an answer that says done
+    /// must mean committed (CONTRACT §10).
     var setup: [PGStatement] {
-        [PGStatement("SET statement_timeout = \(max(0, statementTimeoutMs))")]
+        [PGStatement("SET statement_timeout = \(max(0, statementTimeoutMs))"), PGStatement("SET synchronous_commit = on")]
     }
 
     /// The pool's connections also end a transaction left idle (a lease whose holder never came back): the

@@ -18,6 +18,8 @@ enum PostgreSQLMigrator {
     @discardableResult
     static func migrate(_ connection: PGBlockingConnection, now: PGValue = .null,
                         migrations: [PostgreSQLSchema.Migration] = PostgreSQLSchema.migrations) throws(Failure) -> [String] {
+        // A daemon that hangs while holding the lock must not hang every other daemon's start: wait a minute at most.
+        try run(connection, "bound the wait for the migration lock", "SET lock_timeout = 60000")
         try run(connection, "take the migration lock", "SELECT pg_advisory_lock($1::bigint)",
                 [.int(PostgreSQLSchema.advisoryLockKey)])
         defer {

@@ -55,7 +55,7 @@ extension PostgreSQLStorage: AccountStorage {
         let created = notification(.accountCreated(username: new.username, email: new.email))
         query(PostgreSQLQueries.createAccount(new, now: now, notification: created), charge: charge, force: true,
               "registration") { [weak self] result in
-            guard let self else { return }
+            guard let self else { return completion(.failure(Self.stoppedFailure)) }
             switch result {
             case .failure(let failure):
                 completion(.failure(failure))
@@ -66,7 +66,7 @@ extension PostgreSQLStorage: AccountStorage {
                                                        email: new.email, createdAtMs: createdAt)))
                 }
                 self.query(PostgreSQLQueries.clash(new), charge: charge, force: true, "registration") { [weak self] result in
-                    guard let self else { return }
+                    guard let self else { return completion(.failure(Self.stoppedFailure)) }
                     switch result {
                     case .failure(let failure):
                         completion(.failure(failure))

@@ -309,7 +309,7 @@ public final class PostgreSQLStorage: Storage {
         // Read before the count below is queued, so that it does not count itself as work in flight.
         let queues = ["storage": pool.stats]
         query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
-            guard let self else { return }
+            guard let self else { return completion(.failure(Self.stoppedFailure)) }
             if case .success(let counts) = result, let row = counts.rows.first {
                 self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
             }

@@ -5,6 +5,18 @@ struct BenchOptions {
         case cpuHogs = "cpu-hogs"
         case backPressure = "back-pressure"
         case loopStall = "loop-stall"
+        case registrations
+        case crossDaemon = "cross-daemon"
+
+        /// The backends a scenario runs on: the contacts scenarios seed their books through RosterStore (SQLite
+        /// only), and two daemons share one database only on PostgreSQL.
+        var backends: Set<BenchBackend> {
+            switch self {
+            case .contacts, .backPressure, .loopStall: [.sqlite]
+            case .crossDaemon: [.postgresql]
+            default: [.sqlite, .postgresql]
+            }
+        }
     }
 
     var json = false
@@ -39,6 +51,16 @@ struct BenchOptions {
     var backPressureSeconds = 5.0
     /// Bytes of CSV in the loop stall's import (issue 13: 64 KiB).
     var stallImportBytes = 65_536
+    /// `--backend`: where the daemons under test keep their data.
+    var backend = BenchBackend.sqlite
+    /// `--postgresql CONNINFO`: an existing server to make the benchmark's databases on, instead of a throwaway
+    /// cluster of its own.
+    var postgresql: String?
+    /// Names registered on one daemon while another's register form holds each (cross-daemon).
+    var crossDaemonNames = 300
+    /// How long registrations are sent back to back, after a quarter of that as warm-up (registrations,
+    /// cross-daemon).
+    var registrationSeconds = 5.0
     /// Set by the parent process: serve the C floor on this path instead of benchmarking.
     var serveFloor: String?
     /// Set by the parent process: busy-loop for ever (a CPU hog of the cpu-hogs scenario).
@@ -56,7 +78,15 @@ struct BenchOptions {
           --quick                A few hundred operations per scenario (a smoke test, not a measurement)
           --runs N               Repeat each scenario N times (default 3)
           --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm,parse,
-                                 cpu-hogs,back-pressure,loop-stall
+                                 cpu-hogs,back-pressure,loop-stall,registrations,cross-daemon (default: every
+                                 one the backend runs: contacts, back-pressure and loop-stall need sqlite,
+                                 cross-daemon needs postgresql)
+          --backend NAME         sqlite (default: a file per database) or postgresql (a throwaway cluster in a
+                                 temporary directory, run as the postgres user when root; see --postgresql)
+          --postgresql CONNINFO  An existing PostgreSQL server (libpq key=value conninfo) instead of a
+                                 throwaway cluster; implies --backend postgresql. Its user needs CREATEDB: the
+                                 benchmark drops and makes databases named roster_bench_*
+          --names N              Registrations watched from the other daemon's form, cross-daemon (default 300)
           --rosterd PATH         The daemon to measure (default: rosterd next to this binary)
           --work-dir DIR         Put sockets and databases here (default: a fresh /tmp/roster-bench-*)
           --keep                 Keep the work directory (seeded databases) afterwards
@@ -75,6 +105,8 @@ struct BenchOptions {
     static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions {
         var options = BenchOptions()
         var rest = arguments[...]
+        var backendGiven: BenchBackend?
+        var onlyGiven = false
         func value(_ name: String) throws(BenchError) -> String {
             guard let next = rest.popFirst() else { throw BenchError("\(name) needs a value") }
             return next
@@ -100,6 +132,12 @@ struct BenchOptions {
             case "--storm-logins": options.stormLogins = max(1, try number(argument))
             case "--peers": options.backPressurePeers = max(1, try number(argument))
             case "--forms": options.backPressureForms = max(1, try number(argument))
+            case "--names": options.crossDaemonNames = max(1, try number(argument))
+            case "--backend":
+                let name = try value(argument)
+                guard let backend = BenchBackend(rawValue: name) else { throw BenchError("unknown backend \(name): sqlite or postgresql") }
+                backendGiven = backend
+            case "--postgresql": options.postgresql = try BenchConninfo.checked(try value(argument))
             case "--serve-floor": options.serveFloor = try value(argument)
             case "--spin": options.spin = true
             case "--parse-once":
@@ -113,11 +151,24 @@ struct BenchOptions {
                     chosen.append(scenario)
                 }
                 options.scenarios = chosen
+                onlyGiven = true
             case "-h", "--help":
                 throw BenchError(usage)
             default:
                 throw BenchError("unknown option \(argument)\n\n\(usage)")
             }
+        }
+        if options.postgresql != nil && backendGiven == .sqlite {
+            throw BenchError("--postgresql names a PostgreSQL server: it does not go with --backend sqlite")
+        }
+        options.backend = backendGiven ?? (options.postgresql != nil ? .postgresql : .sqlite)
+        if onlyGiven {
+            let backend = options.backend
+            if let refused = options.scenarios.first(where: { !$0.backends.contains(backend) }) {
+                throw BenchError("\(refused.rawValue) does not run on \(backend.rawValue)")
+            }
+        } else {
+            options.scenarios = Scenario.allCases.filter { $0.backends.contains(options.backend) }
         }
         if options.quick { options.shrinkForSmokeTest() }
         return options
@@ -146,5 +197,7 @@ struct BenchOptions {
         backPressureForms = min(backPressureForms, 10)
         backPressureContacts = min(backPressureContacts, 300)
         backPressureSeconds = 0.3
+        crossDaemonNames = min(crossDaemonNames, 10)
+        registrationSeconds = 0.4
     }
 }

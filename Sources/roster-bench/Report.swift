@@ -69,10 +69,11 @@ struct Report: Encodable {
         return out
     }
 
-    private func format(_ value: Double) -> String {
-        if value >= 100_000 { return String(format: "%.0f", value) }
-        if value >= 100 { return String(format: "%.0f", value) }
-        if value >= 10 { return String(format: "%.1f", value) }
+    /// Three significant figures or so, by magnitude (a cross-daemon latency can be negative).
+    func format(_ value: Double) -> String {
+        let magnitude = abs(value)
+        if magnitude >= 100 { return String(format: "%.0f", value) }
+        if magnitude >= 10 { return String(format: "%.1f", value) }
         return String(format: "%.2f", value)
     }
 }

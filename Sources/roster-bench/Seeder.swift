@@ -1,5 +1,6 @@
 import RosterCore
 import RosterCrypto
+import RosterStorage
 import RosterStore
 
 /// The fast offline path into a database the daemon will open: one transaction, prepared inserts, and one
@@ -32,6 +33,28 @@ enum Seeder {
             }
         }
         database.close()
+    }
+
+    /// The same accounts in a PostgreSQL database whose schema rosterd made: one `COPY`, in chunks of about a
+    /// MiB. `username_key` is `UsernameKey.folded`, as the daemon computes it.
+    static func seedUsers(conninfo: String, prefix: String, count: Int, hash: String) throws(BenchError) {
+        let admin = try PostgresAdmin(conninfo: conninfo)
+        let width = String(count).count
+        try admin.copyIn("COPY users(canonical, username_key, display, password_hash, created_at) FROM STDIN") { send throws(BenchError) in
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(1 << 20 + 4_096)
+            for number in stride(from: 1, through: count, by: 1) {
+                let name = userName(prefix: prefix, number: number, width: width)
+                chunk += CopyText.row([name, UsernameKey.folded(name), name, hash, String(number)]).utf8
+                if chunk.count >= 1 << 20 {
+                    try send(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if !chunk.isEmpty { try send(chunk) }
+        }
+        // The planner's figures for the daemon's first queries, as autovacuum would have them later.
+        try admin.execute("ANALYZE users")
     }
 
     static func userName(prefix: String, number: Int, width: Int) -> String {

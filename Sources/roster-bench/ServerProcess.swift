@@ -39,19 +39,20 @@ final class ServerProcess {
     }
 
     /// rosterd on `socketPath`, started the way systemd would (NOTIFY_SOCKET), so start-up ends at READY=1.
-    static func rosterd(binary: String, socketPath: String, databasePath: String, configPath: String,
-                        cpu: Int?, workDir: String) throws(BenchError) -> ServerProcess {
+    static func rosterd(binary: String, socketPath: String, databaseArguments: [String], configPath: String,
+                        cpu: Int?, workDir: String, name: String = "rosterd") throws(BenchError) -> ServerProcess {
         unlink(socketPath)
         let notify = try NotifyListener(path: workDir + "/notify.sock")
         let environment = ["PATH=/usr/bin:/bin", "HOME=\(workDir)", "NOTIFY_SOCKET=\(notify.path)"]
         let started = Clock.now()
-        let pid = try spawn([binary, "--socket", socketPath, "--database", databasePath, "--config", configPath],
-                            environment: environment, stderrPath: workDir + "/rosterd.stderr")
+        let pid = try spawn([binary, "--socket", socketPath] + databaseArguments + ["--config", configPath],
+                            environment: environment, stderrPath: workDir + "/\(name).stderr")
         let server = ServerProcess(kind: .rosterd, pid: pid, socketPath: socketPath)
         if let cpu { _ = roster_pin_to_cpu(pid, Int32(cpu)) }
-        guard notify.waitForReady(timeoutMs: 60_000) else {
+        guard notify.waitForReady(timeoutMs: 60_000, while: { server.isRunning }) else {
             server.stop()
-            throw BenchError("rosterd did not report READY=1; see \(workDir)/rosterd.stderr")
+            let said = (try? readText(workDir + "/\(name).stderr")).map { ": " + $0.suffix(600) } ?? ""
+            throw BenchError("rosterd did not report READY=1; see \(workDir)/\(name).stderr\(said)")
         }
         server.startupMicroseconds = Clock.microseconds(since: started)
         // Threads made before the pin inherited the old mask; pin every one now.
@@ -124,6 +125,15 @@ final class ServerProcess {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// False once the process exited (it is reaped then).
+    var isRunning: Bool {
+        guard !stopped else { return false }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+        stopped = true
+        return false
+    }
+
     /// SIGTERM, then SIGKILL if it lingers; always reaps the child.
     func stop() {
         guard !stopped else { return }
@@ -155,15 +165,23 @@ struct NotifyListener {
         guard fd >= 0, bound == 0 else { throw BenchError("cannot bind the notify socket \(path)") }
     }
 
-    func waitForReady(timeoutMs: Int32) -> Bool {
+    /// Whether READY=1 came within `timeoutMs`; gives up as soon as `alive` says the daemon is gone.
+    func waitForReady(timeoutMs: Int32, while alive: () -> Bool) -> Bool {
         defer {
             close(fd)
             unlink(path)
         }
         var buffer = [UInt8](repeating: 0, count: 4_096)
+        var waited: Int32 = 0
         while true {
             var watch = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&watch, 1, timeoutMs) == 1 else { return false }
+            let ready = poll(&watch, 1, 100)
+            if ready == 0 {
+                waited += 100
+                guard waited < timeoutMs, alive() else { return false }
+                continue
+            }
+            guard ready == 1 else { return false }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             guard count > 0 else { return false }
             if String(decoding: buffer[..<count], as: UTF8.self).contains("READY=1") { return true }
@@ -188,9 +206,10 @@ func spawn(_ argv: [String], environment: [String], stderrPath: String) throws(B
     return pid
 }
 
-/// Runs `argv` with `spawn` and waits for it; its exit status (or the signal's number plus 128).
-func runToCompletion(_ argv: [String]) throws(BenchError) -> Int32 {
-    let pid = try spawn(argv, environment: ["PATH=/usr/bin:/bin"], stderrPath: "/dev/null")
+/// Runs `argv` with `spawn` and waits for it; its exit status (or the signal's number plus 128). Its stderr
+/// goes to `output`.
+func runToCompletion(_ argv: [String], output: String = "/dev/null") throws(BenchError) -> Int32 {
+    let pid = try spawn(argv, environment: ["PATH=/usr/bin:/bin"], stderrPath: output)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     let signal = status & 0x7f

@@ -10,9 +10,16 @@ final class Suite {
     /// The servers' core, when there are two cores or more (the client takes another).
     let serverCPU: Int?
     let pinning: String
+    /// The benchmark's own core when it pins (the servers take CPU 0).
+    static let clientCPU: Int32 = 1
     var figures: [Figure] = []
     var notes: [String] = []
     private var cachedHash: String?
+    /// SQLite files or PostgreSQL databases, as `--backend` says.
+    let storage: BenchStorage
+    /// The CPUs this process could use before it pinned itself: the host's, for the hash-bound rate.
+    let hostCores: Int
+    var cachedBound: HashBound?
 
     init(options: BenchOptions) throws(BenchError) {
         self.options = options
@@ -31,40 +38,29 @@ final class Suite {
         rosterdBinary = options.rosterd ?? sibling
         guard access(rosterdBinary, X_OK) == 0 else { throw BenchError("no rosterd at \(rosterdBinary); pass --rosterd") }
         let cpus = Int(roster_allowed_cpu_count())
+        hostCores = max(1, cpus)
+        // Before the client pins itself: a throwaway PostgreSQL server may use every CPU, as on a host of its own.
+        storage = try BenchStorage(options: options, workDir: workDir)
         if !options.pin {
             serverCPU = nil
             pinning = "not pinned (--no-pin)"
         } else if cpus >= 2 {
             serverCPU = 0
-            _ = roster_pin_to_cpu(0, 1)
+            _ = roster_pin_to_cpu(0, Self.clientCPU)
             pinning = "server on CPU 0, client on CPU 1"
         } else {
             serverCPU = nil
             pinning = "one CPU: server and client share it"
         }
         _ = UnixSocket.raiseDescriptorLimit()
-        // Room for 10,000 idle connections and a 200-log-in storm from one uid (the per-uid limit on failed
-        // log-ins counts attempts in flight, so its burst is raised, and so are the per-user queue budgets, which
-        // count a peer uid's log-ins; all of these log-ins succeed), and for the loop stall's 64 KiB of CSV in one
-        // line (escaped, its line breaks take twice the bytes).
-        try writeText(configPath, """
-            [Server]
-            MaxLineBytes=131072
-            MaxConnections=20000
-            MaxConnectionsPerUser=20000
-            MaxQueuedJobsPerUser=1024
-            MaxQueuedJobsPerConnection=1024
-            [Login]
-            RateLimitBurst=100
-            [Hashing]
-            QueueLimit=1024
-
-            """)
+        notes.append(storage.description)
     }
 
+    /// Where the daemon's configuration is written before each start (`RosterdConfig`).
     var configPath: String { workDir + "/rosterd.conf" }
 
     func finish() {
+        storage.finish(keep: options.keepWorkDir)
         guard !options.keepWorkDir, options.workDir == nil else { return }
         _ = try? runToCompletion(["/bin/rm", "-rf", workDir])
     }
@@ -81,13 +77,30 @@ final class Suite {
         try ServerProcess.floor(socketPath: socketPath, cpu: serverCPU, workDir: workDir)
     }
 
-    func startRosterd(database: String) throws(BenchError) -> ServerProcess {
-        try ServerProcess.rosterd(binary: rosterdBinary, socketPath: socketPath, databasePath: database,
-                                  configPath: configPath, cpu: serverCPU, workDir: workDir)
+    /// rosterd on `database`, on the suite's socket unless another is given (a second daemon's). `pinned: false`
+    /// leaves it wherever the kernel puts it, for the scenarios whose bound is every core of the host.
+    func startRosterd(database: BenchDatabase, socketPath: String? = nil, name: String = "rosterd",
+                      pinned: Bool = true) throws(BenchError) -> ServerProcess {
+        try writeText(configPath, RosterdConfig.text(for: database))
+        // A child inherits the client's pin, and rosterd sizes its worker pools by the CPUs it may use at start.
+        let widen = !pinned && serverCPU != nil
+        if widen { _ = roster_allow_every_cpu(0) }
+        defer { if widen { _ = roster_pin_to_cpu(0, Self.clientCPU) } }
+        return try ServerProcess.rosterd(binary: rosterdBinary, socketPath: socketPath ?? self.socketPath,
+                                         databaseArguments: RosterdConfig.arguments(for: database), configPath: configPath,
+                                         cpu: pinned ? serverCPU : nil, workDir: workDir, name: name)
+    }
+
+    func startRosterd(database path: String) throws(BenchError) -> ServerProcess {
+        try startRosterd(database: .sqlite(path: path))
     }
 
     /// Runs `body` once per run against each server, floor first, so noise hits both alike.
-    func alternate<T>(database: String, _ body: (ServerProcess) throws -> T) throws -> (floor: [T], rosterd: [T]) {
+    func alternate<T>(database path: String, _ body: (ServerProcess) throws -> T) throws -> (floor: [T], rosterd: [T]) {
+        try alternate(database: .sqlite(path: path), body)
+    }
+
+    func alternate<T>(database: BenchDatabase, _ body: (ServerProcess) throws -> T) throws -> (floor: [T], rosterd: [T]) {
         var floor: [T] = []
         var rosterd: [T] = []
         for _ in 0..<options.runs {
@@ -126,6 +139,8 @@ final class Suite {
             case .cpuHogs: try cpuHogs()
             case .backPressure: try backPressure()
             case .loopStall: try loopStall()
+            case .registrations: try registrations()
+            case .crossDaemon: try crossDaemon()
             }
         }
     }

@@ -3,13 +3,8 @@ import Glibc
 /// The scenarios on a small database: ping-pong, pipelined, typing, idle memory and the log-in storm.
 extension Suite {
     /// A database with the storm's accounts (and so a few users for every check to look past).
-    func smallDatabase() throws -> String {
-        let path = workDir + "/small.db"
-        if access(path, F_OK) != 0 {
-            try Seeder.seedUsers(databasePath: path, prefix: "storm", count: max(options.stormLogins, 200),
-                                 hash: try passwordHash())
-        }
-        return path
+    func smallDatabase() throws -> BenchDatabase {
+        try seededUsers("small", prefix: "storm", count: max(options.stormLogins, 200))
     }
 
     func pingPong() throws {

@@ -63,6 +63,19 @@ struct RegistrationTests {
                 == .finish(.failure(.busy(retryAfterMs: 40))))
     }
 
+    /// A check the database could not be reached for answers as the write would (`storage_unavailable`, its hint
+    /// kept), for the username and the email alike; any other failed check reads as the field's `check_failed`.
+    @Test func aCheckDuringAnOutageAnswersStorageUnavailable() {
+        let outage = RosterError.storageUnavailable(retryAfterMs: 700)
+        var byName = judging("bob123", "secret1")
+        #expect(run(&byName, [.failed(outage)]).last == .finish(.failure(outage)))
+        var byEmail = judging("bob123", "secret1", email: "bob@example.com")
+        #expect(run(&byEmail, [.checked(.available), .failed(outage)]).last == .finish(.failure(outage)))
+        var other = judging("bob123", "secret1")
+        #expect(run(&other, [.failed(.internal)]).last
+                == .finish(.failure(.invalidField(field: "username", code: "check_failed"))))
+    }
+
     /// The first field that fails is the answer, in the form's order; a taken username wins over a short
     /// password because the name is judged (and checked) first.
     @Test func theFirstRefusedFieldIsTheAnswer() {

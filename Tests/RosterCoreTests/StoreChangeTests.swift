@@ -6,14 +6,20 @@ import Testing
 /// history of actions.
 @Suite("Forms after a store change")
 struct StoreChangeTests {
-    /// A register form whose username "alice1" was answered `taken` (token 1); history cleared.
-    private func takenUsername() throws -> FormDriver<RegisterForm> {
-        var driver = FormDriver(RegisterForm(policy: .seed, debounce: .milliseconds(500)))
-        try driver.type(.username, "alice1")
+    /// `form` with `value` typed into `field`, debounced and its check (token 1) answered `result`; history cleared.
+    private func judged<Form: FormMachine>(_ form: Form, _ field: FieldName, _ value: String,
+                                           _ result: CheckResult) throws -> FormDriver<Form> {
+        var driver = FormDriver(form)
+        try driver.type(field, value)
         driver.advance(to: 500)
-        driver.answer(token(1), .taken)
+        driver.answer(token(1), result)
         _ = driver.take()
         return driver
+    }
+
+    /// A register form whose username "alice1" was answered `taken` (token 1); history cleared.
+    private func takenUsername() throws -> FormDriver<RegisterForm> {
+        try judged(RegisterForm(policy: .seed, debounce: .milliseconds(500)), .username, "alice1", .taken)
     }
 
     @Test func aDeletedNameIsAskedAgainAndTurnsAvailableWithoutAValidatingFlicker() throws {
@@ -100,19 +106,11 @@ struct StoreChangeTests {
     /// An email freed by a deletion is asked again on the register form, and a log-in form holding the deleted
     /// account's name or email asks whether it still exists.
     @Test func theDeletedAccountsEmailAndLogInNamesAreAskedAgain() throws {
-        var driver = FormDriver(RegisterForm(policy: .seed, debounce: .milliseconds(500)))
-        try driver.type(.email, "Ann@Example.com")
-        driver.advance(to: 500)
-        driver.answer(token(1), .taken)
-        _ = driver.take()
+        var driver = try judged(RegisterForm(policy: .seed, debounce: .milliseconds(500)), .email, "Ann@Example.com", .taken)
         driver.perform(driver.form.storeChanged(.accountRemoved(username: "ann123", email: "ann@example.com")))
         #expect(driver.take() == [.startCheck(.emailAvailable(canonical: "ann@example.com"), token: token(2))])
 
-        var login = FormDriver(LoginForm(policy: .seed, debounce: .milliseconds(500)))
-        try login.type(.username, "ann@example.com")
-        login.advance(to: 500)
-        login.answer(token(1), .exists)
-        _ = login.take()
+        var login = try judged(LoginForm(policy: .seed, debounce: .milliseconds(500)), .username, "ann@example.com", .exists)
         login.perform(login.form.storeChanged(.accountRemoved(username: "ann123", email: "ann@example.com")))
         #expect(login.take() == [.startCheck(.accountExists(canonical: "ann@example.com"), token: token(2))])
         login.answer(token(2), .missing)

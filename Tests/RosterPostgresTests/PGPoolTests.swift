@@ -48,6 +48,19 @@ struct PGPoolTests {
         #expect(results[1].rows.first?.bytes(2) == blob)
     }
 
+    /// An answer that says done means committed, even on a server whose default says otherwise.
+    @Test func everyConnectionCommitsSynchronouslyWhateverTheServersDefault() throws {
+        let database = try #require(conninfo.split(separator: "=").last.map(String.init))
+        try PostgresTestCluster.shared.psql("ALTER DATABASE \(database) SET synchronous_commit = off")
+        #expect(try PGBlockingConnection(conninfo: conninfo).execute("SHOW synchronous_commit").rows.first?.text(0) == "off")
+        let pool = try pool()
+        defer { pool.stop() }
+        for _ in 0..<2 {
+            let shown = try execute(pool, [PGStatement("SHOW synchronous_commit")]).get().first?.rows.first?.text(0)
+            #expect(shown == "on")
+        }
+    }
+
     func count(_ pool: PGPool, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int64? {
         try execute(pool, [PGStatement("SELECT count(*) FROM t")], sourceLocation: sourceLocation).get().first?.rows.first?.int(0)
     }

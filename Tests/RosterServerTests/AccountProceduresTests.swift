@@ -58,8 +58,15 @@ struct AccountProceduresTests {
         #expect(register(harness, "fresh 1", "secret1").map(\.reason) == "forbidden_characters")
         // Only the account made before was ever created.
         #expect(harness.storage.calls.filter { $0 == .createAccount }.count == 1)
-        harness.storage.failures[.isUsernameTaken] = .unavailable(retryAfterMs: 10)
+        // A check the storage could not answer reads as the field's check_failed, unless the database could not
+        // be reached: that answers storage_unavailable, as the write would (issue 14).
+        harness.storage.failures[.isUsernameTaken] = .other
         #expect(register(harness, "fresh1", "secret1").map(\.reason) == "check_failed")
+        harness.storage.failures[.isUsernameTaken] = .unavailable(retryAfterMs: 10)
+        #expect(register(harness, "fresh1", "secret1").map(\.reason) == "storage_unavailable")
+        harness.storage.failures = [.isEmailTaken: .unavailable(retryAfterMs: 20)]
+        #expect(register(harness, "fresh1", "secret1", email: "fresh@example.com").map(\.reason) == "storage_unavailable")
+        #expect(harness.storage.calls.filter { $0 == .createAccount }.count == 1)
     }
 
     /// A token's idleness runs on the storage's clock: a session idle for less than the limit resumes, one idle

@@ -22,6 +22,20 @@ struct RevocationsDuringResumesTests {
         #expect(revocations.resumeEnded(startedAt: third, hash: token) == true)
     }
 
+    /// An account's sessions ended elsewhere (a lock, a password change) refuse a resume of any of its tokens
+    /// that was under way, and no other account's.
+    @Test func sessionsEndedWhileAResumeRunsRefuseThatAccountsResumes() {
+        var revocations = RevocationsDuringResumes()
+        let mine = revocations.resumeStarted()
+        let theirs = revocations.resumeStarted()
+        revocations.sessionsEnded(of: 7)
+        #expect(revocations.resumeEnded(startedAt: theirs, hash: other, account: 8) == false)
+        #expect(revocations.resumeEnded(startedAt: mine, hash: token, account: 7) == true)
+        let later = revocations.resumeStarted()
+        #expect(revocations.resumeEnded(startedAt: later, hash: token, account: 7) == false)
+        #expect(revocations.keptCount == 0)
+    }
+
     @Test func revocationsWithNoResumeRunningAreNotKept() {
         var revocations = RevocationsDuringResumes()
         for _ in 0..<1_000 { revocations.tokenRevoked(token) }

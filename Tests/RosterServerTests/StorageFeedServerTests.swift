@@ -96,6 +96,25 @@ struct StorageFeedServerTests {
         #expect(try one.call("contacts.list")["data"]?["reason"] == "unauthenticated")
     }
 
+    /// A resume that read its token before the sessions ended elsewhere, and answers after, logs nothing in.
+    @Test func sessionsEndedElsewhereWinOverAResumeUnderWay() throws {
+        let server = try ServerOnFakeStorage()
+        let alice = try server.accountMadeElsewhere("alice1")
+        let first = try server.connect()
+        let token = try #require(try first.call("auth.login", ["username": "alice1", "password": "secret1"])["token"])
+        let resuming = try server.connect()
+        server.storage.answering = .onRelease
+        let id = resuming.send("session.resume", ["token": token])
+        try server.settle()
+        #expect(server.storage.pending == [.resumeToken])
+        server.storage.simulate(.sessionsEnded(account: alice.id))
+        server.storage.answering = .immediately
+        server.storage.releaseAll()
+        #expect(try resuming.answer(to: id)["data"]?["reason"] == "not_found")
+        #expect(try resuming.takeEvents() == [])
+        #expect(try first.takeEvents() == ["session alice1", "session null"])
+    }
+
     @Test func aContactChangedElsewhereRefreshesThatUsersContactsFormsFromAFreshIndex() throws {
         let server = try ServerOnFakeStorage()
         let alice = try server.accountMadeElsewhere("alice1")

@@ -93,7 +93,11 @@ struct SecurityTests {
         #expect(unknownAnswer == wrongAnswer)
         #expect(unknownAnswer.contains("invalid_credentials"))
         let difference = abs(median(unknownTimes) - median(wrongTimes))
-        #expect(difference < 5_000_000, "median latencies differ by \(difference) ns")
+        // A leak (no hash for an unknown user) differs by a whole hash, about the median itself. On a loaded
+        // host (the suite runs PostgreSQL beside it) every latency stretches, and so does the noise between two
+        // medians: allow 5 ms, or a tenth of the slower median when that is more.
+        let allowed = max(5_000_000, max(median(unknownTimes), median(wrongTimes)) / 10)
+        #expect(difference < allowed, "median latencies differ by \(difference) ns (allowed \(allowed) ns)")
     }
 }
 

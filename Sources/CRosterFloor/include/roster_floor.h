@@ -15,6 +15,9 @@ int roster_pin_to_cpu(int tid, int cpu);
 /* CPUs the caller may run on. */
 int roster_allowed_cpu_count(void);
 
+/* Lets `tid` run on every CPU the system has (a child must not inherit the client's pin). */
+int roster_allow_every_cpu(int tid);
+
 /* memmem, which Swift's Glibc module does not export without _GNU_SOURCE. */
 const void *roster_find(const void *haystack, size_t haystack_len, const void *needle, size_t needle_len);
 

@@ -16,8 +16,9 @@
 //   answer is answered with the fact named beside it:
 //     check → checked · hash → hashed · create → created · announce · issueToken → tokenIssued · finish.
 //   `failed` answers any effect that could not be carried out; it ends the registration with that error (a
-//   check that failed reads as the check's `check_failed` verdict, as in the form). After `finish` every fact
-//   is ignored.
+//   check that failed reads as the check's `check_failed` verdict, as in the form, except one the database could
+//   not be reached for, which answers `storage_unavailable` as the write would). After `finish` every fact is
+//   ignored.
 
 /// One registration, from its params (or the register form's submit) to the stored account: facts in, effects out.
 public struct Registration<Account: Sendable>: Sendable {
@@ -113,6 +114,8 @@ public struct Registration<Account: Sendable>: Sendable {
         switch (stage, fact) {
         case (.judging(let field, let check, let remaining), .checked(let result)):
             return judged(field, check.verdict(for: result), remaining: remaining)
+        case (.judging, .failed(.storageUnavailable(let retryAfterMs))):
+            return finish(.failure(.storageUnavailable(retryAfterMs: retryAfterMs)))
         case (.judging(let field, let check, let remaining), .failed):
             return judged(field, check.verdict(for: .failed), remaining: remaining)
         case (.hashing, .hashed(let hash)):

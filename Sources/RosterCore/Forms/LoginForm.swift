@@ -69,12 +69,12 @@ public struct LoginForm: Sendable {
         kernel.submitCompleted(result)
     }
 
-    /// New rules judge new input; verdicts already given stand.
     /// Another daemon's writes may have changed what the store answered: the fields they concern ask again.
     public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
         kernel.storeChanged(change)
     }
 
+    /// New rules judge new input; verdicts already given stand.
     public mutating func policyChanged(_ policy: Policy) {
         kernel.rules.policy = policy
     }

@@ -35,6 +35,11 @@ final class AccountProcedures {
     /// A register or log-in form's question, answered by the storage or libpwquality; `.failed` when it could
     /// not be asked (the field then shows `check_failed` rather than a guess).
     func check(_ check: Check, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
+        ask(check, charge: charge) { completion((try? $0.get()) ?? .failed) }
+    }
+
+    /// The answer to `check`, or why the storage could not give it.
+    private func ask(_ check: Check, charge: QueueCharge, completion: @escaping (Result<CheckResult, RosterError>) -> Void) {
         switch check {
         case .usernameAvailable(let canonical):
             storage.isUsernameTaken(canonical, charge: charge) { completion(Self.result($0, yes: .taken, no: .available)) }
@@ -45,15 +50,13 @@ final class AccountProcedures {
                 completion(Self.result($0, yes: .exists, no: .missing))
             }
         case .passwordQuality(let password, let username):
-            passwords.checkQuality(password, username: username, charge: charge, completion: completion)
+            passwords.checkQuality(password, username: username, charge: charge) { completion(.success($0)) }
         }
     }
 
-    private static func result(_ answer: Result<Bool, StorageFailure>, yes: CheckResult, no: CheckResult) -> CheckResult {
-        switch answer {
-        case .success(let isSo): isSo ? yes : no
-        case .failure: .failed
-        }
+    private static func result(_ answer: Result<Bool, StorageFailure>, yes: CheckResult,
+                               no: CheckResult) -> Result<CheckResult, RosterError> {
+        answer.map { $0 ? yes : no }.mapError(\.rosterError)
     }
 
     // MARK: Registration
@@ -66,7 +69,9 @@ final class AccountProcedures {
         driver.perform = { [self] effect, driver in
             switch effect {
             case .check(let check):
-                self.check(check, charge: charge) { driver.feed(.checked($0)) }
+                ask(check, charge: charge) { result in
+                    driver.feed(result.map { .checked($0) }.orFailed())
+                }
             case .hash(let password):
                 passwords.hash(password, charge: charge) { result in
                     driver.feed(result.map { .hashed(passwordHash: $0) }.orFailed())

@@ -17,7 +17,7 @@ protocol AccountSessions: AnyObject {
     /// A resume reads its token later; a revocation of that token in between must still win (see
     /// `RevocationsDuringResumes`). `resumeEnded` says whether it did.
     func resumeStarted() -> UInt64
-    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool
 }
 
 /// `users.*`, `auth.login` and `session.resume`: the forms' rules without the forms, for scripts and backends.
@@ -100,7 +100,8 @@ final class AccountMethods<Sessions: AccountSessions> {
         call.asAuthChange { [self] answer in
             let started = sessions.resumeStarted()
             accounts.resume(bearer: bearer, charge: call.connection.queueCharge) { [self] result in
-                let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: try? result.get().1)
+                let resumed = try? result.get()
+                let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: resumed?.1, account: resumed?.0.id)
                 answer(result.flatMap { user, hash in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
                     sessions.logIn(call.connection, as: user, tokenHash: hash)
@@ -121,8 +122,8 @@ extension Server: AccountSessions {
 
     func resumeStarted() -> UInt64 { revocations.resumeStarted() }
 
-    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool {
-        revocations.resumeEnded(startedAt: start, hash: hash)
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool {
+        revocations.resumeEnded(startedAt: start, hash: hash, account: account)
     }
 
 }

@@ -44,8 +44,10 @@ extension Server {
         }
     }
 
-    /// Every session logged in as `account`, on any connection, logs out.
+    /// Every session logged in as `account`, on any connection, logs out; a resume of one of its tokens under way
+    /// will not log in either.
     func endSessions(of account: AccountID) {
+        revocations.sessionsEnded(of: account)
         for connection in connections.values where connection.session.user?.id == account {
             logOut(connection)
         }

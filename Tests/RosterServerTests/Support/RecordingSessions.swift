@@ -35,8 +35,8 @@ final class RecordingSessions: AccountSessions, SessionChanges {
 
     func resumeStarted() -> UInt64 { revocations.resumeStarted() }
 
-    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?) -> Bool {
-        revocations.resumeEnded(startedAt: start, hash: hash)
+    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool {
+        revocations.resumeEnded(startedAt: start, hash: hash, account: account)
     }
 
     func logOut(_ host: RecordingCallHost) {

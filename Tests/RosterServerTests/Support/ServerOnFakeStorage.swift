@@ -83,10 +83,20 @@ final class FakeStorageClient {
     /// Sends a request and turns the loop until its answer came (or 10 s passed); the answer's `result` or `error`.
     @discardableResult
     func call(_ method: String, _ params: JSONValue = .object([])) throws -> JSONValue {
+        try answer(to: send(method, params))
+    }
+
+    /// Sends a request without waiting for its answer; its id, for `answer(to:)`.
+    func send(_ method: String, _ params: JSONValue = .object([])) -> Int64 {
         let id = nextID
         nextID += 1
         let line = JSONWriter.encode(.object([("id", .int(id)), ("method", .string(method)), ("params", params)])) + [10]
         _ = line.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return id
+    }
+
+    /// Turns the loop until the answer to `id` came (or 10 s passed); its `result` or `error`.
+    func answer(to id: Int64) throws -> JSONValue {
         let deadline = host.loop.now + .seconds(10)
         while answers[id] == nil && host.loop.now < deadline {
             try host.loop.runOnce(timeoutMs: 5)
