@@ -278,8 +278,11 @@ public final class PGPool {
         }
     }
 
+    /// When the next reconnect may have brought a connection back; never under `reconnectMinMs`, because a
+    /// client told "1 ms" just after an attempt failed would only ask again into the same outage.
     private func retryAfterMs() -> Int64 {
-        slots.map { $0.connection.retryAfterMs() }.min() ?? Int64(settings.reconnectMinMs)
+        let next = slots.map { $0.connection.retryAfterMs() }.min() ?? Int64(settings.reconnectMinMs)
+        return max(Int64(settings.reconnectMinMs), next)
     }
 
     /// A place frees when a request finishes: the queue ahead spread over the connections' pipelines, a few
