@@ -121,36 +121,7 @@ public struct ChangeNotification: Equatable, Sendable {
         return String(validating: out, as: UTF8.self)
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
-    static func unhex(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count / 2)
-        var index = 0
-        while index < bytes.count {
-            guard let high = nibble(bytes[index]), let low = nibble(bytes[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
+    static func unhex(_ text: String) -> [UInt8]? { Hex.decode(Array(text.utf8)[...]) }
 }

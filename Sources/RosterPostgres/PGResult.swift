@@ -74,26 +74,7 @@ public enum PGFailure: Error, Equatable, Sendable {
 /// bytea's hex output format (`bytea_output = hex`, the default since 9.0).
 enum PGByteaText {
     static func decode(_ text: [UInt8]) -> [UInt8]? {
-        guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), text.count % 2 == 0 else {
-            return nil
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity((text.count - 2) / 2)
-        var index = 2
-        while index < text.count {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-            out.append(high << 4 | low)
-            index += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        guard text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return nil }
+        return Hex.decode(text[2...])
     }
 }
