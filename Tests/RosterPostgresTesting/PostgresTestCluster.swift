@@ -16,6 +16,7 @@ public final class PostgresTestCluster: @unchecked Sendable {
         get throws {
             try sharedCluster.withLock { cluster in
                 if let cluster { return cluster }
+                removeOrphans()
                 let started = try PostgresTestCluster()
                 cluster = started
                 atexit { try? PostgresTestCluster.sharedCluster.withLock { $0?.destroy() } }
@@ -42,6 +43,8 @@ public final class PostgresTestCluster: @unchecked Sendable {
         guard let made = mkdtemp(&bytes) else { throw SetupError(description: "mkdtemp failed: errno \(errno)") }
         directory = String(cString: made)
         _ = chmod(directory, 0o755)
+        // Whose cluster this is: a test process killed before its exit handler ran leaves it for the next to stop.
+        try "\(getpid())\n".write(toFile: directory + "/owner.pid", atomically: false, encoding: .utf8)
         try Self.run(["/usr/bin/install", "-d", "-o", "postgres", "-m", "700", directory + "/data", directory + "/sock"])
         try Self.run(["/usr/bin/install", "-o", "postgres", "/dev/null", directory + "/pg.log"])
         try Self.run(["/usr/sbin/runuser", "-u", "postgres", "--", binaries + "/initdb", "-D", directory + "/data",
@@ -86,6 +89,22 @@ public final class PostgresTestCluster: @unchecked Sendable {
     public func destroy() {
         stopImmediately()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Stops and removes the clusters of test processes that are gone (killed, so their exit handler never ran).
+    private static func removeOrphans() {
+        let temporary = FileManager.default.temporaryDirectory.path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        for name in names where name.hasPrefix("roster-pg-") {
+            let directory = temporary + "/" + name
+            guard let text = try? String(contentsOfFile: directory + "/owner.pid", encoding: .utf8),
+                  let owner = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                  kill(owner, 0) != 0 && errno == ESRCH,
+                  let binaries = try? findBinaries() else { continue }
+            _ = try? run(["/usr/sbin/runuser", "-u", "postgres", "--", binaries + "/pg_ctl", "-D", directory + "/data",
+                          "-m", "immediate", "-w", "stop"])
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     private static func findBinaries() throws -> String {
