@@ -82,7 +82,7 @@ public final class PGPool {
     public func start() {
         guard !running else { return }
         running = true
-        logger.info("PostgreSQL pool connecting", [("conninfo", PGConninfo.masked(settings.conninfo)),
+        logger.info("PostgreSQL pool connecting", [("conninfo", Conninfo.masked(settings.conninfo)),
                                                    ("connections", "\(slots.count)")])
         for slot in slots { slot.connection.start() }
     }
@@ -261,7 +261,7 @@ public final class PGPool {
         }
         guard next != phase else { return }
         phase = next
-        logger.debug("PostgreSQL pool \(next.rawValue)", [("conninfo", PGConninfo.masked(settings.conninfo))])
+        logger.debug("PostgreSQL pool \(next.rawValue)", [("conninfo", Conninfo.masked(settings.conninfo))])
         if next == .down { failWaiting() }
         onPhaseChange?(next)
     }

@@ -14,11 +14,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
     private let label: String
 
     public init(conninfo: String) throws(CopyError) {
-        label = "postgresql:\(PGConninfo.masked(conninfo))"
+        label = "postgresql:\(Conninfo.masked(conninfo))"
         do throws(PGFailure) {
             connection = try PGBlockingConnection(conninfo: conninfo)
         } catch {
-            throw .failed(PostgreSQLOpenFailure.cannotConnect(conninfo: PGConninfo.masked(conninfo), error).description)
+            throw .failed(PostgreSQLOpenFailure.cannotConnect(conninfo: Conninfo.masked(conninfo), error).description)
         }
         do throws(PostgreSQLMigrator.Failure) {
             try PostgreSQLMigrator.migrate(connection)

@@ -104,7 +104,7 @@ public final class PostgreSQLStorage: Storage {
         do throws(PGFailure) {
             connection = try PGBlockingConnection(conninfo: settings.conninfo)
         } catch {
-            throw .cannotConnect(conninfo: PGConninfo.masked(settings.conninfo), error)
+            throw .cannotConnect(conninfo: Conninfo.masked(settings.conninfo), error)
         }
         defer { connection.close() }
         do throws(PostgreSQLMigrator.Failure) {

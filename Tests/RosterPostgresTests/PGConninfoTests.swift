@@ -1,4 +1,4 @@
-import RosterPostgres
+import RosterCore
 import Testing
 
 /// A conninfo may hold a password; what is logged never does.
@@ -14,7 +14,7 @@ struct PGConninfoTests {
         ("postgresql://db/roster", "postgresql://db/roster"),
     ])
     func passwordsAreMasked(conninfo: String, shown: String) {
-        #expect(PGConninfo.masked(conninfo) == shown)
-        #expect(!PGConninfo.masked(conninfo).contains("s3"))
+        #expect(Conninfo.masked(conninfo) == shown)
+        #expect(!Conninfo.masked(conninfo).contains("s3"))
     }
 }
