@@ -20,6 +20,9 @@ let package = Package(
         .systemLibrary(name: "CPWQuality", path: "Sources/CPWQuality", pkgConfig: "pwquality",
                        providers: [.apt(["libpwquality-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COATH", path: "Sources/COATH", pkgConfig: "liboath", providers: [.apt(["liboath-dev"])]),
+        .systemLibrary(name: "CQRencode", path: "Sources/CQRencode", pkgConfig: "libqrencode",
+                       providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
 
         .target(name: "RosterCore", swiftSettings: exclusivityCheckedInDebugOnly),
@@ -27,7 +30,7 @@ let package = Package(
         // The process's environment and whole small files: the I/O that RosterProtocol and RosterCore must not do.
         .target(name: "RosterHostIO"),
         .target(name: "RosterRuntime", dependencies: ["RosterCore", "CLinux"], swiftSettings: exclusivityCheckedInDebugOnly),
-        .target(name: "RosterCrypto", dependencies: ["CSodium"]),
+        .target(name: "RosterCrypto", dependencies: ["CSodium", "COATH"]),
         .target(name: "RosterStorage", dependencies: ["RosterCore", "RosterRuntime"]),
         .target(name: "RosterStore", dependencies: ["RosterCore", "RosterRuntime", "RosterStorage", "CSQLite", "CLinux"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
@@ -43,7 +46,7 @@ let package = Package(
                                                          "RosterHostIO"]),
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
-                                                           "RosterHostIO", "CLinux"]),
+                                                           "RosterHostIO", "CLinux", "CQRencode"]),
         // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
         .target(name: "CRosterFloor"),
         .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterStore", "RosterCrypto", "RosterCore",

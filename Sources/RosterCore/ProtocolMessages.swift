@@ -147,6 +147,14 @@ enum ProtocolMessages {
             .vi: "Câu trả lời ({size} byte) lớn hơn mức kết nối này được giữ ({limit} byte) nên không được gửi; yêu cầu đã được thực hiện. Hãy yêu cầu từng phần (limit, cursor)",
             .ko: "응답({size}바이트)이 이 연결이 보관할 수 있는 크기({limit}바이트)보다 커서 보내지 않았습니다. 요청은 처리되었습니다. 나누어 요청하세요(limit, cursor)",
         ],
+        "error.code_required": [
+            .zhHans: "密码正确，请输入身份验证器上的 6 位验证码", .en: "The password is right; enter the 6-digit code from your authenticator app",
+            .vi: "Mật khẩu đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực", .ko: "비밀번호가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",
+        ],
+        "error.invalid_code": [
+            .zhHans: "验证码错误、已使用或已过期", .en: "The code is wrong, used already or expired",
+            .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",
+        ],
         "error.storage_full": [
             .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
             .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",

@@ -24,6 +24,10 @@ public enum RosterError: Error, Equatable, Sendable {
     case notFound
     case wrongPassword
     case invalidCredentials
+    /// The password was right and the account needs its one-time (TOTP) code (contract §8).
+    case codeRequired
+    /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
+    case invalidCode
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)
     /// An answer of `size` bytes did not fit what the connection may hold (`limit` bytes); it was replaced by this
@@ -55,6 +59,8 @@ public enum RosterError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .wrongPassword: "wrong_password"
         case .invalidCredentials: "invalid_credentials"
+        case .codeRequired: "code_required"
+        case .invalidCode: "invalid_code"
         case .rateLimited: "rate_limited"
         case .busy: "busy"
         case .answerTooLarge: "answer_too_large"
@@ -67,8 +73,8 @@ public enum RosterError: Error, Equatable, Sendable {
     /// Extra `data` members beside `reason`, so a client need not parse the message.
     public var details: [(key: String, value: ErrorDetail)] {
         switch self {
-        case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials,
-             .storageFull, .internal:
+        case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .codeRequired,
+             .invalidCode, .storageFull, .internal:
             []
         case .invalidRequest(let problem): [("problem", .string(problem))]
         case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]

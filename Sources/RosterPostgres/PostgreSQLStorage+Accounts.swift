@@ -113,7 +113,7 @@ extension PostgreSQLStorage: AccountStorage {
 }
 
 extension PostgreSQLStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         query(PostgreSQLQueries.storeToken(hash, for: account, now: now), charge: charge, force: true,
               "session token write") { result in

@@ -29,10 +29,13 @@ public struct Credential: Sendable {
     public var account: Account
     /// An `$argon2id$` string.
     public var passwordHash: String
+    /// The confirmed TOTP secret: log-in needs a code too.
+    public var totp: TOTPSeal?
 
-    public init(account: Account, passwordHash: String) {
+    public init(account: Account, passwordHash: String, totp: TOTPSeal? = nil) {
         self.account = account
         self.passwordHash = passwordHash
+        self.totp = totp
     }
 }
 

@@ -75,7 +75,7 @@ extension SQLiteStorage: AccountStorage {
 }
 
 extension SQLiteStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         let clock = self.clock
         let logger = self.logger

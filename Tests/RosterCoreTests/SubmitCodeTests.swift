@@ -11,7 +11,7 @@ struct SubmitCodeTests {
             .parseError, .invalidRequest(problem: "not_an_object"), .requestTooLarge(limit: 1),
             .methodNotFound(method: "m"), .unauthenticated, .forbidden, .unknownForm(form: "f"),
             .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"), .fieldDisabled(form: "f", field: "x"),
-            .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials,
+            .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode,
             .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
             .storageUnavailable(retryAfterMs: 1), .internal,
         ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
@@ -22,7 +22,8 @@ struct SubmitCodeTests {
             switch error {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-                 .taken, .notFound, .wrongPassword, .invalidCredentials, .rateLimited, .busy, .answerTooLarge,
+                 .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .rateLimited, .busy,
+                 .answerTooLarge,
                  .storageFull, .storageUnavailable, .internal:
                 break
             }

@@ -186,7 +186,7 @@ public final class InMemoryStorage: Storage {
 
     // MARK: SessionTokenStorage
 
-    public func storeToken(hash: [UInt8], for account: AccountID, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }

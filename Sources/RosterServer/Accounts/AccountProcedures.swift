@@ -171,6 +171,20 @@ final class AccountProcedures {
     }
 }
 
+// MARK: The life of an account (issue 15)
+
+extension AccountProcedures {
+    /// `account.change_password` and the password form's submit: verifies `current` through the log-in gate (a
+    /// wrong one is `wrong_password` and a failed log-in), judges `new` by the preset's rules (`same_as_current`
+    /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
+    /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
+    /// SKELETON: answers `internal` until the server helper's branch carries it out.
+    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peerUID: UInt32,
+                        charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
+        completion(.failure(.internal))
+    }
+}
+
 /// A procedure's fact for an effect that could not be carried out.
 private protocol FailableFact {
     static func failed(_ error: RosterError) -> Self

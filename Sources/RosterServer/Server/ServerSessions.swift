@@ -51,6 +51,12 @@ extension Server {
         }
     }
 
+    /// Several tokens revoked at once (a password change, `session.revoke_others`, a deletion): each ends its
+    /// sessions as `tokenRevoked` does.
+    func tokensRevoked(_ hashes: [[UInt8]], except origin: Connection? = nil) {
+        for hash in hashes { tokenRevoked(hash, except: origin) }
+    }
+
     func logOut(_ connection: Connection) {
         let previous = connection.session.user
         connection.session.user = nil
