@@ -71,6 +71,7 @@ let package = Package(
                 dependencies: ["RosterStorageTesting", "RosterStorage", "RosterStore", "RosterPostgres",
                                "RosterPostgresTesting", "RosterRuntime", "RosterCore"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
+                                                            "RosterCrypto",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient",
                                                          "RosterPostgresTesting",
