@@ -4,7 +4,7 @@ import RosterRuntime
 import RosterStorage
 
 /// The storage an account procedure needs: accounts, session tokens and failed log-ins, nothing of contacts.
-typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage
+typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
@@ -16,15 +16,22 @@ final class AccountProcedures {
     private let storage: any AccountBackend
     private let passwords: any PasswordWork
     private let logger: Logger
+    /// The key file's subkeys: TOTP seals and recovery-code hashes.
+    let secrets: AccountSecrets
+    /// Wall time for TOTP steps (injected, so tests fix it).
+    let clock: any WallClock
     private var gate = LoginGate()
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
 
-    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger) {
+    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
+         secrets: AccountSecrets, clock: any WallClock = SystemWallClock()) {
         self.storage = storage
         self.passwords = passwords
         self.policy = policy
         self.logger = logger
+        self.secrets = secrets
+        self.clock = clock
     }
 
     /// Log-in attempts in flight under `key`, for tests.
@@ -108,7 +115,8 @@ final class AccountProcedures {
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
                     driver.feed(result.map { found in
                         .accountFound(found.map {
-                            LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash)
+                            LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
+                                        totp: $0.totp)
                         })
                     }.orFailed())
                 }
@@ -127,6 +135,8 @@ final class AccountProcedures {
                     }
                     driver.feed(result.map { .hashReplaced }.orFailed())
                 }
+            case .verifyCode(let code, let totp, let account):
+                verifyCode(code, totp: totp, of: account, charge: charge) { driver.feed($0) }
             case .issueToken(let account):
                 issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
             case .finish(let result):
@@ -134,6 +144,27 @@ final class AccountProcedures {
             }
         }
         driver.start(first)
+    }
+
+    /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
+    /// newer than any accepted before, and the storage made it the last accepted step (so a code works once).
+    private func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
+                            completion: @escaping (LogIn<Account>.Fact) -> Void) {
+        switch TOTP.validate(code, sealed: totp.sealed, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
+        case .unopenable:
+            // Not the user's fault: counting it as a wrong code would lock them out for the operator's mistake.
+            logger.error("a TOTP secret does not open with the key file's key (another key file?)",
+                         [("ROSTER_USER", account.username)])
+            completion(.failed(.internal))
+        case .mismatch:
+            completion(.codeVerified(false))
+        case .matched(let step):
+            // The storage's update is the atomic check; this one only spares it a replay it would refuse anyway.
+            if let last = totp.lastStep, step <= last { return completion(.codeVerified(false)) }
+            storage.acceptTOTPStep(of: account.id, step: step, charge: charge) { result in
+                completion(result.map { .codeVerified($0) }.orFailed())
+            }
+        }
     }
 
     // MARK: Tokens

@@ -78,7 +78,8 @@ final class AccountMethods<Sessions: AccountSessions> {
     /// as a script has nothing to resume with.
     func logIn(_ call: AccountCall) {
         let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
-                                   password: Secret(call.params.string("password") ?? ""), policy: sessions.policy)
+                                   password: Secret(call.params.string("password") ?? ""), policy: sessions.policy,
+                                   code: call.params.string("code"))
         call.asAuthChange { [self] answer in
             accounts.logIn(request, peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
                 switch result {
@@ -144,7 +145,7 @@ extension AccountMethods where Sessions == Server {
                    dependence: .none),
             Method(spec: MethodSpec(
                 "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
-                params: [FieldSpec("username", .string), FieldSpec("password", .string)],
+                params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("code", .string)],
                 result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
                    handler: { $0.accountMethods.logIn }),
             Method(spec: MethodSpec(
