@@ -256,15 +256,6 @@ struct AccountLifeProceduresTests {
         let result = try now { accounts.confirmTOTP(of: alice, code: "123456", peerUID: peer, charge: charge, completion: $0) }
         #expect(result.failure == .invalidCode)
     }
-
-    @Test func withoutTheKeyFilesSecretsNothingSecretIsMadeAndNothingStored() throws {
-        let bare = AccountProcedures(storage: storage, passwords: passwords, policy: .seed, logger: Logger(level: .emerg))
-        let alice = try account()
-        let codes = try now { bare.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peerUID: peer,
-                                                        charge: charge, completion: $0) }
-        #expect(codes.failure == .internal)
-        #expect(!storage.calls.contains(.replaceRecoveryCodes))
-    }
 }
 
 extension Result {

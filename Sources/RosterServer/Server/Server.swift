@@ -71,8 +71,8 @@ public final class Server {
     private let daemonUID = getuid()
 
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
-         contacts: ContactsService, logger: Logger, formScheduler: (any Scheduler)? = nil,
-         secrets: AccountSecrets? = nil) {
+         contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
+         formScheduler: (any Scheduler)? = nil) {
         self.loop = loop
         self.formScheduler = formScheduler ?? loop
         self.storageState = storage.state
@@ -80,7 +80,7 @@ public final class Server {
         self.storage = storage
         self.passwords = passwords
         self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
-                                          secrets: secrets)
+                                          secrets: secrets, clock: clock)
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now

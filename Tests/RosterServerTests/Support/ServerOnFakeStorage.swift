@@ -28,8 +28,8 @@ final class ServerOnFakeStorage {
         let logger = Logger(level: .debug, sink: log)
         let passwords = PasswordLanes(settings: config.server, cores: 1, policy: config.policy, loop: loop, logger: logger)
         server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
-                        contacts: ContactsService(storage: storage), logger: logger, formScheduler: forms,
-                        secrets: try AccountSecrets.ephemeral())
+                        contacts: ContactsService(storage: storage), logger: logger, secrets: testSecrets, clock: clock,
+                        formScheduler: forms)
     }
 
     func connect() throws -> FakeStorageClient {
