@@ -5,8 +5,7 @@ import Testing
 
 /// The backends the account-life contract runs on.
 // TODO(coordinator): add `.memory` (use `BackendKind.allCases`) once H4's InMemoryStorage+AccountLife lands.
-// TODO(H2): add `.postgres` with the PostgreSQL piece.
-let accountLifeBackends: [BackendKind] = [.sqlite]
+let accountLifeBackends: [BackendKind] = [.sqlite, .postgres]
 
 /// The life of an account (issue 15): a deletion takes everything of the account and frees its name, a password
 /// change or a recovery revokes exactly the tokens it names, a recovery code works once, a TOTP step is accepted
