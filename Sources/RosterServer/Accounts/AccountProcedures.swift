@@ -3,7 +3,8 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-/// The storage an account procedure needs: accounts, session tokens and failed log-ins, nothing of contacts.
+/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account,
+/// nothing of contacts.
 typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
@@ -13,25 +14,25 @@ typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureSt
 /// Every completion runs on the loop thread, once, whether the storage answered before its call returned or
 /// later. Session changes (announcing an account, logging a session in) are the caller's: it knows the session.
 final class AccountProcedures {
-    private let storage: any AccountBackend
-    private let passwords: any PasswordWork
-    private let logger: Logger
-    /// The key file's subkeys: TOTP seals and recovery-code hashes.
-    let secrets: AccountSecrets
-    /// Wall time for TOTP steps (injected, so tests fix it).
+    let storage: any AccountBackend
+    let passwords: any PasswordWork
+    let logger: Logger
+    /// The key file's subkeys, for TOTP seals and recovery-code hashes; without them those answer `internal`.
+    let secrets: AccountSecrets?
+    /// What a TOTP code is checked against.
     let clock: any WallClock
-    private var gate = LoginGate()
+    var gate = LoginGate()
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
 
     init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
-         secrets: AccountSecrets, clock: any WallClock = SystemWallClock()) {
+         secrets: AccountSecrets? = nil, clock: any WallClock = SystemWallClock()) {
         self.storage = storage
         self.passwords = passwords
-        self.policy = policy
-        self.logger = logger
         self.secrets = secrets
         self.clock = clock
+        self.policy = policy
+        self.logger = logger
     }
 
     /// Log-in attempts in flight under `key`, for tests.
@@ -102,7 +103,7 @@ final class AccountProcedures {
     // MARK: Log-in
 
     /// Carries one log-in attempt out under the gate.
-    func logIn(_ request: LogInRequest, peerUID: UInt32, charge: QueueCharge,
+    func logIn(_ request: LogInRequest, peerUID: UInt32, client: String? = nil, charge: QueueCharge,
                completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
         var attempt = LogIn<Account>(request, peerUID: peerUID, policy: policy)
         let first = attempt.start()
@@ -138,7 +139,7 @@ final class AccountProcedures {
             case .verifyCode(let code, let totp, let account):
                 verifyCode(code, totp: totp, of: account, charge: charge) { driver.feed($0) }
             case .issueToken(let account):
-                issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+                issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
             case .finish(let result):
                 completion(result)
             }
@@ -150,6 +151,7 @@ final class AccountProcedures {
     /// newer than any accepted before, and the storage made it the last accepted step (so a code works once).
     private func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
                             completion: @escaping (LogIn<Account>.Fact) -> Void) {
+        guard let secrets else { return completion(.failed(.internal)) }
         switch TOTP.validate(code, sealed: totp.sealed, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
         case .unopenable:
             // Not the user's fault: counting it as a wrong code would lock them out for the operator's mistake.
@@ -171,7 +173,7 @@ final class AccountProcedures {
 
     /// A fresh bearer token for `account`, stored only as its hash. It follows a verified password or a new
     /// account, so the storage never refuses it: the expensive part already ran.
-    private func issueToken(for account: Account, charge: QueueCharge,
+    func issueToken(for account: Account, client: String? = nil, charge: QueueCharge,
                             completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
         let token: SessionToken
         do {
@@ -180,7 +182,7 @@ final class AccountProcedures {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))
         }
-        storage.storeToken(hash: token.hash, for: account.id, charge: charge) { result in
+        storage.storeToken(hash: token.hash, for: account.id, client: client, charge: charge) { result in
             completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
     }
@@ -202,29 +204,16 @@ final class AccountProcedures {
     }
 }
 
-// MARK: The life of an account (issue 15)
-
-extension AccountProcedures {
-    /// `account.change_password` and the password form's submit: verifies `current` through the log-in gate (a
-    /// wrong one is `wrong_password` and a failed log-in), judges `new` by the preset's rules (`same_as_current`
-    /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
-    /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
-    /// SKELETON: answers `internal` until the server helper's branch carries it out.
-    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peerUID: UInt32,
-                        charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
-        completion(.failure(.internal))
-    }
-}
-
 /// A procedure's fact for an effect that could not be carried out.
-private protocol FailableFact {
+protocol FailableFact {
     static func failed(_ error: RosterError) -> Self
 }
 
 extension Registration.Fact: FailableFact {}
 extension LogIn.Fact: FailableFact {}
+extension Reauthentication.Fact: FailableFact {}
 
-private extension Result where Success: FailableFact, Failure == StorageFailure {
+extension Result where Success: FailableFact, Failure == StorageFailure {
     /// A storage answer as the procedure's fact: the value, or `failed` with what a client is told.
     func orFailed() -> Success {
         switch self {
@@ -234,7 +223,7 @@ private extension Result where Success: FailableFact, Failure == StorageFailure 
     }
 }
 
-private extension Result where Success: FailableFact, Failure == RosterError {
+extension Result where Success: FailableFact, Failure == RosterError {
     /// A password lane's or a token's answer as the procedure's fact.
     func orFailed() -> Success {
         switch self {

@@ -81,7 +81,8 @@ final class AccountMethods<Sessions: AccountSessions> {
                                    password: Secret(call.params.string("password") ?? ""), policy: sessions.policy,
                                    code: call.params.string("code"))
         call.asAuthChange { [self] answer in
-            accounts.logIn(request, peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
+            accounts.logIn(request, peerUID: call.peer.uid, client: call.session.client,
+                           charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
