@@ -273,15 +273,12 @@ extension AccountProcedures {
             storage.security(of: account.id, charge: charge) { [self] read in
                 guard case .success(let security) = read else { return answer(read.map { _ in nil }.mapError(\.rosterError)) }
                 guard let pending = security?.pendingTOTP else { return answer(.success(nil)) }
-                switch TOTP.validate(code, sealed: pending, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
-                case .unopenable:
-                    // The operator's key file, not the user's guess: not counted as a wrong code.
-                    logger.error("a pending TOTP secret does not open with the key file's key",
-                                 [("ROSTER_USER", account.username)])
-                    answer(.failure(.internal))
-                case .mismatch:
+                switch totpStep(code, sealed: pending, of: account) {
+                case .failure(let error):
+                    answer(.failure(error))
+                case .success(nil):
                     answer(.success(nil))
-                case .matched(let step):
+                case .success(let step?):
                     storage.confirmTOTP(of: account.id, step: step, charge: charge) { confirmed in
                         answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
                     }
@@ -302,6 +299,22 @@ extension AccountProcedures {
                 completion(result.mapError(\.rosterError))
             }
         }, failure: { completion(.failure($0)) })
+    }
+
+    /// The step whose code `code` is, for the secret sealed in `sealed`, within one step either side of the wall
+    /// clock; nil for a wrong code. A seal that does not open is `internal` (logged): the operator's key file,
+    /// not the user's guess, so it is never counted as a wrong code.
+    func totpStep(_ code: String, sealed: [UInt8], of account: Account) -> Result<Int64?, RosterError> {
+        switch TOTP.validate(code, sealed: sealed, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
+        case .unopenable:
+            logger.error("a TOTP secret does not open with the key file's key (another key file?)",
+                         [("ROSTER_USER", account.username)])
+            return .failure(.internal)
+        case .mismatch:
+            return .success(nil)
+        case .matched(let step):
+            return .success(step)
+        }
     }
 
     private static func wipe(_ bytes: inout [UInt8]) {

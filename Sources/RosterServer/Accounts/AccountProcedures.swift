@@ -151,15 +151,12 @@ final class AccountProcedures {
     /// newer than any accepted before, and the storage made it the last accepted step (so a code works once).
     private func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
                             completion: @escaping (LogIn<Account>.Fact) -> Void) {
-        switch TOTP.validate(code, sealed: totp.sealed, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
-        case .unopenable:
-            // Not the user's fault: counting it as a wrong code would lock them out for the operator's mistake.
-            logger.error("a TOTP secret does not open with the key file's key (another key file?)",
-                         [("ROSTER_USER", account.username)])
-            completion(.failed(.internal))
-        case .mismatch:
+        switch totpStep(code, sealed: totp.sealed, of: account) {
+        case .failure(let error):
+            completion(.failed(error))
+        case .success(nil):
             completion(.codeVerified(false))
-        case .matched(let step):
+        case .success(let step?):
             // The storage's update is the atomic check; this one only spares it a replay it would refuse anyway.
             if let last = totp.lastStep, step <= last { return completion(.codeVerified(false)) }
             storage.acceptTOTPStep(of: account.id, step: step, charge: charge) { result in
