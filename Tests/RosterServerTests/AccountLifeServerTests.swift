@@ -109,4 +109,23 @@ struct AccountLifeServerTests {
         #expect(try other.call("session.whoami")["user"]?["email"] == "new@example.com")
         #expect(try other.call("account.show")["email"] == "new@example.com")
     }
+
+    @Test func anOpenRegisterFormHoldingTheNewEmailSeesItTakenAndTheOldOneFree() throws {
+        let server = try ServerOnFakeStorage()
+        try server.accountMadeElsewhere("alice1", email: "old@example.com")
+        let mine = try loggedIn(server, as: "alice1")
+        let wantsNew = try server.connect()
+        try wantsNew.call("form.open", ["form": "register"])
+        try wantsNew.call("form.input", ["form": "register", "field": "email", "value": "new@example.com"])
+        let wantsOld = try server.connect()
+        try wantsOld.call("form.open", ["form": "register"])
+        try wantsOld.call("form.input", ["form": "register", "field": "email", "value": "old@example.com"])
+        try server.advance(ms: 500)
+        #expect(try wantsNew.takeEvents().last == "field register.email valid/valid r1")
+        #expect(try wantsOld.takeEvents().last == "field register.email invalid/taken r1")
+        _ = try mine.call("account.change_email", ["password": "secret1", "email": "new@example.com"])
+        try server.advance(ms: 500)
+        #expect(try wantsNew.takeEvents().contains("field register.email invalid/taken r1"))
+        #expect(try wantsOld.takeEvents().contains("field register.email valid/valid r1"))
+    }
 }
