@@ -170,7 +170,7 @@ final class AccountProcedures {
     /// A fresh bearer token for `account`, stored only as its hash. It follows a verified password or a new
     /// account, so the storage never refuses it: the expensive part already ran.
     func issueToken(for account: Account, client: String? = nil, charge: QueueCharge,
-                            completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
+                    completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
         let token: SessionToken
         do {
             token = try SessionToken.generate()
