@@ -27,16 +27,20 @@ public struct LogInRequest: Equatable, Sendable {
     public let identifier: String
     /// The normalized password, as it was at registration.
     public let password: Secret
+    /// The one-time (TOTP) code, when the account asked for one (`code_required`).
+    public let code: String?
 
-    public init(typedIdentifier identifier: String, password: Secret, policy: Policy) {
+    public init(typedIdentifier identifier: String, password: Secret, policy: Policy, code: String? = nil) {
         self.identifier = Normalization.canonicalLoginIdentifier(identifier)
         self.password = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        self.code = code
     }
 
     /// Values already in canonical form (the log-in form's `.login` action).
-    public init(identifier: String, password: Secret) {
+    public init(identifier: String, password: Secret, code: String? = nil) {
         self.identifier = identifier
         self.password = password
+        self.code = code
     }
 }
 

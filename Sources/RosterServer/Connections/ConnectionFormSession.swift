@@ -30,6 +30,12 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
         server.logIn(connection, as: account, tokenHash: tokenHash)
     }
 
+    var user: Account? { connection.session.user }
+    var tokenHash: [UInt8]? { connection.session.tokenHash }
+
+    /// This connection keeps its session: its token is the one the change kept.
+    func tokensRevoked(_ hashes: [[UInt8]]) { server.tokensRevoked(hashes, except: connection) }
+
     // MARK: ContactsFormSink
 
     var peerIsBehind: Bool { connection.peerIsBehind }

@@ -31,7 +31,7 @@ extension Server {
     /// The session is now `user`'s; it hears so through a `session` event.
     func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?) {
         if let previous = connection.session.user, previous.id != user.id {
-            connection.session.forms.removeValue(forKey: .contacts)?.close()
+            closeUsersForms(connection)
             connection.session.user = user
             releaseIfUnused(previous.id)
         }
@@ -61,13 +61,18 @@ extension Server {
         let previous = connection.session.user
         connection.session.user = nil
         connection.session.tokenHash = nil
-        // The contacts form shows a user's contacts; with nobody logged in it has nothing to show.
-        connection.session.forms.removeValue(forKey: .contacts)?.close()
+        closeUsersForms(connection)
         if let previous {
             logger.info("logged out", [("ROSTER_USER", previous.username)])
             releaseIfUnused(previous.id)
         }
         sendEvent("session", [("user", .null)], to: connection)
+    }
+
+    /// The contacts and password forms are the session's user's (their contacts, their password): when the
+    /// user changes or logs out, they close.
+    func closeUsersForms(_ connection: Connection) {
+        for form in [FormName.contacts, .password] { connection.session.forms.removeValue(forKey: form)?.close() }
     }
 
     /// Every open contacts form of this user, on any connection, gets fresh results.

@@ -66,6 +66,10 @@ enum Happening: Equatable, Sendable, CustomStringConvertible {
     case registered(String)
     case loggedIn(String, withToken: Bool)
     case submitSucceeded(username: String, withToken: Bool)
+    /// The password form's answer.
+    case passwordChanged(revoked: Int)
+    /// The runner asked the session to end these tokens' sessions.
+    case tokensRevoked([[UInt8]])
     case submitFailed(RosterError)
 
     var description: String {
@@ -74,6 +78,8 @@ enum Happening: Equatable, Sendable, CustomStringConvertible {
         case .registered(let name): "registered \(name)"
         case .loggedIn(let name, let token): "logged in \(name)\(token ? " with a token" : "")"
         case .submitSucceeded(let name, let token): "answered \(name)\(token ? " with a token" : "")"
+        case .passwordChanged(let revoked): "answered revoked \(revoked)"
+        case .tokensRevoked(let hashes): "revoked \(hashes.count) tokens"
         case .submitFailed(let error): "answered \(error.reason)"
         }
     }
@@ -84,6 +90,9 @@ final class RecordingFormSession: FormSession {
     var debounce: Duration = .milliseconds(500)
     var queueCharge = QueueCharge(payer: .peer(1000), connection: 1)
     var peerUID: UInt32 = 1000
+    /// Who the session is, for the password form; a test logs it in by setting these.
+    var user: Account?
+    var tokenHash: [UInt8]?
     private(set) var history: [Happening] = []
     private var unread = 0
 
@@ -94,8 +103,12 @@ final class RecordingFormSession: FormSession {
         history.append(.loggedIn(account.username, withToken: tokenHash != nil))
     }
 
+    func tokensRevoked(_ hashes: [[UInt8]]) { history.append(.tokensRevoked(hashes)) }
+
     func answered(_ result: Result<JSONValue, RosterError>) {
         switch result {
+        case .success(let value) where value["revoked"] != nil:
+            history.append(.passwordChanged(revoked: Int(value["revoked"]?.int64Value ?? -1)))
         case .success(let value):
             history.append(.submitSucceeded(username: value["username"]?.stringValue ?? "",
                                             withToken: value["token"]?.stringValue != nil))
