@@ -27,7 +27,7 @@ public struct LogInRequest: Equatable, Sendable {
     public let identifier: String
     /// The normalized password, as it was at registration.
     public let password: Secret
-    /// The one-time (TOTP) code, when the account asked for one (`code_required`).
+    /// The TOTP code, when the client sends one (after a `code_required`); nil or empty for none.
     public let code: String?
 
     public init(typedIdentifier identifier: String, password: Secret, policy: Policy, code: String? = nil) {
