@@ -33,8 +33,9 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
     var user: Account? { connection.session.user }
     var tokenHash: [UInt8]? { connection.session.tokenHash }
 
-    /// This connection keeps its session: its token is the one the change kept.
-    func tokensRevoked(_ hashes: [[UInt8]]) { server.tokensRevoked(hashes, except: connection) }
+    /// This connection's own token is the one the change kept, so none of `hashes` is; nor is the connection
+    /// touched, as it may have gone while the change ran.
+    func tokensRevoked(_ hashes: [[UInt8]]) { server.tokensRevoked(hashes) }
 
     // MARK: ContactsFormSink
 

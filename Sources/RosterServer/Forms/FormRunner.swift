@@ -206,12 +206,14 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         // The server closes a password form when its session's user changes, so this is the user it opened for.
         guard let user = session.user else { return feed(.submitCompleted(.failure(.unauthenticated))) }
         environment.accounts.changePassword(of: user, current: current, new: new, keeping: session.tokenHash,
-                                            peerUID: session.peerUID, charge: session.queueCharge) { [weak self] result in
+                                            peerUID: session.peerUID,
+                                            charge: session.queueCharge) { [weak self, session] result in
+            // The password changed even if the form closed meanwhile: the revoked tokens' sessions end anyway.
+            if case .success(let revoked) = result { session.tokensRevoked(revoked) }
             guard let self else { return }
             switch result {
             case .success(let revoked):
                 revokedCount = revoked.count
-                session.tokensRevoked(revoked)
                 feed(.submitCompleted(.success(user.username)))
             case .failure(let error):
                 feed(.submitCompleted(.failure(error)))

@@ -154,6 +154,32 @@ struct FormRunnerHarness {
                    environment: environment)
     }
 
+    /// A password form of the session, which must be logged in (`logIn(_:password:sessions:)`).
+    func passwordForm(firstToken: UInt64 = 1) -> FormRunner<PasswordForm> {
+        FormRunner(machine: PasswordForm(policy: policy, username: session.user?.username ?? "",
+                                         debounce: session.debounce, firstToken: firstToken),
+                   environment: environment)
+    }
+
+    /// An account stored as if registered earlier with `sessions` tokens, the first of them this session's, which
+    /// is logged in as it. Answers the account and the tokens' hashes.
+    @discardableResult
+    func logIn(_ username: String, password: String, sessions: Int = 1) -> (Account, [[UInt8]]) {
+        let answering = storage.answering
+        storage.answering = .immediately
+        defer { storage.answering = answering }
+        var created: Account?
+        storage.createAccount(NewAccount(username: username, display: username, email: nil,
+                                         passwordHash: FakePasswordWork.hash(of: password)),
+                              charge: .daemon) { created = try? $0.get() }
+        guard let account = created else { preconditionFailure("the in-memory storage refused \(username)") }
+        let hashes = (0..<sessions).map { index in [UInt8](repeating: UInt8(index + 1), count: 32) }
+        for hash in hashes { storage.storeToken(hash: hash, for: account.id, client: nil, charge: .daemon) { _ in } }
+        session.user = account
+        session.tokenHash = hashes.first
+        return (account, hashes)
+    }
+
     /// `form.input` as the server performs it: the answer (the rev), then the actions.
     @discardableResult
     func type<Machine>(_ runner: FormRunner<Machine>, _ field: FieldName, _ value: String) throws -> Int {
