@@ -61,6 +61,16 @@ struct FormMessagesTests {
         }
     }
 
+    /// The login form's submit event and the `form.submit` answer's error say the same about a one-time code.
+    @Test func codeFailuresReadAsTheirErrorsDo() {
+        for (code, error) in [(SubmitCode.codeRequired, RosterError.codeRequired), (.invalidCode, .invalidCode)] {
+            for locale in RosterLocale.allCases {
+                #expect(FormEvent.submit(form: .login, state: .failed, code: code).message(locale: locale, policy: .seed)
+                        == MessageCatalog.message(for: error, locale: locale), "\(code) in \(locale.rawValue)")
+            }
+        }
+    }
+
     @Test func storeErrorsAboutFieldsAreTranslated() {
         // users.register answers these through MessageCatalog.message(for:).
         let policy = Policy.seed

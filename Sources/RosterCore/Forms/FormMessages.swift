@@ -189,7 +189,7 @@ enum FormMessages {
         ],
         // code (the login form's one-time code, once the account asked for one)
         "code.empty": [
-            .zhHans: "请输入验证器应用中的6位验证码", .en: "Enter the 6-digit code from your authenticator app",
+            .zhHans: "请输入身份验证器上的 6 位验证码", .en: "Enter the 6-digit code from your authenticator app",
             .vi: "Vui lòng nhập mã 6 chữ số từ ứng dụng xác thực",
             .ko: "인증 앱에 표시된 6자리 코드를 입력하세요",
         ],
@@ -302,14 +302,16 @@ enum FormMessages {
             .vi: "Đăng nhập thất bại: tạm thời không kết nối được cơ sở dữ liệu, vui lòng thử lại sau",
             .ko: "로그인에 실패했습니다. 지금은 데이터베이스에 연결할 수 없으니 잠시 후 다시 시도하세요",
         ],
+        // As the answer's error says them (error.code_required, error.invalid_code), so the two read alike.
         "login.code_required": [
-            .zhHans: "密码正确，请输入验证器应用中的验证码", .en: "Password accepted; enter the code from your authenticator app",
-            .vi: "Mật khẩu đúng, vui lòng nhập mã từ ứng dụng xác thực",
-            .ko: "비밀번호가 맞습니다. 인증 앱의 코드를 입력하세요",
+            .zhHans: "密码正确，请输入身份验证器上的 6 位验证码",
+            .en: "The password is right; enter the 6-digit code from your authenticator app",
+            .vi: "Mật khẩu đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực",
+            .ko: "비밀번호가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",
         ],
         "login.invalid_code": [
-            .zhHans: "验证码错误或已使用", .en: "The code is wrong, expired or already used",
-            .vi: "Mã sai, đã hết hạn hoặc đã được dùng", .ko: "코드가 틀렸거나 만료되었거나 이미 사용되었습니다",
+            .zhHans: "验证码错误、已使用或已过期", .en: "The code is wrong, used already or expired",
+            .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",
         ],
         "password.running": [
             .zhHans: "修改密码中…", .en: "Changing the password…", .vi: "Đang đổi mật khẩu…", .ko: "비밀번호를 바꾸는 중…",
