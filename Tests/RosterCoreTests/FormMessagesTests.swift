@@ -41,14 +41,33 @@ struct FormMessagesTests {
                 #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "login \(field).\(code)")
             }
         }
+        for field in PasswordField.allCases {
+            for code in field.possibleCodes {
+                #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "password \(field).\(code)")
+            }
+        }
         for code in RegisterForm.possibleSubmitCodes {
             #expect(MessageCatalog.contains("register.\(code.rawValue)"))
         }
         for code in LoginForm.possibleSubmitCodes {
             #expect(MessageCatalog.contains("login.\(code.rawValue)"))
         }
+        for code in PasswordForm.possibleSubmitCodes {
+            #expect(MessageCatalog.contains("password.\(code.rawValue)"))
+        }
         for code in FieldCode.qualityCodes {
             #expect(RegisterField.password.possibleCodes.contains(code))
+            #expect(PasswordField.new.possibleCodes.contains(code))
+        }
+    }
+
+    /// The login form's submit event and the `form.submit` answer's error say the same about a one-time code.
+    @Test func codeFailuresReadAsTheirErrorsDo() {
+        for (code, error) in [(SubmitCode.codeRequired, RosterError.codeRequired), (.invalidCode, .invalidCode)] {
+            for locale in RosterLocale.allCases {
+                #expect(FormEvent.submit(form: .login, state: .failed, code: code).message(locale: locale, policy: .seed)
+                        == MessageCatalog.message(for: error, locale: locale), "\(code) in \(locale.rawValue)")
+            }
         }
     }
 
