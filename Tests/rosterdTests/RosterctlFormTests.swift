@@ -45,16 +45,22 @@ final class TmuxPane {
     deinit { run(["/usr/bin/tmux", "-L", name, "kill-server"], environment: Self.environment) }
 }
 
+extension Rosterctl {
+    /// Starts `rosterctl ARGS` in a pane; afterwards the pane prints its exit status and the terminal's modes.
+    func startInTmux(_ arguments: String) throws -> TmuxPane {
+        let modes = "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '"
+        let command = "env XDG_RUNTIME_DIR=\(runtime) \(builtBinary("rosterctl")) --socket \(daemon.socketPath) \(arguments); "
+            + "echo EXIT=$?; echo MODES=$(\(modes)); sleep 600"
+        return try TmuxPane(command)
+    }
+}
+
 /// The interactive register and log-in forms in a real terminal (tmux), against the real daemon, with the
 /// real 500 ms debounce.
 @Suite("rosterctl interactive forms in tmux", .serialized)
 struct RosterctlFormTests {
-    /// Starts `rosterctl ARGS` in a pane; afterwards the pane prints its exit status and the terminal's modes.
     private func start(_ ctl: Rosterctl, _ arguments: String) throws -> TmuxPane {
-        let modes = "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '"
-        let command = "env XDG_RUNTIME_DIR=\(ctl.runtime) \(builtBinary("rosterctl")) --socket \(ctl.daemon.socketPath) \(arguments); "
-            + "echo EXIT=$?; echo MODES=$(\(modes)); sleep 600"
-        return try TmuxPane(command)
+        try ctl.startInTmux(arguments)
     }
 
     @Test func aShortUsernameShowsTheSeedMessageUnderTheField() throws {
