@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import rosterctl
 
@@ -53,5 +54,37 @@ struct QRCodeTests {
         #expect(lines[1] == String(repeating: "█", count: matrix.size + 8))
         // The same text always gives the same symbol.
         #expect(QRMatrix(encoding: uri) == matrix)
+    }
+
+    /// What a camera sees on a light-on-dark terminal: drawn halves light, the rest dark. zbar (another
+    /// implementation than libqrencode) must read the URI back from that picture.
+    @Test func aScannerReadsTheDrawnCodeBackAsTheURI() throws {
+        let uri = "otpauth://totp/Roster:%E5%BC%A0%E4%B8%89abc?secret=GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ&issuer=Roster"
+        let lines = try #require(QRMatrix(encoding: uri)).halfBlockLines()
+        let scale = 4
+        var rows: [[Bool]] = []
+        for line in lines {
+            let top = line.map { $0 == "█" || $0 == "▀" }
+            let bottom = line.map { $0 == "█" || $0 == "▄" }
+            for half in [top, bottom] {
+                let wide = half.flatMap { Array(repeating: $0, count: scale) }
+                rows += Array(repeating: wide, count: scale)
+            }
+        }
+        // Plain PBM: 1 is black, so a light pixel is 0.
+        let picture = "P1\n\(rows[0].count) \(rows.count)\n" + rows.map { $0.map { $0 ? "0" : "1" }.joined(separator: " ") }.joined(separator: "\n") + "\n"
+        let path = "/tmp/rosterctl-qr-\(getpid()).pbm"
+        defer { unlink(path) }
+        let file = try #require(fopen(path, "w"))
+        fputs(picture, file)
+        fclose(file)
+        let pipe = try #require(popen("/usr/bin/zbarimg --raw -q \(path) 2>/dev/null", "r"))
+        var output = ""
+        var buffer = [CChar](repeating: 0, count: 4096)
+        while fgets(&buffer, Int32(buffer.count), pipe) != nil {
+            output += String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        #expect(pclose(pipe) == 0, "zbarimg (Debian's zbar-tools, in TEST_PACKAGES): \(output)")
+        #expect(output == uri + "\n")
     }
 }
