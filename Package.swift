@@ -64,6 +64,7 @@ let package = Package(
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterHostIOTests", dependencies: ["RosterHostIO"]),
+        .testTarget(name: "RosterCryptoTests", dependencies: ["RosterCrypto", "CSodium"]),
         .testTarget(name: "RosterStoreTests", dependencies: ["RosterStore", "RosterStorage", "RosterStorageTesting", "RosterRuntime",
                                                            "RosterCrypto", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterStorageContractTests",

@@ -68,6 +68,24 @@ public enum RosterSchema {
         (name: "0005_contacts_by_folded_name", sql: """
             CREATE INDEX contacts_user_folded ON contacts(user_id, key_folded);
             """),
+        // Issue 15. A token remembers the client that logged in, for `session.list`. Recovery codes are stored
+        // as keyed hashes only and deleted when used; a TOTP row holds the sealed secrets (`pending` until
+        // confirmed) and the last step a code was accepted for. Both go with their account.
+        (name: "0006_account_life", sql: """
+            ALTER TABLE session_tokens ADD COLUMN client TEXT;
+            CREATE TABLE recovery_codes(
+                code_hash BLOB PRIMARY KEY CHECK(length(code_hash) = 32),
+                user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX recovery_codes_user ON recovery_codes(user_id);
+            CREATE TABLE totp(
+                user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                sealed BLOB CHECK(length(sealed) > 0),
+                pending BLOB CHECK(length(pending) > 0),
+                last_step INTEGER CHECK(last_step >= 0),
+                CHECK(sealed IS NOT NULL OR pending IS NOT NULL)
+            ) STRICT;
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

@@ -1,54 +1,122 @@
 import RosterRuntime
 import RosterStorage
 
-// SKELETON (issue 15): every call answers `.other` until the storage helper's branch replaces this file.
-extension SQLiteStorage {
+// The life of an account (issue 15). Its security state and credential are point reads on the loop's connection;
+// everything else runs on the workers, each write in the write turn. Revocations, deletion, a redeemed code and a
+// TOTP step are forced (the protocol says they are never refused); the rest a budget may refuse.
+
+extension SQLiteStorage: AccountLifeStorage {
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
-        completion(.failure(.other))
+        read("account security read", completion) { () throws(StoreError) in
+            try AccountLifeStore(database: users.database).security(userID: account)
+        }
     }
+
     public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
-        completion(.failure(.other))
+        read("user database read", completion) { () throws(StoreError) in try users.credential(id: account) }
     }
+
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        write(charge, force: true, "password change", { store in
+            try store.changePassword(userID: account, hash: passwordHash, keeping: keeping)
+        }, completion: completion)
     }
+
     public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        completion(.failure(.other))
+        write(charge, "email change", { store in
+            try store.changeEmail(userID: account, to: email).map(Account.init)
+        }, completion: completion)
     }
+
     public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        completion(.failure(.other))
+        // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
+        write(charge, order: .contacts(userID: account), force: true, "account deletion", { store in
+            try store.delete(userID: account, failureKeys: failureKeys).map { record, tokens in
+                DeletedAccount(account: Account(record), revokedTokens: tokens)
+            }
+        }, completion: { [weak self] result in
+            if case .success(let deleted?) = result { self?.usernames.remove(deleted.account.username) }
+            completion(result)
+        })
     }
+
     public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                          completion: @escaping StorageCompletion<[StoredSession]>) {
-        completion(.failure(.other))
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, { worker in
+            do throws(StoreError) {
+                let store = AccountLifeStore(database: try worker.database())
+                return .success(try store.sessions(userID: account, now: clock.nowMs(), idleLimitMs: idleLimitMs))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "session list"))
+            }
+        }, completion: completion)
     }
+
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        write(charge, force: true, "token revocation", { store in
+            try store.revokeTokens(userID: account, except: keeping)
+        }, completion: completion)
     }
+
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        write(charge, "recovery codes", { store in
+            try store.replaceRecoveryCodes(userID: account, hashes: hashes)
+        }, completion: completion)
     }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        completion(.failure(.other))
+        write(charge, force: true, "recovery", { store in
+            try store.redeemRecoveryCode(userID: account, codeHash: codeHash, newHash: newPasswordHash)
+        }, completion: completion)
     }
+
     public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                                  completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        write(charge, "TOTP enrolment", { store in
+            try store.storePendingTOTP(userID: account, sealed: sealed)
+        }, completion: completion)
     }
+
     public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        write(charge, "TOTP confirmation", { store in
+            try store.confirmTOTP(userID: account, step: step)
+        }, completion: completion)
     }
+
     public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                                completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        write(charge, force: true, "TOTP step", { store in
+            try store.acceptTOTPStep(userID: account, step: step)
+        }, completion: completion)
     }
+
     public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        write(charge, "TOTP removal", { store in
+            try store.removeTOTP(userID: account)
+        }, completion: completion)
+    }
+
+    /// `body` on a worker's store, in the write turn; what it throws (a `StoreError`, or a `UserStoreError` for a
+    /// clash or a refused hash) is logged as `operation` and mapped.
+    private func write<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
+                                    _ operation: String, _ body: @escaping @Sendable (AccountLifeStore) throws -> T,
+                                    completion: @escaping StorageCompletion<T>) {
+        let logger = self.logger
+        work(charge, order: order, force: force, { worker in
+            do {
+                let store = AccountLifeStore(database: try worker.database())
+                return .success(try worker.writeTurn.take { try body(store) })
+            } catch {
+                return .failure(storageFailure(error, operation, logging: logger))
+            }
+        }, completion: completion)
     }
 }

@@ -28,7 +28,10 @@ extension SQLiteStorage: AccountStorage {
     public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Credential?>) {
         read("user database read", completion) { () throws(StoreError) in
-            try user(identifier).map { Credential(account: Account($0), passwordHash: $0.passwordHash) }
+            switch identifier {
+            case .username(let canonical): try users.credential(canonical: canonical)
+            case .email(let email): try users.credential(email: email)
+            }
         }
     }
 
@@ -83,7 +86,7 @@ extension SQLiteStorage: SessionTokenStorage {
             do throws(StoreError) {
                 let store = SessionTokenStore(database: try worker.database())
                 try worker.writeTurn.take { () throws(StoreError) in
-                    try store.insert(tokenHash: hash, userID: account, now: clock.nowMs())
+                    try store.insert(tokenHash: hash, userID: account, client: client, now: clock.nowMs())
                 }
                 return .success(())
             } catch {

@@ -9,17 +9,18 @@ public struct SessionTokenStore {
         self.database = database
     }
 
-    /// Records a new token for `userID`, used for the first time at `now`.
-    public func insert(tokenHash: [UInt8], userID: Int64, now: Int64) throws(StoreError) {
+    /// Records a new token for `userID`, used for the first time at `now`, with the client that logged in.
+    public func insert(tokenHash: [UInt8], userID: Int64, client: String? = nil, now: Int64) throws(StoreError) {
         do {
             try database.transaction { () throws(StoreError) in
                 let insert = try database.cached("""
-                    INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)
+                    INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
                     """)
                 try insert.bind(tokenHash, at: 1)
                 try insert.bind(userID, at: 2)
                 try insert.bind(now, at: 3)
                 try insert.bind(now, at: 4)
+                try insert.bind(client, at: 5)
                 try insert.run()
             }
         } catch {

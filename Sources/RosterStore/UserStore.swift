@@ -67,6 +67,21 @@ public struct UserStore {
         }
     }
 
+    /// The account with this canonical username (ignoring ASCII case), its hash and its confirmed TOTP.
+    public func credential(canonical: String) throws(StoreError) -> Credential? {
+        try fetchCredential("u.canonical = ?", .text(canonical))
+    }
+
+    /// The account with this e-mail address (ignoring ASCII case), its hash and its confirmed TOTP.
+    public func credential(email: String) throws(StoreError) -> Credential? {
+        try fetchCredential("u.email = ?", .text(email))
+    }
+
+    /// The account with this id, its hash and its confirmed TOTP.
+    public func credential(id: Int64) throws(StoreError) -> Credential? {
+        try fetchCredential("u.id = ?", .integer(id))
+    }
+
     /// True when an account has this canonical username, ignoring ASCII case.
     public func usernameExists(_ canonical: String) throws(StoreError) -> Bool {
         try exists("SELECT 1 FROM users WHERE canonical = ?", canonical, "check username")
@@ -129,6 +144,24 @@ public struct UserStore {
         // username lookup itself fails, username is the likelier culprit.
         if let exists = try? usernameExists(canonical), !exists { return .email }
         return .username
+    }
+
+    /// One read, the TOTP row joined, so a log-in learns whether it needs a code without a second query.
+    private func fetchCredential(_ condition: String, _ key: SQLValue) throws(StoreError) -> Credential? {
+        let statement = try database.cached("""
+            SELECT \(UserRecord.columns), t.sealed, t.last_step FROM users u LEFT JOIN totp t ON t.user_id = u.id
+            WHERE \(condition)
+            """)
+        defer { statement.reset() }
+        do {
+            try statement.bind(key, at: 1)
+            guard try statement.step() else { return nil }
+            let record = UserRecord(row: statement)
+            return Credential(account: Account(record), passwordHash: record.passwordHash,
+                              totp: AccountLifeStore.seal(statement, sealed: 6, lastStep: 7))
+        } catch {
+            throw error.relabelled("find credential")
+        }
     }
 
     private func fetchOne(_ sql: String, _ key: String, _ operation: String) throws(StoreError) -> UserRecord? {

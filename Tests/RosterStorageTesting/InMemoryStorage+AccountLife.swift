@@ -1,54 +1,145 @@
+import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// SKELETON (issue 15): every call answers `.other` until the storage helper's branch replaces this file.
+// The account-life calls (contract §8) on the in-memory rows, with the SQLite backend's behaviour: each call is
+// one transaction (it runs whole when answered), and a gone account answers nil or false, never a failure.
 extension InMemoryStorage {
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
-        completion(.failure(.other))
+        answer(.security, completion) {
+            .success(self.accounts[account].map {
+                AccountSecurity(totp: $0.totp, pendingTOTP: $0.pendingTOTP, recoveryCodesLeft: $0.recoveryCodes.count)
+            })
+        }
     }
+
     public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
-        completion(.failure(.other))
+        answer(.credentialOf, completion) {
+            .success(self.accounts[account].map {
+                Credential(account: $0.account, passwordHash: $0.passwordHash, totp: $0.totp)
+            })
+        }
     }
+
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        answer(.changePassword, completion) {
+            // What the SQLite schema's CHECK refuses, refused alike.
+            guard passwordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
+            guard self.accounts[account] != nil else { return .success([]) }
+            self.accounts[account]?.passwordHash = passwordHash
+            return .success(self.removeTokens(of: account, except: keeping))
+        }
     }
+
     public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        completion(.failure(.other))
+        answer(.changeEmail, completion) {
+            guard email != "" else { return .failure(.other) }
+            guard let stored = self.accounts[account] else { return .success(nil) }
+            if let email, let holder = self.accountByEmail[Self.noCase(email)], holder != account {
+                return .failure(.conflict(.email))
+            }
+            if let old = stored.account.email { self.accountByEmail[Self.noCase(old)] = nil }
+            if let email { self.accountByEmail[Self.noCase(email)] = account }
+            self.accounts[account]?.account.email = email
+            return .success(self.accounts[account]?.account)
+        }
     }
+
     public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        completion(.failure(.other))
+        answer(.deleteAccount, completion) {
+            guard let stored = self.accounts.removeValue(forKey: account) else { return .success(nil) }
+            self.accountByUsername[Self.noCase(stored.account.username)] = nil
+            if let email = stored.account.email { self.accountByEmail[Self.noCase(email)] = nil }
+            let revoked = self.removeTokens(of: account, except: nil)
+            self.contacts = self.contacts.filter { $0.value.owner != account }
+            for key in failureKeys { self.failureTimes[key] = nil }
+            return .success(DeletedAccount(account: stored.account, revokedTokens: revoked))
+        }
     }
+
     public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                          completion: @escaping StorageCompletion<[StoredSession]>) {
-        completion(.failure(.other))
+        answer(.sessions, completion) {
+            let now = self.clock.nowMs()
+            let live = self.tokens.filter {
+                $0.value.account == account && Self.elapsed(since: $0.value.lastUsedMs, now: now) < idleLimitMs
+            }
+            return .success(live.map {
+                StoredSession(tokenHash: $0.key, createdAtMs: $0.value.createdMs, lastUsedAtMs: $0.value.lastUsedMs,
+                              client: $0.value.client)
+            }.sorted {
+                $0.createdAtMs != $1.createdAtMs ? $0.createdAtMs < $1.createdAtMs
+                    : $0.tokenHash.lexicographicallyPrecedes($1.tokenHash)
+            })
+        }
     }
+
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        answer(.revokeTokens, completion) { .success(self.removeTokens(of: account, except: keeping)) }
     }
+
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        answer(.replaceRecoveryCodes, completion) {
+            guard self.accounts[account] != nil else { return .success(()) }
+            self.accounts[account]?.recoveryCodes = Set(hashes)
+            return .success(())
+        }
     }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        completion(.failure(.other))
+        answer(.redeemRecoveryCode, completion) {
+            guard newPasswordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
+            guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
+            self.accounts[account]?.passwordHash = newPasswordHash
+            return .success(self.removeTokens(of: account, except: nil))
+        }
     }
+
     public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                                  completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        answer(.storePendingTOTP, completion) {
+            self.accounts[account]?.pendingTOTP = sealed
+            return .success(())
+        }
     }
+
     public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        answer(.confirmTOTP, completion) {
+            guard let pending = self.accounts[account]?.pendingTOTP else { return .success(false) }
+            self.accounts[account]?.totp = TOTPSeal(sealed: pending, lastStep: step)
+            self.accounts[account]?.pendingTOTP = nil
+            return .success(true)
+        }
     }
+
     public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                                completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        answer(.acceptTOTPStep, completion) {
+            guard let totp = self.accounts[account]?.totp else { return .success(false) }
+            if let last = totp.lastStep, last >= step { return .success(false) }
+            self.accounts[account]?.totp?.lastStep = step
+            return .success(true)
+        }
     }
+
     public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        answer(.removeTOTP, completion) {
+            self.accounts[account]?.totp = nil
+            self.accounts[account]?.pendingTOTP = nil
+            return .success(())
+        }
+    }
+
+    /// Removes the account's tokens but `keeping`; answers the removed hashes.
+    private func removeTokens(of account: AccountID, except keeping: [UInt8]?) -> [[UInt8]] {
+        let revoked = tokens.filter { $0.value.account == account && $0.key != keeping }.map(\.key)
+        for hash in revoked { tokens[hash] = nil }
+        return revoked.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }

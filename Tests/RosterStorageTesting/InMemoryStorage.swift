@@ -29,6 +29,8 @@ public final class InMemoryStorage: Storage {
         case recentFailures, recordFailure
         case loadSearchIndex, readContacts, addContact, updateContact, removeContact, importContacts, exportContacts
         case backup, statistics
+        case security, credentialOf, changePassword, changeEmail, deleteAccount, sessions, revokeTokens
+        case replaceRecoveryCodes, redeemRecoveryCode, storePendingTOTP, confirmTOTP, acceptTOTPStep, removeTOTP
     }
 
     /// How `stop()`'s later calls answer.
@@ -53,23 +55,36 @@ public final class InMemoryStorage: Storage {
     /// The backup targets written so far (no file is made).
     public private(set) var backups: [String] = []
 
-    private let clock: any WallClock
+    let clock: any WallClock
     private var held: [(operation: Operation, answer: () -> Void)] = []
     private var stopped = false
     private var backupInFlight = false
 
-    private struct StoredAccount {
+    // The rows below are internal, not private, because the account-life calls live in their own file
+    // (InMemoryStorage+AccountLife.swift) and read and write the same rows.
+    struct StoredAccount {
         var account: Account
         var passwordHash: String
+        var recoveryCodes: Set<[UInt8]> = []
+        /// The confirmed secret and its last accepted step.
+        var totp: TOTPSeal?
+        var pendingTOTP: [UInt8]?
     }
 
-    private var accounts: [AccountID: StoredAccount] = [:]
-    private var accountByUsername: [String: AccountID] = [:]
-    private var accountByEmail: [String: AccountID] = [:]
+    struct StoredToken {
+        var account: AccountID
+        var createdMs: Int64
+        var lastUsedMs: Int64
+        var client: String?
+    }
+
+    var accounts: [AccountID: StoredAccount] = [:]
+    var accountByUsername: [String: AccountID] = [:]
+    var accountByEmail: [String: AccountID] = [:]
     private var nextAccountID: AccountID = 1
-    private var tokens: [[UInt8]: (account: AccountID, lastUsedMs: Int64)] = [:]
-    private var failureTimes: [String: [Int64]] = [:]
-    private var contacts: [Int64: (owner: AccountID, stored: StoredContact)] = [:]
+    var tokens: [[UInt8]: StoredToken] = [:]
+    var failureTimes: [String: [Int64]] = [:]
+    var contacts: [Int64: (owner: AccountID, stored: StoredContact)] = [:]
     private var nextContactID: Int64 = 1
 
     /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
@@ -106,7 +121,7 @@ public final class InMemoryStorage: Storage {
     }
 
     /// Answers `completion` with `work`'s result, now or on release; see the theory of operation.
-    private func answer<T>(_ operation: Operation, _ completion: @escaping StorageCompletion<T>,
+    func answer<T>(_ operation: Operation, _ completion: @escaping StorageCompletion<T>,
                            _ work: @escaping () -> Result<T, StorageFailure>) {
         calls.append(operation)
         let refusal = stopped ? Self.stoppedFailure : failures[operation] ?? failure
@@ -139,7 +154,7 @@ public final class InMemoryStorage: Storage {
                            completion: @escaping StorageCompletion<Credential?>) {
         answer(.credential, completion) {
             .success(self.accountID(identifier).flatMap { self.accounts[$0] }.map {
-                Credential(account: $0.account, passwordHash: $0.passwordHash)
+                Credential(account: $0.account, passwordHash: $0.passwordHash, totp: $0.totp)
             })
         }
     }
@@ -180,7 +195,7 @@ public final class InMemoryStorage: Storage {
     }
 
     /// `COLLATE NOCASE`: ASCII capitals as small letters, every other byte as it is.
-    private static func noCase(_ text: String) -> String {
+    static func noCase(_ text: String) -> String {
         String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
@@ -191,7 +206,8 @@ public final class InMemoryStorage: Storage {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
             guard self.hasRoom(for: 1) else { return .failure(.full) }
-            self.tokens[hash] = (account, self.clock.nowMs())
+            let now = self.clock.nowMs()
+            self.tokens[hash] = StoredToken(account: account, createdMs: now, lastUsedMs: now, client: client)
             return .success(())
         }
     }
@@ -214,7 +230,7 @@ public final class InMemoryStorage: Storage {
         answer(.revokeToken, completion) { .success(self.tokens.removeValue(forKey: hash) != nil) }
     }
 
-    private static func elapsed(since start: Int64, now: Int64) -> Int64 {
+    static func elapsed(since start: Int64, now: Int64) -> Int64 {
         let (difference, overflow) = now.subtractingReportingOverflow(start)
         return overflow ? (start > 0 ? .min : .max) : difference
     }
@@ -325,7 +341,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    private func hasRoom(for rows: Int) -> Bool {
+    func hasRoom(for rows: Int) -> Bool {
         guard let rowLimit else { return true }
         let stored = accounts.count + tokens.count + failureTimes.values.reduce(0) { $0 + $1.count } + contacts.count
         return stored + rows <= rowLimit

@@ -3,8 +3,9 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-/// The storage an account procedure needs: accounts, session tokens and failed log-ins, nothing of contacts.
-typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage
+/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account,
+/// nothing of contacts.
+typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
@@ -13,16 +14,23 @@ typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureSt
 /// Every completion runs on the loop thread, once, whether the storage answered before its call returned or
 /// later. Session changes (announcing an account, logging a session in) are the caller's: it knows the session.
 final class AccountProcedures {
-    private let storage: any AccountBackend
-    private let passwords: any PasswordWork
-    private let logger: Logger
-    private var gate = LoginGate()
+    let storage: any AccountBackend
+    let passwords: any PasswordWork
+    let logger: Logger
+    /// The key file's subkeys, for TOTP seals and recovery-code hashes; without them those answer `internal`.
+    let secrets: AccountSecrets?
+    /// What a TOTP code is checked against.
+    let clock: any WallClock
+    var gate = LoginGate()
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
 
-    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger) {
+    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
+         secrets: AccountSecrets? = nil, clock: any WallClock = SystemWallClock()) {
         self.storage = storage
         self.passwords = passwords
+        self.secrets = secrets
+        self.clock = clock
         self.policy = policy
         self.logger = logger
     }
@@ -95,7 +103,7 @@ final class AccountProcedures {
     // MARK: Log-in
 
     /// Carries one log-in attempt out under the gate.
-    func logIn(_ request: LogInRequest, peerUID: UInt32, charge: QueueCharge,
+    func logIn(_ request: LogInRequest, peerUID: UInt32, client: String? = nil, charge: QueueCharge,
                completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
         var attempt = LogIn<Account>(request, peerUID: peerUID, policy: policy)
         let first = attempt.start()
@@ -128,7 +136,7 @@ final class AccountProcedures {
                     driver.feed(result.map { .hashReplaced }.orFailed())
                 }
             case .issueToken(let account):
-                issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+                issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
             case .finish(let result):
                 completion(result)
             }
@@ -140,7 +148,7 @@ final class AccountProcedures {
 
     /// A fresh bearer token for `account`, stored only as its hash. It follows a verified password or a new
     /// account, so the storage never refuses it: the expensive part already ran.
-    private func issueToken(for account: Account, charge: QueueCharge,
+    func issueToken(for account: Account, client: String? = nil, charge: QueueCharge,
                             completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
         let token: SessionToken
         do {
@@ -149,7 +157,7 @@ final class AccountProcedures {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))
         }
-        storage.storeToken(hash: token.hash, for: account.id, charge: charge) { result in
+        storage.storeToken(hash: token.hash, for: account.id, client: client, charge: charge) { result in
             completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
     }
@@ -171,29 +179,16 @@ final class AccountProcedures {
     }
 }
 
-// MARK: The life of an account (issue 15)
-
-extension AccountProcedures {
-    /// `account.change_password` and the password form's submit: verifies `current` through the log-in gate (a
-    /// wrong one is `wrong_password` and a failed log-in), judges `new` by the preset's rules (`same_as_current`
-    /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
-    /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
-    /// SKELETON: answers `internal` until the server helper's branch carries it out.
-    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peerUID: UInt32,
-                        charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
-        completion(.failure(.internal))
-    }
-}
-
 /// A procedure's fact for an effect that could not be carried out.
-private protocol FailableFact {
+protocol FailableFact {
     static func failed(_ error: RosterError) -> Self
 }
 
 extension Registration.Fact: FailableFact {}
 extension LogIn.Fact: FailableFact {}
+extension Reauthentication.Fact: FailableFact {}
 
-private extension Result where Success: FailableFact, Failure == StorageFailure {
+extension Result where Success: FailableFact, Failure == StorageFailure {
     /// A storage answer as the procedure's fact: the value, or `failed` with what a client is told.
     func orFailed() -> Success {
         switch self {
@@ -203,7 +198,7 @@ private extension Result where Success: FailableFact, Failure == StorageFailure 
     }
 }
 
-private extension Result where Success: FailableFact, Failure == RosterError {
+extension Result where Success: FailableFact, Failure == RosterError {
     /// A password lane's or a token's answer as the procedure's fact.
     func orFailed() -> Success {
         switch self {

@@ -80,7 +80,8 @@ final class AccountMethods<Sessions: AccountSessions> {
         let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
                                    password: Secret(call.params.string("password") ?? ""), policy: sessions.policy)
         call.asAuthChange { [self] answer in
-            accounts.logIn(request, peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
+            accounts.logIn(request, peerUID: call.peer.uid, client: call.session.client,
+                           charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
@@ -144,7 +145,7 @@ extension AccountMethods where Sessions == Server {
                    dependence: .none),
             Method(spec: MethodSpec(
                 "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
-                params: [FieldSpec("username", .string), FieldSpec("password", .string)],
+                params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("code", .string)],
                 result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
                    handler: { $0.accountMethods.logIn }),
             Method(spec: MethodSpec(

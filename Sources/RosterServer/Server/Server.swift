@@ -29,6 +29,9 @@ public final class Server {
     let contacts: ContactsService
     /// `users.*`, `auth.login` and `session.resume`, given the account procedures and this server's sessions.
     private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self)
+    /// `account.*`, `session.list/revoke/revoke_others` and `auth.recover`, given the account procedures and this
+    /// server's sessions.
+    private(set) lazy var accountLifeMethods = AccountLifeMethods(accounts: accounts, sessions: self)
     /// `session.*` and `rpc.describe`, given the account procedures (a log-out revokes) and this server's sessions.
     private(set) lazy var sessionMethods = SessionMethods(accounts: accounts, sessions: self)
     /// `contacts.*`, given the contacts service and this server's output budget.
@@ -78,7 +81,8 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + AdminMethods.table + FormMethods.table + AccountMethods.table + ContactsMethods.table {
+        for method in SessionMethods.table + AdminMethods.table + FormMethods.table + AccountMethods.table
+            + AccountLifeMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }

@@ -1,0 +1,41 @@
+import CSodium
+
+/// What a subkey of the master key is for: libsodium's 8-character KDF context, so each use gets its own key.
+public enum KeyPurpose: String, Sendable, CaseIterable {
+    /// Sealing TOTP secrets (`SecretBox`).
+    case totpSeal = "totpseal"
+    /// Keying the recovery-code hash (`RecoveryCodes.hash`).
+    case recoveryCodes = "rcodes__"
+}
+
+extension SecretKey {
+    /// The subkey of this master key for `purpose` (`crypto_kdf_derive_from_key`, subkey id 1).
+    public func subkey(for purpose: KeyPurpose) -> SecretKey {
+        // Each context is exactly crypto_kdf_CONTEXTBYTES (8) ASCII characters, checked by the tests.
+        let context = Array(purpose.rawValue.utf8).map { CChar(bitPattern: $0) }
+        return SecretKey { target in
+            withBytes { master in
+                _ = crypto_kdf_derive_from_key(target, SecretKey.length, 1, context, master)
+            }
+        }
+    }
+}
+
+/// The two keys the account procedures need, derived from the daemon's key file.
+public struct AccountSecrets: Sendable {
+    /// Seals and opens TOTP secrets.
+    public let totpSeal: SecretKey
+    /// Keys the recovery-code hashes.
+    public let recoveryCodes: SecretKey
+
+    /// Both subkeys of `master`.
+    public init(master: SecretKey) {
+        totpSeal = master.subkey(for: .totpSeal)
+        recoveryCodes = master.subkey(for: .recoveryCodes)
+    }
+
+    /// Keys from a random master that exists only in this process (tests, and nothing that stores a secret).
+    public static func ephemeral() throws(CryptoError) -> AccountSecrets {
+        AccountSecrets(master: try SecretKey.random())
+    }
+}

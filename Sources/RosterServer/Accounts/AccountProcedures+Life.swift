@@ -1,0 +1,316 @@
+import RosterCore
+import RosterCrypto
+import RosterRuntime
+import RosterStorage
+
+// The life of an account after sign-up (contract §8), carried out against the storage, the password lanes and
+// the daemon's secrets. Each operation that needs proof of who you are runs `Reauthentication` first, under the
+// log-in gate every log-in shares; what follows it is the operation's own. The caller (a method, the password
+// form) owns the session changes: ending revoked sessions, logging a recovered connection in.
+
+/// A recovery that worked: the account, its new token (or why there is none), and the tokens it revoked.
+struct Recovered {
+    let account: Account
+    let token: Result<IssuedToken, RosterError>
+    let revoked: [[UInt8]]
+}
+
+/// A TOTP secret enrolled and pending: shown once, to the one who enrolled it.
+struct EnrolledTOTP {
+    let secret: String
+    let uri: String
+}
+
+extension AccountProcedures {
+    // MARK: Proof
+
+    /// Runs one `Reauthentication` of `account` (nil: no account holds `username`) under the shared gate.
+    /// `checkCode` checks a code proof and does what it is for; a password proof is verified here.
+    func reauthenticate<Outcome: Sendable>(
+        _ account: Account?, username: String, proof: Proof, peerUID: UInt32, charge: QueueCharge,
+        checkCode: @escaping (String, Account?, @escaping (Result<Outcome?, RosterError>) -> Void) -> Void = { _, _, done in
+            done(.success(nil))
+        },
+        completion: @escaping (Result<Outcome?, RosterError>) -> Void
+    ) {
+        var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, peerUID: peerUID,
+                                                         policy: policy)
+        let first = attempt.start(gate: &gate)
+        let driver = ProcedureDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
+            [self] fact in attempt.step(fact, gate: &gate)
+        }
+        driver.perform = { [self] effect, driver in
+            switch effect {
+            case .readFailures(let keys, let windowMs):
+                storage.recentFailures(keys: keys, windowMs: windowMs, charge: charge) { result in
+                    driver.feed(result.map { .failuresRead(times: $0.times, nowMs: $0.nowMs) }.orFailed())
+                }
+            case .readHash(let account):
+                storage.credential(of: account.id, charge: charge) { result in
+                    driver.feed(result.map { .hashRead($0?.passwordHash) }.orFailed())
+                }
+            case .verifyPassword(let password, let hash):
+                passwords.verify(password, against: hash, charge: charge) { result in
+                    driver.feed(result.map { .passwordChecked($0 != .refused) }.orFailed())
+                }
+            case .checkCode(let code, let account):
+                checkCode(code, account) { driver.feed($0.map { .codeChecked($0) }.orFailed()) }
+            case .recordFailure(let keys):
+                storage.recordFailure(keys: keys, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+            case .finish(let result):
+                completion(result)
+            }
+        }
+        driver.start(first)
+    }
+
+    /// `account`'s password, proven again; `wrong_password` (a failed log-in) otherwise.
+    private func provePassword(_ account: Account, _ password: Secret, peerUID: UInt32, charge: QueueCharge,
+                               then: @escaping () -> Void, failure: @escaping (RosterError) -> Void) {
+        let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        reauthenticate(account, username: account.username, proof: .password(normalized), peerUID: peerUID,
+                       charge: charge) { (result: Result<Never?, RosterError>) in
+            switch result {
+            case .success: then()
+            case .failure(let error): failure(error)
+            }
+        }
+    }
+
+    /// A new password judged by the preset's rules for `username` (the quality check too); the refusal is
+    /// `invalid_field` for `field`, nil when it passes.
+    private func judgeNewPassword(_ password: Secret, username: String, field: String, charge: QueueCharge,
+                                  completion: @escaping (RosterError?) -> Void) {
+        let refusal = { (verdict: FieldVerdict) -> RosterError? in
+            verdict.state == .valid ? nil : .invalidField(field: field, code: verdict.code.rawValue)
+        }
+        switch RegisterRules.password(password, username: username, policy: policy) {
+        case .settled(let verdict):
+            completion(refusal(verdict))
+        case .check(let check):
+            self.check(check, charge: charge) { completion(refusal(check.verdict(for: $0))) }
+        }
+    }
+
+    // MARK: Password and email
+
+    /// `account.change_password` and the password form's submit: verifies `current` through the log-in gate (a
+    /// wrong one is `wrong_password` and a failed log-in), judges `new` by the preset's rules (`same_as_current`
+    /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
+    /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
+    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peerUID: UInt32,
+                        charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
+        judgeNewPassword(new, username: account.username, field: "new", charge: charge) { [self] refusal in
+            if let refusal { return completion(.failure(refusal)) }
+            provePassword(account, current, peerUID: peerUID, charge: charge, then: { [self] in
+                // Only after `current` is proven: before, the answer would tell a guesser whether `new` is it.
+                let nfkc = policy.passwordNFKC
+                let newPassword = Normalization.normalizedPassword(new, nfkc: nfkc)
+                guard newPassword != Normalization.normalizedPassword(current, nfkc: nfkc) else {
+                    return completion(.failure(.invalidField(field: "new", code: "same_as_current")))
+                }
+                passwords.hash(newPassword, charge: charge) { [self] hashed in
+                    guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
+                    storage.changePassword(of: account.id, to: hash, keeping: keeping, charge: charge) { [logger] result in
+                        if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
+                        completion(result.mapError(\.rosterError))
+                    }
+                }
+            }, failure: { completion(.failure($0)) })
+        }
+    }
+
+    /// `account.change_email`: `""` removes it; the registration's email rules, `taken` when another holds it.
+    /// Answers the account as it is now.
+    func changeEmail(of account: Account, password: Secret, email typed: String, peerUID: UInt32, charge: QueueCharge,
+                     completion: @escaping (Result<Account, RosterError>) -> Void) {
+        let email: String?
+        switch RegisterRules.email(typed) {
+        case .settled(let verdict) where verdict.state == .empty:
+            email = nil
+        case .settled(let verdict):
+            return completion(.failure(.invalidField(field: "email", code: verdict.code.rawValue)))
+        case .check(.emailAvailable(let canonical)):
+            // The storage's unique index decides availability, in the same transaction as the change.
+            email = canonical
+        case .check:
+            return completion(.failure(.internal))
+        }
+        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+            storage.changeEmail(of: account.id, to: email, charge: charge) { result in
+                completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
+            }
+        }, failure: { completion(.failure($0)) })
+    }
+
+    // MARK: Deletion
+
+    /// `account.delete`: the account and everything of it, with its failed log-ins, in one transaction.
+    func deleteAccount(_ account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+                       completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
+        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+            let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
+            storage.deleteAccount(account.id, failureKeys: keys, charge: charge) { [logger] result in
+                if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
+                completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
+            }
+        }, failure: { completion(.failure($0)) })
+    }
+
+    // MARK: Reading
+
+    /// What `account.show` and `account.export` say of the second factor and the recovery codes.
+    func security(of account: Account, charge: QueueCharge, completion: @escaping (Result<AccountSecurity, RosterError>) -> Void) {
+        storage.security(of: account.id, charge: charge) { result in
+            completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
+        }
+    }
+
+    /// The account's live tokens, oldest first.
+    func sessions(of account: Account, charge: QueueCharge, completion: @escaping (Result<[StoredSession], RosterError>) -> Void) {
+        storage.sessions(of: account.id, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000, charge: charge) {
+            completion($0.mapError(\.rosterError))
+        }
+    }
+
+    /// Revokes every token of `account` but `keeping`; answers the revoked hashes.
+    func revokeTokens(of account: Account, except keeping: [UInt8]?, charge: QueueCharge,
+                      completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
+        storage.revokeTokens(of: account.id, except: keeping, charge: charge) { completion($0.mapError(\.rosterError)) }
+    }
+
+    // MARK: Recovery codes
+
+    /// `account.recovery_codes`: ten new codes replace the old ones; only their hashes are stored.
+    func replaceRecoveryCodes(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+                              completion: @escaping (Result<[String], RosterError>) -> Void) {
+        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+            guard let secrets else { return completion(.failure(.internal)) }
+            let issued: RecoveryCodes.Issued
+            do {
+                issued = try RecoveryCodes.generate(key: secrets.recoveryCodes)
+            } catch {
+                logger.error("recovery codes could not be generated: \(error)")
+                return completion(.failure(.internal))
+            }
+            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, charge: charge) { [logger] result in
+                if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
+                completion(result.map { issued.codes }.mapError(\.rosterError))
+            }
+        }, failure: { completion(.failure($0)) })
+    }
+
+    /// `auth.recover`: a recovery code of `username` sets a new password (the preset's rules), is used up, and
+    /// revokes every token of the account; then a token for this connection. A bad code is `invalid_code` and a
+    /// failed log-in.
+    func recover(username typed: String, code: String, newPassword: Secret, peerUID: UInt32, client: String?,
+                 charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
+        let username = Normalization.canonicalUsername(typed)
+        let password = Normalization.normalizedPassword(newPassword, nfkc: policy.passwordNFKC)
+        guard let secrets else { return completion(.failure(.internal)) }
+        judgeNewPassword(newPassword, username: username, field: "new_password", charge: charge) { [self] refusal in
+            if let refusal { return completion(.failure(refusal)) }
+            storage.credential(for: .username(username), charge: charge) { [self] found in
+                let account: Account?
+                switch found {
+                case .success(let credential): account = credential?.account
+                case .failure(let failure): return completion(.failure(failure.rosterError))
+                }
+                reauthenticate(account, username: account?.username ?? username, proof: .code(code), peerUID: peerUID,
+                               charge: charge, checkCode: { [self] code, account, answer in
+                    // The new hash is made whether or not the account exists, so the time taken tells nothing.
+                    passwords.hash(password, charge: charge) { [self] hashed in
+                        guard case .success(let hash) = hashed else { return answer(hashed.map { _ in nil }) }
+                        guard let account, let codeHash = RecoveryCodes.hash(code, key: secrets.recoveryCodes) else {
+                            return answer(.success(nil))
+                        }
+                        storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
+                                                   charge: charge) { answer($0.mapError(\.rosterError)) }
+                    }
+                }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
+                    switch result {
+                    case .failure(let error):
+                        completion(.failure(error))
+                    case .success(let revoked):
+                        guard let account else { return completion(.failure(.invalidCode)) }
+                        logger.notice("recovered with a recovery code", [("ROSTER_USER", account.username)])
+                        issueToken(for: account, client: client, charge: charge) { token in
+                            completion(.success(Recovered(account: account, token: token, revoked: revoked ?? [])))
+                        }
+                    }
+                })
+            }
+        }
+    }
+
+    // MARK: TOTP
+
+    /// `account.totp_enroll`: a fresh secret, sealed and stored pending; shown once.
+    func enrollTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+                    completion: @escaping (Result<EnrolledTOTP, RosterError>) -> Void) {
+        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+            guard let secrets else { return completion(.failure(.internal)) }
+            let enrolled: EnrolledTOTP
+            let sealed: [UInt8]
+            do {
+                var secret = try TOTP.generateSecret()
+                defer { Self.wipe(&secret) }
+                sealed = try SecretBox.seal(secret, key: secrets.totpSeal)
+                enrolled = EnrolledTOTP(secret: TOTP.base32(secret), uri: TOTP.uri(secret: secret, username: account.username))
+            } catch {
+                logger.error("a TOTP secret could not be made: \(error)")
+                return completion(.failure(.internal))
+            }
+            storage.storePendingTOTP(of: account.id, sealed: sealed, charge: charge) { result in
+                completion(result.map { enrolled }.mapError(\.rosterError))
+            }
+        }, failure: { completion(.failure($0)) })
+    }
+
+    /// `account.totp_confirm`: a code of the pending secret makes it the account's; a wrong one (or nothing
+    /// pending) is `invalid_code` and a failed log-in.
+    func confirmTOTP(of account: Account, code: String, peerUID: UInt32, charge: QueueCharge,
+                     completion: @escaping (Result<Void, RosterError>) -> Void) {
+        guard let secrets else { return completion(.failure(.internal)) }
+        reauthenticate(account, username: account.username, proof: .code(code), peerUID: peerUID, charge: charge,
+                       checkCode: { [self] code, _, answer in
+            storage.security(of: account.id, charge: charge) { [self] read in
+                guard case .success(let security) = read else { return answer(read.map { _ in nil }.mapError(\.rosterError)) }
+                guard let pending = security?.pendingTOTP, let step = matchedStep(code, sealed: pending, key: secrets.totpSeal)
+                else { return answer(.success(nil)) }
+                storage.confirmTOTP(of: account.id, step: step, charge: charge) { confirmed in
+                    answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
+                }
+            }
+        }, completion: { [logger] (result: Result<Int64?, RosterError>) in
+            if case .success = result { logger.notice("TOTP enabled", [("ROSTER_USER", account.username)]) }
+            completion(result.map { _ in })
+        })
+    }
+
+    /// `account.totp_disable`.
+    func disableTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+                     completion: @escaping (Result<Void, RosterError>) -> Void) {
+        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+            storage.removeTOTP(of: account.id, charge: charge) { [logger] result in
+                if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
+                completion(result.mapError(\.rosterError))
+            }
+        }, failure: { completion(.failure($0)) })
+    }
+
+    /// The step whose code `code` is, within one step either side of now, for the secret sealed in `sealed`;
+    /// nil for a wrong code or a seal that does not open under `key`.
+    func matchedStep(_ code: String, sealed: [UInt8], key: SecretKey) -> Int64? {
+        guard var secret = SecretBox.open(sealed, key: key) else {
+            logger.error("a TOTP seal does not open under the key file's key")
+            return nil
+        }
+        defer { Self.wipe(&secret) }
+        return TOTP.validate(code, secret: secret, nowUnix: clock.nowMs() / 1_000, window: 1)
+    }
+
+    private static func wipe(_ bytes: inout [UInt8]) {
+        for index in bytes.indices { bytes[index] = 0 }
+    }
+}
