@@ -46,7 +46,7 @@ struct RosterctlAccountFormTests {
         let ctl = try Rosterctl(TestDaemon())
         try ctl.registerAndLogIn("alice12")
         let pane = try ctl.startInTmux("--locale en account totp enroll")
-        #expect(pane.waitFor("Password: "))
+        #expect(pane.waitFor("Password:"))
         pane.type("secret1")
         pane.send("Enter")
         #expect(pane.waitFor("Code from the app"))
