@@ -49,6 +49,12 @@ public struct ChangeNotification: Equatable, Sendable {
         return (["1", origin] + fields).joined(separator: " ")
     }
 
+    /// `tokenRevoked`'s payload up to its hash, for a statement that revokes many tokens and appends each one's
+    /// hex itself (`encode(token_hash, 'hex')`, lower-case as `hex`).
+    public static func tokenRevokedPrefix(origin: String) -> String {
+        ChangeNotification(origin: origin, change: .tokenRevoked(hash: [])).payload ?? ""
+    }
+
     /// Reads a payload written by `payload`.
     public static func parse(_ payload: String) throws(ParseFailure) -> ChangeNotification {
         let fields = payload.split(separator: " ", omittingEmptySubsequences: false).map(String.init)

@@ -33,10 +33,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
     public func counts() throws(CopyError) -> CopyCounts {
         let row = try run("count rows", """
             SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
-                   (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts)
+                   (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
+                   (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp)
             """).rows.first
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
-                          contacts: Int(row?.int(3) ?? 0))
+                          contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0))
     }
 
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -49,12 +50,13 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
                     return CopiedAccount(account: credential.account, passwordHash: credential.passwordHash)
                 }))
             }
-            try read("SELECT token_hash, user_id, created_at, last_used_at FROM session_tokens ORDER BY token_hash", size) {
-                rows throws(CopyError) in
+            try read("SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY token_hash",
+                     size) { rows throws(CopyError) in
                 try body(.tokens(try rows.map { row throws(CopyError) in
                     guard let hash = row.bytes(0), let account = row.int(1), let created = row.int(2),
                           let used = row.int(3) else { throw self.unreadable("a session token") }
-                    return CopiedToken(hash: hash, account: account, createdAtMs: created, lastUsedAtMs: used)
+                    return CopiedToken(hash: hash, account: account, createdAtMs: created, lastUsedAtMs: used,
+                                       client: row.text(4))
                 }))
             }
             try read("SELECT key, at FROM login_failures ORDER BY at, key", size) { rows throws(CopyError) in
@@ -69,6 +71,18 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
                 try body(.contacts(try rows.map { row throws(CopyError) in
                     guard let owner = row.int(0), let contact = row.contact(from: 1) else { throw self.unreadable("a contact") }
                     return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 8)))
+                }))
+            }
+            try read("SELECT user_id, code_hash FROM recovery_codes ORDER BY user_id, code_hash", size) { rows throws(CopyError) in
+                try body(.recoveryCodes(try rows.map { row throws(CopyError) in
+                    guard let account = row.int(0), let hash = row.bytes(1) else { throw self.unreadable("a recovery code") }
+                    return CopiedRecoveryCode(account: account, hash: hash)
+                }))
+            }
+            try read("SELECT user_id, sealed, pending, last_step FROM totp ORDER BY user_id", size) { rows throws(CopyError) in
+                try body(.totp(try rows.map { row throws(CopyError) in
+                    guard let account = row.int(0) else { throw self.unreadable("a TOTP row") }
+                    return CopiedTOTP(account: account, sealed: row.bytes(1), pending: row.bytes(2), lastStep: row.int(3))
                 }))
             }
             try run("end the snapshot", "COMMIT")
@@ -94,7 +108,8 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
         case .tokens(let tokens):
             statements = Self.inserts(tokens, table: "session_tokens", columns: [
                 ("token_hash", "bytea"), ("user_id", "bigint"), ("created_at", "bigint"), ("last_used_at", "bigint"),
-            ]) { [.bytes($0.hash), .int($0.account), .int($0.createdAtMs), .int($0.lastUsedAtMs)] }
+                ("client", "text"),
+            ]) { [.bytes($0.hash), .int($0.account), .int($0.createdAtMs), .int($0.lastUsedAtMs), .optional($0.client)] }
         case .failures(let failures):
             statements = Self.inserts(failures, table: "login_failures", columns: [("key", "text"), ("at", "bigint")]) {
                 [.text($0.key), .int($0.atMs)]
@@ -113,6 +128,15 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
                         .text(keys.folded), .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
                         .text(keys.hangulInitials), .text(keys.phoneDigits)]
             }
+        case .recoveryCodes(let codes):
+            statements = Self.inserts(codes, table: "recovery_codes", columns: [("user_id", "bigint"), ("code_hash", "bytea")]) {
+                [.int($0.account), .bytes($0.hash)]
+            }
+        case .totp(let rows):
+            statements = Self.inserts(rows, table: "totp", columns: [
+                ("user_id", "bigint"), ("sealed", "bytea"), ("pending", "bytea"), ("last_step", "bigint"),
+            ]) { [.int($0.account), $0.sealed.map(PGValue.bytes) ?? .null, $0.pending.map(PGValue.bytes) ?? .null,
+                  $0.lastStep.map(PGValue.int) ?? .null] }
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.

@@ -33,13 +33,16 @@ enum PostgreSQLQueries {
         PGStatement("SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $1::text)", [.text(UsernameKey.folded(email))])
     }
 
+    /// The account, its hash and its confirmed TOTP (`credentialColumns`): a log-in learns whether it needs a
+    /// code in the same round trip.
     static func user(_ identifier: AccountIdentifier) -> PGStatement {
-        switch identifier {
-        case .username(let canonical):
-            PGStatement("SELECT \(userColumns) FROM users WHERE username_key = $1::text", [.text(UsernameKey.folded(canonical))])
-        case .email(let email):
-            PGStatement("SELECT \(userColumns) FROM users WHERE email_key = $1::text", [.text(UsernameKey.folded(email))])
+        let (column, key) = switch identifier {
+        case .username(let canonical): ("username_key", UsernameKey.folded(canonical))
+        case .email(let email): ("email_key", UsernameKey.folded(email))
         }
+        return PGStatement("""
+            SELECT \(credentialColumns) FROM users u LEFT JOIN totp t ON t.user_id = u.id WHERE u.\(column) = $1::text
+            """, [.text(key)])
     }
 
     /// One row (id, created_at) when the account was created; none when a unique key was held already, which
@@ -83,11 +86,11 @@ enum PostgreSQLQueries {
 
     // MARK: Session tokens
 
-    static func storeToken(_ hash: [UInt8], for account: AccountID, now: PGValue) -> PGStatement {
+    static func storeToken(_ hash: [UInt8], for account: AccountID, client: String?, now: PGValue) -> PGStatement {
         PGStatement("""
-            INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at)
-            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms FROM (SELECT \(Self.now(1)) AS ms) clock
-            """, [now, .bytes(hash), .int(account)])
+            INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client)
+            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms, $4::text FROM (SELECT \(Self.now(1)) AS ms) clock
+            """, [now, .bytes(hash), .int(account), .optional(client)])
     }
 
     /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),

@@ -76,6 +76,27 @@ public enum PostgreSQLSchema {
             "CREATE INDEX contacts_user ON contacts(user_id, id)",
             "CREATE INDEX contacts_user_folded ON contacts(user_id, key_folded)",
         ]),
+        // Issue 15, as SQLite's 0006_account_life: a token's client; recovery codes as keyed hashes, deleted when
+        // used; a TOTP row of sealed secrets (`pending` until confirmed) and the last accepted step.
+        (name: "0005_account_life", statements: [
+            "ALTER TABLE session_tokens ADD COLUMN client text",
+            """
+            CREATE TABLE recovery_codes(
+                code_hash bytea PRIMARY KEY CHECK (octet_length(code_hash) = 32),
+                user_id bigint NOT NULL REFERENCES users(id) ON DELETE CASCADE
+            )
+            """,
+            "CREATE INDEX recovery_codes_user ON recovery_codes(user_id)",
+            """
+            CREATE TABLE totp(
+                user_id bigint PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                sealed bytea CHECK (octet_length(sealed) > 0),
+                pending bytea CHECK (octet_length(pending) > 0),
+                last_step bigint CHECK (last_step >= 0),
+                CHECK (sealed IS NOT NULL OR pending IS NOT NULL)
+            )
+            """,
+        ]),
     ]
 
     /// What a database holds before it is migrated: nothing, Roster's history (which must be a beginning of

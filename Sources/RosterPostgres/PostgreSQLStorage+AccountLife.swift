@@ -1,54 +1,201 @@
+import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// SKELETON (issue 15): every call answers `.other` until the storage helper's branch replaces this file.
-extension PostgreSQLStorage {
+// The life of an account (issue 15): each call one round trip (a deletion two, to name the account in its
+// notification), its writes in one transaction. Revocations, deletion, a redeemed code and a TOTP step are
+// forced (the protocol says they are never refused); the rest the pool's budget may refuse. Every revoked token
+// and every deletion is announced in the transaction that makes it, so the other daemons end exactly those
+// sessions and forget exactly that name.
+
+extension PostgreSQLStorage: AccountLifeStorage {
+    /// How often a deletion is tried again when the account's email changed between reading and deleting it.
+    static let deletionAttempts = 3
+
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.security(of: account), charge: charge, "account security read") { result in
+            completion(result.map { found in
+                found.rows.first.map { row in
+                    AccountSecurity(totp: row.bytes(0).map { TOTPSeal(sealed: $0, lastStep: row.int(2)) },
+                                    pendingTOTP: row.bytes(1), recoveryCodesLeft: Int(row.int(3) ?? 0))
+                }
+            })
+        }
     }
+
     public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.credential(of: account), charge: charge, "account read") { result in
+            completion(result.map { $0.rows.first.flatMap(Self.credential) })
+        }
     }
+
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        guard acceptable(passwordHash, completion) else { return }
+        let logger = self.logger
+        query([PostgreSQLQueries.replacePasswordHash(passwordHash, of: account),
+               PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix)],
+              transaction: true, charge: charge, force: true, "password change") { result in
+            completion(result.flatMap { results in
+                guard results.first?.affectedRows ?? 0 > 0 else {
+                    logger.error("password change failed: account \(account) is not there")
+                    return .failure(.other)
+                }
+                return .success(Self.hashes(results.last, column: 0))
+            })
+        }
     }
+
     public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        completion(.failure(.other))
+        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
+        let logger = self.logger
+        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email)], transaction: false, charge: charge) { result in
+            switch result {
+            case .failure(.server(sqlState: "23505", _)):
+                // Another daemon committed the address between this statement's check and its write.
+                completion(.failure(.conflict(.email)))
+            case .failure(let failure):
+                completion(.failure(failure.storageFailure(logging: logger, "email change")))
+            case .success(let results):
+                guard let row = results.first?.rows.first else { return completion(.failure(.other)) }
+                if row.bool(0) == true { return completion(.failure(.conflict(.email))) }
+                guard let id = row.int(1), let canonical = row.text(2), let display = row.text(3),
+                      let createdAt = row.int(5) else { return completion(.success(nil)) }
+                completion(.success(Account(id: id, username: canonical, display: display, email: row.text(4),
+                                            createdAtMs: createdAt)))
+            }
+        }
     }
+
     public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        completion(.failure(.other))
+        guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
+        deleteAccount(account, failureKeys: failureKeys, charge: charge, attempt: 1, completion: completion)
     }
+
+    /// Reads the account (its name and email go into the notification), then deletes it only if its email is
+    /// still the one read; an email changed meanwhile means one more try.
+    private func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge, attempt: Int,
+                               completion: @escaping StorageCompletion<DeletedAccount?>) {
+        query(PostgreSQLQueries.credential(of: account), charge: charge, force: true, "account deletion") { [weak self] read in
+            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            let found: Credential?
+            switch read {
+            case .failure(let failure): return completion(.failure(failure))
+            case .success(let result): found = result.rows.first.flatMap(Self.credential)
+            }
+            guard let victim = found?.account else { return completion(.success(nil)) }
+            let deleted = self.notification(.accountDeleted(id: victim.id, username: victim.username, email: victim.email))
+            let statement = PostgreSQLQueries.deleteAccount(account, email: victim.email, failureKeys: failureKeys,
+                                                            notification: deleted, announcingTokens: self.tokenRevokedPrefix)
+            self.query(statement, charge: charge, force: true, "account deletion") { [weak self] result in
+                guard let self else { return completion(.failure(Self.stoppedFailure)) }
+                switch result {
+                case .failure(let failure):
+                    completion(.failure(failure))
+                case .success(let gone) where gone.rows.isEmpty:
+                    guard attempt < Self.deletionAttempts else {
+                        self.logger.error("account deletion failed: account \(account) kept changing its email")
+                        return completion(.failure(.other))
+                    }
+                    self.deleteAccount(account, failureKeys: failureKeys, charge: charge, attempt: attempt + 1,
+                                       completion: completion)
+                case .success(let gone):
+                    self.usernames.remove(victim.username)
+                    completion(.success(DeletedAccount(account: victim, revokedTokens: Self.hashes(gone, column: 1))))
+                }
+            }
+        }
+    }
+
     public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                          completion: @escaping StorageCompletion<[StoredSession]>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.sessions(of: account, idleLimitMs: idleLimitMs, now: now), charge: charge,
+              "session list") { result in
+            completion(result.map { found in
+                found.rows.compactMap { row in
+                    guard let hash = row.bytes(0), let created = row.int(1), let used = row.int(2) else { return nil }
+                    return StoredSession(tokenHash: hash, createdAtMs: created, lastUsedAtMs: used, client: row.text(3))
+                }
+            })
+        }
     }
+
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix), charge: charge,
+              force: true, "token revocation") { result in
+            completion(result.map { Self.hashes($0, column: 0) })
+        }
     }
+
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes), transaction: true, charge: charge,
+              "recovery codes") { result in
+            completion(result.map { _ in () })
+        }
     }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        completion(.failure(.other))
+        guard acceptable(newPasswordHash, completion) else { return }
+        let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
+                                                             announcingTokens: tokenRevokedPrefix)
+        query(statement, charge: charge, force: true, "recovery") { result in
+            completion(result.map { used in used.rows.isEmpty ? nil : Self.hashes(used, column: 0) })
+        }
     }
+
     public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                                  completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.storePendingTOTP(of: account, sealed: sealed), charge: charge, "TOTP enrolment") { result in
+            completion(result.map { _ in () })
+        }
     }
+
     public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.confirmTOTP(of: account, step: step), charge: charge, "TOTP confirmation") { result in
+            completion(result.map { $0.affectedRows > 0 })
+        }
     }
+
     public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                                completion: @escaping StorageCompletion<Bool>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.acceptTOTPStep(of: account, step: step), charge: charge, force: true, "TOTP step") { result in
+            completion(result.map { $0.affectedRows > 0 })
+        }
     }
+
     public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        completion(.failure(.other))
+        query(PostgreSQLQueries.removeTOTP(of: account), charge: charge, "TOTP removal") { result in
+            completion(result.map { _ in () })
+        }
+    }
+
+    // MARK: Helpers
+
+    /// What every statement revoking tokens binds, for the others to end exactly those sessions.
+    private var tokenRevokedPrefix: String { ChangeNotification.tokenRevokedPrefix(origin: origin) }
+
+    /// The non-NULL token hashes in `column` of a result's rows.
+    private static func hashes(_ result: PGResult?, column: Int) -> [[UInt8]] {
+        result?.rows.compactMap { $0.bytes(column) } ?? []
+    }
+
+    /// Whether `hash` may be stored; if not, the call has answered (logged, `.other`), as registration does.
+    private func acceptable<T>(_ hash: String, _ completion: StorageCompletion<T>) -> Bool {
+        guard !stopped else {
+            completion(.failure(Self.stoppedFailure))
+            return false
+        }
+        guard hash.hasPrefix("$argon2id$") else {
+            logger.error("refused to store a password hash that is not Argon2id")
+            completion(.failure(.other))
+            return false
+        }
+        return true
     }
 }

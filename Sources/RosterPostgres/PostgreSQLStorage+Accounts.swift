@@ -1,3 +1,4 @@
+import RosterCore
 import RosterRuntime
 import RosterStorage
 
@@ -102,20 +103,23 @@ extension PostgreSQLStorage: AccountStorage {
         }
     }
 
-    /// A credential from `PostgreSQLQueries.userColumns`.
+    /// A credential from `PostgreSQLQueries.userColumns`, with its TOTP when the row goes on with
+    /// `credentialColumns`' two.
     static func credential(_ row: PGRow) -> Credential? {
         guard let id = row.int(0), let canonical = row.text(1), let display = row.text(2), let hash = row.text(4),
               let createdAt = row.int(5) else { return nil }
         return Credential(account: Account(id: id, username: canonical, display: display, email: row.text(3),
                                            createdAtMs: createdAt),
-                          passwordHash: hash)
+                          passwordHash: hash, totp: row.bytes(6).map { TOTPSeal(sealed: $0, lastStep: row.int(7)) })
     }
 }
 
 extension PostgreSQLStorage: SessionTokenStorage {
     public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
-        query(PostgreSQLQueries.storeToken(hash, for: account, now: now), charge: charge, force: true,
+        // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
+        let client = client.flatMap { PGText.storable($0) ? $0 : nil }
+        query(PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now), charge: charge, force: true,
               "session token write") { result in
             completion(result.map { _ in () })
         }

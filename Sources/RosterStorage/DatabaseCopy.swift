@@ -1,11 +1,15 @@
 /// The rows `rosterd --copy-database` moves between backends, every column as it is stored (hashes as they are,
-/// ids kept so that what refers to them still does). Issues 15 and 16 add codes, TOTP and audit entries.
+/// ids kept so that what refers to them still does). Issue 16 adds audit entries.
 public enum CopyBatch: Sendable {
     case accounts([CopiedAccount])
     case tokens([CopiedToken])
     case failures([CopiedFailure])
     /// Contacts with the search keys written with them, each with its owner.
     case contacts([(account: AccountID, contact: StoredContact)])
+    /// Unused recovery codes, as their keyed hashes (issue 15).
+    case recoveryCodes([CopiedRecoveryCode])
+    /// TOTP rows, the secrets still sealed: a copy never opens them (issue 15).
+    case totp([CopiedTOTP])
 }
 
 /// One account as a copy moves it, with its password hash.
@@ -25,12 +29,41 @@ public struct CopiedToken: Equatable, Sendable {
     public var account: AccountID
     public var createdAtMs: Int64
     public var lastUsedAtMs: Int64
+    /// What the connection that logged in named itself in `session.hello`.
+    public var client: String?
 
-    public init(hash: [UInt8], account: AccountID, createdAtMs: Int64, lastUsedAtMs: Int64) {
+    public init(hash: [UInt8], account: AccountID, createdAtMs: Int64, lastUsedAtMs: Int64, client: String? = nil) {
         self.hash = hash
         self.account = account
         self.createdAtMs = createdAtMs
         self.lastUsedAtMs = lastUsedAtMs
+        self.client = client
+    }
+}
+
+/// One unused recovery code: its keyed hash (the key is the daemon's key file, which a copy does not move).
+public struct CopiedRecoveryCode: Equatable, Sendable {
+    public var account: AccountID
+    public var hash: [UInt8]
+
+    public init(account: AccountID, hash: [UInt8]) {
+        self.account = account
+        self.hash = hash
+    }
+}
+
+/// One account's TOTP row as stored: the confirmed and pending secrets sealed, and the last accepted step.
+public struct CopiedTOTP: Equatable, Sendable {
+    public var account: AccountID
+    public var sealed: [UInt8]?
+    public var pending: [UInt8]?
+    public var lastStep: Int64?
+
+    public init(account: AccountID, sealed: [UInt8]?, pending: [UInt8]?, lastStep: Int64?) {
+        self.account = account
+        self.sealed = sealed
+        self.pending = pending
+        self.lastStep = lastStep
     }
 }
 
@@ -51,18 +84,24 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     public var tokens = 0
     public var failures = 0
     public var contacts = 0
+    public var recoveryCodes = 0
+    public var totp = 0
 
-    public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0) {
+    public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0, recoveryCodes: Int = 0,
+                totp: Int = 0) {
         self.accounts = accounts
         self.tokens = tokens
         self.failures = failures
         self.contacts = contacts
+        self.recoveryCodes = recoveryCodes
+        self.totp = totp
     }
 
-    public var total: Int { accounts + tokens + failures + contacts }
+    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp }
 
     public var description: String {
-        "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts"
+        "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts, "
+            + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets"
     }
 }
 

@@ -70,12 +70,13 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                 return try statement.step() ? statement.int(at: 0) : 0
             }
             return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
-                              failures: try count("login_failures"), contacts: try count("contacts"))
+                              failures: try count("login_failures"), contacts: try count("contacts"),
+                              recoveryCodes: try count("recovery_codes"), totp: try count("totp"))
         }
     }
 
-    /// Accounts, tokens, failed log-ins, then contacts, each in the order they were stored, all from one read
-    /// transaction: one snapshot however long the copy takes.
+    /// Accounts, tokens, failed log-ins, contacts, recovery codes, then TOTP rows, each in the order they were
+    /// stored, all from one read transaction: one snapshot however long the copy takes.
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
         try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
@@ -86,10 +87,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                                                   email: record.email, createdAtMs: record.createdAt),
                                  passwordHash: record.passwordHash)
         }, batch: CopyBatch.accounts)
-        try stream("SELECT token_hash, user_id, created_at, last_used_at FROM session_tokens ORDER BY user_id, created_at",
-                   size, body, row: { row in
+        try stream("""
+            SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY user_id, created_at
+            """, size, body, row: { row in
             CopiedToken(hash: row.blob(at: 0), account: row.int64(at: 1), createdAtMs: row.int64(at: 2),
-                        lastUsedAtMs: row.int64(at: 3))
+                        lastUsedAtMs: row.int64(at: 3), client: row.string(at: 4))
         }, batch: CopyBatch.tokens)
         try stream("SELECT key, at FROM login_failures ORDER BY rowid", size, body, row: { row in
             CopiedFailure(key: row.string(at: 0) ?? "", atMs: row.int64(at: 1))
@@ -97,6 +99,14 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try stream("SELECT \(ContactStore.columns) FROM contacts ORDER BY id", size, body, row: { row in
             (account: row.int64(at: 1), contact: ContactStore.record(row))
         }, batch: CopyBatch.contacts)
+        try stream("SELECT user_id, code_hash FROM recovery_codes ORDER BY user_id, code_hash", size, body, row: { row in
+            CopiedRecoveryCode(account: row.int64(at: 0), hash: row.blob(at: 1))
+        }, batch: CopyBatch.recoveryCodes)
+        try stream("SELECT user_id, sealed, pending, last_step FROM totp ORDER BY user_id", size, body, row: { row in
+            CopiedTOTP(account: row.int64(at: 0), sealed: row.isNull(at: 1) ? nil : row.blob(at: 1),
+                       pending: row.isNull(at: 2) ? nil : row.blob(at: 2),
+                       lastStep: row.isNull(at: 3) ? nil : row.int64(at: 3))
+        }, batch: CopyBatch.totp)
     }
 
     /// One transaction per batch, every id kept as it was.
@@ -116,11 +126,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                     }
                 case .tokens(let rows):
                     let insert = try database.prepare("""
-                        INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at) VALUES (?, ?, ?, ?)
+                        INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
                         """)
                     for row in rows {
                         try insert.bind([.blob(row.hash), .integer(row.account), .integer(row.createdAtMs),
-                                         .integer(row.lastUsedAtMs)])
+                                         .integer(row.lastUsedAtMs), row.client.map(SQLValue.text) ?? .null])
                         try insert.run()
                     }
                 case .failures(let rows):
@@ -142,6 +152,20 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                                          .integer(contact.createdAt), .integer(contact.updatedAt), .text(keys.folded),
                                          .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
                                          .text(keys.hangulInitials), .text(keys.phoneDigits)])
+                        try insert.run()
+                    }
+                case .recoveryCodes(let rows):
+                    let insert = try database.prepare("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)")
+                    for row in rows {
+                        try insert.bind([.integer(row.account), .blob(row.hash)])
+                        try insert.run()
+                    }
+                case .totp(let rows):
+                    let insert = try database.prepare("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)")
+                    for row in rows {
+                        try insert.bind([.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
+                                         row.pending.map(SQLValue.blob) ?? .null,
+                                         row.lastStep.map(SQLValue.integer) ?? .null])
                         try insert.run()
                     }
                 }

@@ -28,6 +28,14 @@ struct ChangeNotificationTests {
         #expect(try ChangeNotification.parse(payload) == sent)
     }
 
+    /// A statement revoking many tokens binds the prefix and appends each hash's lower-case hex (issue 15).
+    @Test func theTokenRevokedPrefixAndAHashesHexAreItsPayload() throws {
+        let hash = (0..<32).map { UInt8(255 - $0) }
+        let payload = ChangeNotification.tokenRevokedPrefix(origin: "ab12") + Hex.encode(hash)
+        #expect(payload == ChangeNotification(origin: "ab12", change: .tokenRevoked(hash: hash)).payload)
+        #expect(try ChangeNotification.parse(payload).change == .tokenRevoked(hash: hash))
+    }
+
     @Test func aResyncIsNeverSent() {
         #expect(ChangeNotification(origin: "a", change: .resync).payload == nil)
     }

@@ -19,6 +19,8 @@ struct PostgreSQLCopyTests {
             case .tokens(let tokens): rows += tokens.map { "token \($0)" }
             case .failures(let failures): rows += failures.map { "failure \($0)" }
             case .contacts(let contacts): rows += contacts.map { "contact \($0.account) \($0.contact)" }
+            case .recoveryCodes(let codes): rows += codes.map { "code \($0)" }
+            case .totp(let totp): rows += totp.map { "totp \($0)" }
             }
         }
         return rows
@@ -43,9 +45,15 @@ struct PostgreSQLCopyTests {
             owners.append(account.id)
             clock.advance(byMs: 10)
         }
-        try value { source.storeToken(hash: [UInt8](repeating: 1, count: 32), for: owners[0], charge: .daemon, completion: $0) }
+        try value { source.storeToken(hash: [UInt8](repeating: 1, count: 32), for: owners[0], client: "rosterctl 1",
+                                      charge: .daemon, completion: $0) }
         try value { source.storeToken(hash: [UInt8](repeating: 0xFE, count: 32), for: owners[2], charge: .daemon, completion: $0) }
         try value { source.recordFailure(keys: ["account:alice1", "uid:1000"], charge: .daemon, completion: $0) }
+        try value { source.replaceRecoveryCodes(of: owners[0], hashes: [[UInt8](repeating: 3, count: 32)], charge: .daemon,
+                                                completion: $0) }
+        try value { source.storePendingTOTP(of: owners[0], sealed: [9, 9], charge: .daemon, completion: $0) }
+        _ = try value { source.confirmTOTP(of: owners[0], step: 77, charge: .daemon, completion: $0) }
+        try value { source.storePendingTOTP(of: owners[1], sealed: [8], charge: .daemon, completion: $0) }
         let csv = "name,phone,email,note\n张三,555-0100,,\nRenée,,renee@example.com,\"a, b\"\n김민준,,,\n"
         _ = try value { source.importContacts(csv, format: .csv, for: owners[1], charge: .daemon, completion: $0) }
         _ = try value { source.addContact(ContactDraft(name: "Dan"), for: owners[0], charge: .daemon, completion: $0) }
@@ -56,10 +64,11 @@ struct PostgreSQLCopyTests {
         // A batch of two: every kind crosses batch boundaries.
         try reader.readAll(batchSize: 2) { batch throws(CopyError) in try writer.write(batch) }
         try writer.finish()
-        #expect(try writer.counts() == CopyCounts(accounts: 3, tokens: 2, failures: 2, contacts: 4))
+        #expect(try writer.counts() == CopyCounts(accounts: 3, tokens: 2, failures: 2, contacts: 4, recoveryCodes: 1, totp: 2))
         #expect(try writer.counts() == reader.counts())
         let original = try everything(reader, batchSize: 1_000)
-        #expect(original.count == 11)
+        #expect(original.count == 14)
+        #expect(original.contains { $0.contains("rosterctl 1") }, "the token's client is read")
         #expect(try everything(writer, batchSize: 3) == original)
 
         // The copy serves: its names still clash without regard to case, and new ids come after the copied.
@@ -76,6 +85,10 @@ struct PostgreSQLCopyTests {
         #expect(try value { copy.credential(for: .email("ALICE1@example.com"), charge: .daemon, completion: $0) }?.passwordHash
                 == hash + "0")
         #expect(contact.contact.id > 4)
+        #expect(try value { copy.credential(of: owners[0], charge: .daemon, completion: $0) }?.totp
+                == TOTPSeal(sealed: [9, 9], lastStep: 77))
+        #expect(try value { copy.security(of: owners[1], charge: .daemon, completion: $0) }
+                == AccountSecurity(totp: nil, pendingTOTP: [8], recoveryCodesLeft: 0))
     }
 
     @Test func aRowThatPostgreSQLCannotHoldStopsTheCopyAndWritesNothingOfItsBatch() throws {

@@ -110,6 +110,67 @@ struct PostgreSQLStorageTests {
         #expect(pair.heardByB == [.accountCreated(username: "alice1", email: "alice@example.com")])
     }
 
+    /// Issue 15: a deletion on A reaches B in its own transaction: B's directory forgets the name before B is
+    /// told, and B hears of the deletion and of every token it revoked, exactly those.
+    @Test func aDeletionOnOneInstanceIsHeardByTheOtherWithItsTokens() throws {
+        let pair = try Pair()
+        try waitForListeners(pair)
+        try warmUp(pair)
+        let alice = try register("alice1", email: "alice@example.com", on: pair.a, pair)
+        let bob = try register("bobby1", on: pair.a, pair)
+        let tokens = (1...2).map { [UInt8](repeating: $0, count: 32) }
+        for token in tokens { try pair.value { pair.a.storeToken(hash: token, for: alice.id, charge: .daemon, completion: $0) } }
+        try pair.value { pair.a.storeToken(hash: [UInt8](repeating: 9, count: 32), for: bob.id, charge: .daemon,
+                                           completion: $0) }
+        try pair.harness.run(until: { pair.heardByB.count == 2 })
+        #expect(pair.b.knownUsernameTaken("alice1") == true)
+        pair.heardByB = []
+
+        let deleted = try pair.value { pair.a.deleteAccount(alice.id, failureKeys: ["account:alice1"], charge: .daemon,
+                                                            completion: $0) }
+        #expect(Set(deleted?.revokedTokens ?? []) == Set(tokens))
+        #expect(pair.a.knownUsernameTaken("ALICE1") == false)
+        try pair.harness.run(until: { pair.heardByB.count >= 3 })
+        #expect(pair.heardByB.first { if case .accountDeleted = $0 { true } else { false } }
+                == .accountDeleted(id: alice.id, username: "alice1", email: "alice@example.com"))
+        #expect(Set(pair.heardByB.compactMap { if case .tokenRevoked(let hash) = $0 { hash } else { nil } }) == Set(tokens))
+        #expect(pair.b.knownUsernameTaken("Alice1") == false)
+        // A marker: nothing more was sent (Bob's token was not revoked), and A heard none of its own.
+        _ = try register("marker", on: pair.a, pair)
+        try pair.harness.run(until: { pair.heardByB.count == 4 })
+        #expect(pair.heardByB.count == 4)
+        #expect(pair.heardByA.isEmpty)
+    }
+
+    /// Issue 15: a password change, a revocation of the others and a recovery on A each reach B as one
+    /// `tokenRevoked` per token they revoked, and never the token kept.
+    @Test func tokensRevokedOnOneInstanceAreHeardByTheOtherOneByOne() throws {
+        let pair = try Pair()
+        try waitForListeners(pair)
+        let carol = try register("carol1", on: pair.a, pair)
+        let token = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
+        for byte: UInt8 in 1...5 {
+            try pair.value { pair.a.storeToken(hash: token(byte), for: carol.id, charge: .daemon, completion: $0) }
+        }
+        try pair.harness.run(until: { pair.heardByB.count == 1 })
+        pair.heardByB = []
+        let newHash = placeholderHash + "x"
+        let changed = try pair.value { pair.a.changePassword(of: carol.id, to: newHash, keeping: token(5), charge: .daemon,
+                                                             completion: $0) }
+        #expect(changed.count == 4)
+        try pair.value { pair.a.storeToken(hash: token(6), for: carol.id, charge: .daemon, completion: $0) }
+        #expect(try pair.value { pair.a.revokeTokens(of: carol.id, except: token(5), charge: .daemon, completion: $0) }
+                == [token(6)])
+        try pair.value { pair.a.replaceRecoveryCodes(of: carol.id, hashes: [token(7)], charge: .daemon, completion: $0) }
+        #expect(try pair.value { pair.a.redeemRecoveryCode(of: carol.id, codeHash: token(7), newPasswordHash: newHash,
+                                                           charge: .daemon, completion: $0) } == [token(5)])
+        let expected = (1...6).map { StorageChange.tokenRevoked(hash: token($0)) }
+        try pair.harness.run(until: { pair.heardByB.count >= expected.count })
+        #expect(Set(pair.heardByB.map { "\($0)" }) == Set(expected.map { "\($0)" }))
+        #expect(pair.heardByB.count == expected.count)
+        #expect(pair.heardByA.isEmpty)
+    }
+
     @Test func aListenerThatReconnectsReadsTheDirectoryAgainThenSaysResync() throws {
         let pair = try Pair()
         try waitForListeners(pair)

@@ -13,12 +13,14 @@ struct DatabaseCopyTests {
         var tokens: [CopiedToken] = []
         var failures: [CopiedFailure] = []
         var contacts: [(account: AccountID, contact: StoredContact)] = []
+        var codes: [CopiedRecoveryCode] = []
+        var totp: [CopiedTOTP] = []
         var finished = false
         var calls: [String] = []
         /// Rows of each batch the target drops: a backend that loses writes.
         var dropping = 0
 
-        init(accounts: Int = 0, tokens: Int = 0, contacts: Int = 0) {
+        init(accounts: Int = 0, tokens: Int = 0, contacts: Int = 0, codes: Int = 0, totp: Int = 0) {
             self.accounts = (0..<accounts).map { id in
                 CopiedAccount(account: Account(id: Int64(id + 1), username: "user\(id)", display: "user\(id)", email: nil,
                                                createdAtMs: 1),
@@ -30,11 +32,14 @@ struct DatabaseCopyTests {
                                                                      createdAt: 1, updatedAt: 1),
                                                     keys: ContactSearchKeys(draft: ContactDraft(name: "c\(id)"))))
             }
+            self.codes = (0..<codes).map { CopiedRecoveryCode(account: 1, hash: [UInt8(truncatingIfNeeded: $0)]) }
+            self.totp = (0..<totp).map { CopiedTOTP(account: Int64($0 + 1), sealed: [1], pending: nil, lastStep: 9) }
         }
 
         func counts() throws(CopyError) -> CopyCounts {
             calls.append("counts")
-            return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count)
+            return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count,
+                              recoveryCodes: codes.count, totp: totp.count)
         }
 
         func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -48,6 +53,12 @@ struct DatabaseCopyTests {
             for start in stride(from: 0, to: contacts.count, by: batchSize) {
                 try body(.contacts(Array(contacts[start..<min(start + batchSize, contacts.count)])))
             }
+            for start in stride(from: 0, to: codes.count, by: batchSize) {
+                try body(.recoveryCodes(Array(codes[start..<min(start + batchSize, codes.count)])))
+            }
+            for start in stride(from: 0, to: totp.count, by: batchSize) {
+                try body(.totp(Array(totp[start..<min(start + batchSize, totp.count)])))
+            }
         }
 
         func write(_ batch: CopyBatch) throws(CopyError) {
@@ -57,6 +68,8 @@ struct DatabaseCopyTests {
             case .tokens(let rows): tokens += rows.dropLast(dropping)
             case .failures(let rows): failures += rows.dropLast(dropping)
             case .contacts(let rows): contacts += rows.dropLast(dropping)
+            case .recoveryCodes(let rows): codes += rows.dropLast(dropping)
+            case .totp(let rows): totp += rows.dropLast(dropping)
             }
         }
 
@@ -76,16 +89,17 @@ struct DatabaseCopyTests {
     }
 
     @Test func everyRowGoesOverInBatchesWithProgressThenTheTargetIsFinishedAndCounted() throws {
-        let source = MemoryEnd(accounts: 5, tokens: 2, contacts: 3)
+        let source = MemoryEnd(accounts: 5, tokens: 2, contacts: 3, codes: 3, totp: 1)
         let target = MemoryEnd()
         var progress: [Int] = []
         let counts = try DatabaseCopy.run(from: source, to: target, batchSize: 2) { progress.append($0.copied.total) }
-        #expect(counts == CopyCounts(accounts: 5, tokens: 2, contacts: 3))
+        #expect(counts == CopyCounts(accounts: 5, tokens: 2, contacts: 3, recoveryCodes: 3, totp: 1))
         #expect(target.accounts == source.accounts && target.tokens == source.tokens)
         #expect(target.contacts.map(\.contact) == source.contacts.map(\.contact))
-        // Accounts 2+2+1, tokens 2, contacts 2+1: one write and one progress report a batch.
-        #expect(progress == [2, 4, 5, 7, 9, 10])
-        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 6) + ["finish", "counts"])
+        #expect(target.codes == source.codes && target.totp == source.totp)
+        // Accounts 2+2+1, tokens 2, contacts 2+1, codes 2+1, TOTP 1: one write and one progress report a batch.
+        #expect(progress == [2, 4, 5, 7, 9, 10, 12, 13, 14])
+        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 9) + ["finish", "counts"])
         #expect(source.calls == ["counts", "readAll", "counts"])
     }
 

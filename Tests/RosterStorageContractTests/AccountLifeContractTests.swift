@@ -3,11 +3,6 @@ import RosterRuntime
 import RosterStorage
 import Testing
 
-/// The backends the account-life contract runs on.
-// TODO(coordinator): add `.memory` (use `BackendKind.allCases`) once H4's InMemoryStorage+AccountLife lands.
-// TODO(H2): add `.postgres` with the PostgreSQL piece.
-let accountLifeBackends: [BackendKind] = [.sqlite]
-
 /// The life of an account (issue 15): a deletion takes everything of the account and frees its name, a password
 /// change or a recovery revokes exactly the tokens it names, a recovery code works once, a TOTP step is accepted
 /// once and only forwards, and a session list shows live tokens oldest first with their clients.
@@ -35,7 +30,7 @@ struct AccountLifeContractTests {
 
     // MARK: Deletion
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aDeletionTakesEverythingOfTheAccountAndFreesItsName(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -94,7 +89,7 @@ struct AccountLifeContractTests {
         #expect(try backend.value { storage.deleteAccount(alice.id, failureKeys: [], charge: .daemon, completion: $0) } == nil)
     }
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aDeletionIsThereForTheNextInstance(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let frank = try backend.account("frank1")
@@ -110,7 +105,7 @@ struct AccountLifeContractTests {
 
     // MARK: Password and tokens
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aPasswordChangeKeepsExactlyTheTokenItNames(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -144,7 +139,7 @@ struct AccountLifeContractTests {
                     .passwordHash == placeholderHash)
     }
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func revokingOthersKeepsTheNamedTokenAndTouchesNoOtherAccount(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -164,7 +159,7 @@ struct AccountLifeContractTests {
 
     // MARK: Email
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func anEmailChangeClashesWithAnotherAccountOnlyAndCanRemoveIt(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -194,7 +189,7 @@ struct AccountLifeContractTests {
 
     // MARK: Recovery codes
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aRecoveryCodeWorksOnceForItsOwnAccountAndRevokesEveryToken(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -233,7 +228,7 @@ struct AccountLifeContractTests {
 
     // MARK: TOTP
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aPendingSecretCountsOnlyOnceConfirmed(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -271,7 +266,7 @@ struct AccountLifeContractTests {
         #expect(try !backend.value { storage.acceptTOTPStep(of: pia.id, step: 21, charge: peerCharge, completion: $0) })
     }
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func aTOTPStepIsAcceptedOnceAndOnlyAfterTheLastOne(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -314,7 +309,7 @@ struct AccountLifeContractTests {
 
     // MARK: Sessions
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func sessionsAreTheLiveTokensOldestFirstWithTheirClients(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
@@ -349,7 +344,7 @@ struct AccountLifeContractTests {
 
     // MARK: A gone account
 
-    @Test(arguments: accountLifeBackends)
+    @Test(arguments: BackendKind.allCases)
     func callsOnAnAccountThatIsGoneAnswerNilOrFalse(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage

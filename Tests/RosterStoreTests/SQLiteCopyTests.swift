@@ -11,7 +11,8 @@ import Testing
 struct SQLiteCopyTests {
     private let hash = "$argon2id$v=19$m=8,t=1,p=1$c2FsdA$aGFzaA"
 
-    /// Accounts (one with an email), tokens, failures and contacts, with holes in every id sequence.
+    /// Accounts (one with an email), tokens (one with a client), failures, contacts, recovery codes and TOTP rows
+    /// (one confirmed, one only pending), with holes in every id sequence.
     private func filledDatabase(_ directory: TemporaryDirectory, _ name: String = "source.db") throws {
         let database = try directory.rosterDatabase(name)
         defer { database.close() }
@@ -22,9 +23,14 @@ struct SQLiteCopyTests {
         let bob = try users.insertUser(canonical: "bobby1", display: "bobby1", email: nil, passwordHash: hash, createdAt: 12)
         try database.execute("DELETE FROM users WHERE id = \(gone.id)")
         let tokens = SessionTokenStore(database: database)
-        try tokens.insert(tokenHash: [UInt8](repeating: 1, count: 32), userID: alice.id, now: 20)
+        try tokens.insert(tokenHash: [UInt8](repeating: 1, count: 32), userID: alice.id, client: "rosterctl", now: 20)
         try tokens.insert(tokenHash: [UInt8](repeating: 2, count: 32), userID: bob.id, now: 21)
         try LoginFailureStore(database: database).record(keys: ["account:alice1", "uid:1000"], at: 30)
+        let life = AccountLifeStore(database: database)
+        try life.replaceRecoveryCodes(userID: alice.id, hashes: [[UInt8](repeating: 7, count: 32), [UInt8](repeating: 8, count: 32)])
+        try life.storePendingTOTP(userID: alice.id, sealed: [1, 2, 3])
+        _ = try life.confirmTOTP(userID: alice.id, step: 55)
+        try life.storePendingTOTP(userID: bob.id, sealed: [4, 5])
         let contacts = ContactStore(database: database)
         for (index, draft) in [ContactDraft(name: "张三", phone: "138 0013 8000"), ContactDraft(name: "Nguyễn Văn Ánh"),
                                ContactDraft(name: "김수현", email: "k@example.org", note: "two\nlines"),
@@ -41,7 +47,7 @@ struct SQLiteCopyTests {
         defer { database.close() }
         var rows: [String] = []
         for table in ["users ORDER BY id", "session_tokens ORDER BY token_hash", "login_failures ORDER BY rowid",
-                      "contacts ORDER BY id"] {
+                      "contacts ORDER BY id", "recovery_codes ORDER BY code_hash", "totp ORDER BY user_id"] {
             let select = try database.prepare("SELECT * FROM \(table)")
             while try select.step() {
                 rows.append(table + ": " + (0..<select.columnCount).map { "\(select.value(at: $0))" }.joined(separator: "|"))
@@ -79,9 +85,10 @@ struct SQLiteCopyTests {
             let into = try SQLiteCopy.target(path: target, now: 1)
             #expect(try into.counts() == CopyCounts())
             let batches = try copy(source, into, batchSize: 1)
-            // One row a batch: accounts, then tokens, failures and contacts, each in its own batches.
-            #expect(batches.count == 2 + 2 + 2 + 3)
-            #expect(try source.counts() == CopyCounts(accounts: 2, tokens: 2, failures: 2, contacts: 3))
+            // One row a batch: accounts, then tokens, failures, contacts, codes and TOTP, each in its own batches.
+            #expect(batches.count == 2 + 2 + 2 + 3 + 2 + 2)
+            #expect(try source.counts() == CopyCounts(accounts: 2, tokens: 2, failures: 2, contacts: 3, recoveryCodes: 2,
+                                                      totp: 2))
             #expect(try into.counts() == source.counts())
         }
         #expect(try dump(target) == dump(directory.path("source.db")))
@@ -92,6 +99,7 @@ struct SQLiteCopyTests {
                                                                passwordHash: hash, createdAt: 50)
         #expect(next.id == 4)
         #expect(try UserStore(database: database).user(canonical: "ALICE1")?.email == "a@example.org")
+        #expect(try UserStore(database: database).credential(canonical: "alice1")?.totp == TOTPSeal(sealed: [1, 2, 3], lastStep: 55))
     }
 
     @Test func batchesHoldAtMostTheirSizeAndEveryRowOnce() throws {
@@ -150,6 +158,6 @@ struct SQLiteCopyTests {
         #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.target(path: directory.path("foreign.db"), now: 1) }?.contains("Roster did not make") == true)
         #expect(directory.bytes("foreign.db") == before)
         try filledDatabase(directory, "full.db")
-        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 9)
+        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 13)
     }
 }

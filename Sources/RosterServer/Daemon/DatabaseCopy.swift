@@ -46,6 +46,8 @@ extension CopyCounts {
         case .tokens(let rows): tokens += rows.count
         case .failures(let rows): failures += rows.count
         case .contacts(let rows): contacts += rows.count
+        case .recoveryCodes(let rows): recoveryCodes += rows.count
+        case .totp(let rows): totp += rows.count
         }
     }
 }

@@ -1,0 +1,131 @@
+import RosterStorage
+
+// The life of an account (issue 15). Each revoked token is announced with its own `token-revoked` notification,
+// written by the statement that deletes it (the payload's prefix is bound, each hash's hex appended by
+// `encode(token_hash, 'hex')`), so the others hear of exactly the tokens that went, when they went.
+extension PostgreSQLQueries {
+    /// `userColumns` of `u`, then the confirmed TOTP (`sealed`, `last_step`) of the joined `t`.
+    static let credentialColumns = "u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step"
+
+    static func credential(of account: AccountID) -> PGStatement {
+        PGStatement("""
+            SELECT \(credentialColumns) FROM users u LEFT JOIN totp t ON t.user_id = u.id WHERE u.id = $1::bigint
+            """, [.int(account)])
+    }
+
+    /// One row (sealed, pending, last_step, codes left) when the account is there.
+    static func security(of account: AccountID) -> PGStatement {
+        PGStatement("""
+            SELECT t.sealed, t.pending, t.last_step, (SELECT count(*) FROM recovery_codes r WHERE r.user_id = u.id)
+            FROM users u LEFT JOIN totp t ON t.user_id = u.id WHERE u.id = $1::bigint
+            """, [.int(account)])
+    }
+
+    /// Rows (hash) of the account's tokens deleted, all but `keeping`, each announced.
+    static func revokeTokens(of account: AccountID, except keeping: [UInt8]?, announcing prefix: String) -> PGStatement {
+        PGStatement("""
+            WITH gone AS (
+                DELETE FROM session_tokens WHERE user_id = $1::bigint AND token_hash IS DISTINCT FROM $2::bytea
+                RETURNING token_hash)
+            SELECT token_hash, pg_notify('\(ChangeNotification.channel)', $3::text || encode(token_hash, 'hex')) FROM gone
+            """, [.int(account), keeping.map(PGValue.bytes) ?? .null, .text(prefix)])
+    }
+
+    /// One row (taken, then `id, canonical, display, email, created_at` when changed). Another account's email is
+    /// checked in the same statement; one committed meanwhile by another daemon fails the UPDATE with 23505.
+    static func changeEmail(of account: AccountID, to email: String?) -> PGStatement {
+        PGStatement("""
+            WITH target AS (
+                SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $2::text AND id <> $3::bigint) AS taken),
+            changed AS (
+                UPDATE users SET email = $1::text, email_key = $2::text FROM target
+                WHERE users.id = $3::bigint AND NOT target.taken
+                RETURNING users.id, users.canonical, users.display, users.email, users.created_at)
+            SELECT target.taken, changed.* FROM target LEFT JOIN changed ON true
+            """, [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account)])
+    }
+
+    /// Deletes the account, if it still has `email` (the deletion's notification names it), with the failed
+    /// log-ins of `failureKeys`; its contacts, tokens, codes and TOTP go by the foreign keys. Rows (id, a token
+    /// hash or NULL), none when nothing was deleted. The tokens are read in the statement's snapshot, before the
+    /// cascade, and each is announced, as is the deletion.
+    static func deleteAccount(_ account: AccountID, email: String?, failureKeys: [String], notification: String,
+                              announcingTokens prefix: String) -> PGStatement {
+        PGStatement("""
+            WITH victim AS (
+                DELETE FROM users WHERE id = $1::bigint AND email IS NOT DISTINCT FROM $2::text
+                RETURNING id, pg_notify('\(ChangeNotification.channel)', $3::text)),
+            tokens AS (SELECT t.token_hash FROM session_tokens t JOIN victim v ON t.user_id = v.id),
+            failures AS (
+                DELETE FROM login_failures WHERE key = ANY($4::text[]) AND EXISTS (SELECT 1 FROM victim))
+            SELECT v.id, t.token_hash,
+                CASE WHEN t.token_hash IS NOT NULL
+                    THEN pg_notify('\(ChangeNotification.channel)', $5::text || encode(t.token_hash, 'hex')) END
+            FROM victim v LEFT JOIN tokens t ON true
+            """, [.int(account), .optional(email), .text(notification), .text(PGArrayLiteral.texts(failureKeys)),
+                  .text(prefix)])
+    }
+
+    /// Rows (hash, created_at, last_used_at, client) of the account's live tokens, oldest first: alive while
+    /// `now - last_used_at < idleLimitMs`, as a resume counts it.
+    static func sessions(of account: AccountID, idleLimitMs: Int64, now: PGValue) -> PGStatement {
+        PGStatement("""
+            SELECT token_hash, created_at, last_used_at, client FROM session_tokens
+            WHERE user_id = $2::bigint AND last_used_at > \(Self.now(1)) - $3::bigint ORDER BY created_at, token_hash
+            """, [now, .int(account), span(idleLimitMs)])
+    }
+
+    /// Every code of the account replaced, in one transaction.
+    static func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]]) -> [PGStatement] {
+        let clear = PGStatement("DELETE FROM recovery_codes WHERE user_id = $1::bigint", [.int(account)])
+        guard !hashes.isEmpty else { return [clear] }
+        let tuples = hashes.indices.map { "($1::bigint, $\($0 + 2)::bytea)" }.joined(separator: ", ")
+        return [clear, PGStatement("INSERT INTO recovery_codes(user_id, code_hash) VALUES \(tuples)",
+                                   [.int(account)] + hashes.map(PGValue.bytes))]
+    }
+
+    /// Uses the code up, sets the password hash and deletes every token, each announced: rows (a token hash or
+    /// NULL), none when the account had no such code (then nothing changed).
+    static func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
+                                   announcingTokens prefix: String) -> PGStatement {
+        PGStatement("""
+            WITH used AS (
+                DELETE FROM recovery_codes WHERE user_id = $1::bigint AND code_hash = $2::bytea RETURNING user_id),
+            changed AS (
+                UPDATE users SET password_hash = $3::text FROM used WHERE users.id = used.user_id RETURNING users.id),
+            gone AS (
+                DELETE FROM session_tokens t USING used WHERE t.user_id = used.user_id RETURNING t.token_hash)
+            SELECT g.token_hash,
+                CASE WHEN g.token_hash IS NOT NULL
+                    THEN pg_notify('\(ChangeNotification.channel)', $4::text || encode(g.token_hash, 'hex')) END
+            FROM used LEFT JOIN gone g ON true
+            """, [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)])
+    }
+
+    static func storePendingTOTP(of account: AccountID, sealed: [UInt8]) -> PGStatement {
+        PGStatement("""
+            INSERT INTO totp(user_id, pending) VALUES ($1::bigint, $2::bytea)
+            ON CONFLICT (user_id) DO UPDATE SET pending = EXCLUDED.pending
+            """, [.int(account), .bytes(sealed)])
+    }
+
+    static func confirmTOTP(of account: AccountID, step: Int64) -> PGStatement {
+        PGStatement("""
+            UPDATE totp SET sealed = pending, pending = NULL, last_step = $2::bigint
+            WHERE user_id = $1::bigint AND pending IS NOT NULL
+            """, [.int(account), .int(step)])
+    }
+
+    /// One statement, so of two log-ins with one code exactly one changes the row (the second waits for the
+    /// first's row lock, then finds the step used).
+    static func acceptTOTPStep(of account: AccountID, step: Int64) -> PGStatement {
+        PGStatement("""
+            UPDATE totp SET last_step = $2::bigint
+            WHERE user_id = $1::bigint AND sealed IS NOT NULL AND (last_step IS NULL OR last_step < $2::bigint)
+            """, [.int(account), .int(step)])
+    }
+
+    static func removeTOTP(of account: AccountID) -> PGStatement {
+        PGStatement("DELETE FROM totp WHERE user_id = $1::bigint", [.int(account)])
+    }
+}
