@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
         .executableTarget(name: "rosterd", dependencies: ["RosterServer", "RosterRuntime", "RosterProtocol",
                                                          "RosterHostIO"]),
-        .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore"]),
+        .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),
         // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
@@ -71,6 +71,7 @@ let package = Package(
                 dependencies: ["RosterStorageTesting", "RosterStorage", "RosterStore", "RosterPostgres",
                                "RosterPostgresTesting", "RosterRuntime", "RosterCore"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
+                                                            "RosterCrypto",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol"]),
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient",
                                                          "RosterPostgresTesting",

@@ -52,6 +52,25 @@ public enum TOTP {
         return nowUnix / stepSeconds + Int64(position)
     }
 
+    /// What checking a code against a sealed secret found.
+    public enum SealedCheck: Equatable, Sendable {
+        /// The code is this step's (see `validate`).
+        case matched(step: Int64)
+        /// No step in the window has this code.
+        case mismatch
+        /// The seal does not open with `key`: another key file, or altered bytes.
+        case unopenable
+    }
+
+    /// `validate` against the secret sealed in `sealed` (`SecretBox`, the `.totpSeal` subkey), so the opened secret
+    /// never leaves this module and is wiped at once.
+    public static func validate(_ code: String, sealed: [UInt8], key: SecretKey, nowUnix: Int64,
+                                window: Int = 1) -> SealedCheck {
+        guard var secret = SecretBox.open(sealed, key: key) else { return .unopenable }
+        defer { sodium_memzero(&secret, secret.count) }
+        return validate(code, secret: secret, nowUnix: nowUnix, window: window).map { .matched(step: $0) } ?? .mismatch
+    }
+
     /// The code for `nowUnix` (tests and the by-hand check; the daemon only validates).
     static func generate(secret: [UInt8], nowUnix: Int64) -> String? {
         guard OATH.isReady else { return nil }

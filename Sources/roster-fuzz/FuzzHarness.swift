@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterCrypto
 import RosterRuntime
 import RosterServer
 
@@ -22,7 +23,7 @@ final class FuzzHarness {
         do {
             loop = try EventLoop(signals: [])
             server = try Server.open(loop: loop, config: config, databasePath: directory + "/fuzz.db",
-                                     logger: Logger(level: .emerg))
+                                     logger: Logger(level: .emerg), secrets: try AccountSecrets.ephemeral())
         } catch {
             fatalError("the fuzz harness cannot start a server: \(error)")
         }

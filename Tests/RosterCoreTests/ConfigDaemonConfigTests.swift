@@ -151,6 +151,9 @@ struct ConfigDaemonConfigTests {
         [PostgreSQL]
         Connection=host=/run/postgresql dbname=roster2
         Connections=8
+
+        [Secrets]
+        KeyFile=/etc/roster/roster.key
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -173,7 +176,7 @@ struct ConfigDaemonConfigTests {
                 storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
-                                     postgresqlConnections: 8))
+                                     postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -239,7 +242,7 @@ struct ConfigDaemonConfigTests {
         let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
                              (path: Self.dropIn, text: "# x\n\n[Network]\n")])
         #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
-                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL]"))
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets]"))
         #expect(error?.reason == "unknown_section")
         #expect(failure("[timing]\nDebounceMs=1\n")?.detail
                 == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")
@@ -451,5 +454,24 @@ struct ConfigDaemonConfigTests {
         #expect(config.policy.debounce == .milliseconds(200))
         #expect(kept == ["[Storage] Backend=", "[PostgreSQL] Connections="])
         #expect(running.reloaded(from: try parse("[Timing]\nDebounceMs=300\n")).kept == [])
+    }
+
+    // MARK: secrets (issue 15)
+
+    @Test func theKeyFileIsAnAbsolutePathReadAtStartOnly() throws {
+        #expect(try DaemonConfig.parse(files: []).storage.keyFilePath == nil)
+        let text = "[Secrets]\nKeyFile=/srv/roster/roster.key\n"
+        #expect(try parse(text).storage.keyFilePath == "/srv/roster/roster.key")
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text), (path: Self.dropIn, text: "[Secrets]\nKeyFile=\n")])
+        #expect(reset.storage.keyFilePath == nil)
+        #expect(failure("[Secrets]\nKeyFile=roster.key\n")?.reason == "invalid_value")
+        #expect(failure("[Secrets]\nKeyFile=/srv/roster/\n")?.reason == "invalid_value")
+        #expect(failure("[Server]\nKeyFile=/srv/roster.key\n")?.detail
+                == "unknown key KeyFile= in [Server] (it belongs in [Secrets])")
+        // The key in force sealed what the daemon holds: a reload cannot swap it.
+        let running = try parse(text)
+        let (config, kept) = running.reloaded(from: try parse("[Secrets]\nKeyFile=/other.key\n"))
+        #expect(config.storage.keyFilePath == "/srv/roster/roster.key")
+        #expect(kept == ["[Secrets] KeyFile="])
     }
 }

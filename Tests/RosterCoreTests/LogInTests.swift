@@ -17,8 +17,13 @@ struct LogInTests {
     let password = Secret("secret1")
     let t0: Int64 = 1_700_000_000_000
 
-    func attempt(_ identifier: String = "alice1", policy: Policy = .seed) -> Attempt {
-        Attempt(LogInRequest(identifier: identifier, password: password), peerUID: 1000, policy: policy)
+    let seal = TOTPSeal(sealed: [9, 9, 9], lastStep: 58_820_000)
+    var foundWithTOTP: Attempt.Found {
+        Attempt.Found(account: alice, username: "alice1", passwordHash: "$argon2id$old", totp: seal)
+    }
+
+    func attempt(_ identifier: String = "alice1", policy: Policy = .seed, code: String? = nil) -> Attempt {
+        Attempt(LogInRequest(identifier: identifier, password: password, code: code), peerUID: 1000, policy: policy)
     }
 
     /// Feeds `facts` in order and returns every effect, starting with the first.
@@ -155,11 +160,13 @@ struct LogInTests {
             [.failuresRead(times: [:], nowMs: t0)],
             [.failuresRead(times: [:], nowMs: t0), .verified(.refused)],
             [.failuresRead(times: [:], nowMs: t0), .verified(.accepted(upgradedHash: "$argon2id$new"))],
+            [.failuresRead(times: [:], nowMs: t0), .verified(.accepted(upgradedHash: nil))],
+            [.failuresRead(times: [:], nowMs: t0), .verified(.accepted(upgradedHash: nil)), .codeVerified(false)],
         ]
         for facts in upTo {
-            var login = attempt()
+            var login = attempt(code: "123456")
             var gate = LoginGate()
-            let effects = run(&login, [.accountFound(found)] + facts + [.failed(.storageFull)], gate: &gate)
+            let effects = run(&login, [.accountFound(foundWithTOTP)] + facts + [.failed(.storageFull)], gate: &gate)
             #expect(effects.last == .finish(.failure(.storageFull)))
             #expect(gate.isIdle)
         }
@@ -182,5 +189,149 @@ struct LogInTests {
         #expect(request.password == Secret("a b"))
         #expect(LogInRequest(typedIdentifier: "Alice@Example.COM", password: password, policy: .seed).identifier
                 == "alice@example.com")
+    }
+
+    // MARK: Two-step log-in (issue 15)
+
+    @Test func aTOTPAccountWithoutACodeIsAskedForOneAndNothingIsRecorded() {
+        for code in [nil, ""] {
+            var login = attempt(code: code)
+            var gate = LoginGate()
+            let effects = run(&login, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                       .verified(.accepted(upgradedHash: nil))], gate: &gate)
+            #expect(effects == [
+                .findAccount(identifier: "alice1"),
+                .readFailures(keys: ["account:alice1", "uid:1000"], windowMs: 300_000),
+                .verify(password: password, against: "$argon2id$old"),
+                .finish(.failure(.codeRequired)),
+            ])
+            #expect(gate.isIdle)
+            #expect(login.step(.failureRecorded, gate: &gate) == [])
+        }
+    }
+
+    @Test func codeRequiredComesOnlyAfterTheRightPassword() {
+        for code in [nil, "123456"] {
+            var login = attempt(code: code)
+            var gate = LoginGate()
+            let effects = run(&login, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                       .verified(.refused), .failureRecorded], gate: &gate)
+            #expect(!effects.contains { if case .verifyCode = $0 { true } else { false } })
+            #expect(effects.suffix(2) == [.recordFailure(keys: ["account:alice1", "uid:1000"]),
+                                          .finish(.failure(.wrongPassword))])
+            var hardened = attempt(policy: .hardened, code: code)
+            let answer = run(&hardened, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                         .verified(.refused), .failureRecorded], gate: &gate)
+            #expect(answer.last == .finish(.failure(.invalidCredentials)))
+        }
+    }
+
+    @Test func aRightCodeIssuesTheTokenAndHoldsTheGateUntilItsVerdict() {
+        var login = attempt(code: "123456")
+        var gate = LoginGate()
+        let effects = run(&login, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                   .verified(.accepted(upgradedHash: nil))], gate: &gate)
+        #expect(effects.suffix(2) == [.verify(password: password, against: "$argon2id$old"),
+                                      .verifyCode(code: "123456", totp: seal, account: alice)])
+        // A code being checked counts against the limit like a password being verified.
+        #expect(gate.attemptsInFlight("account:alice1") == 1)
+        #expect(gate.attemptsInFlight("uid:1000") == 1)
+        #expect(login.step(.codeVerified(true), gate: &gate) == [.issueToken(for: alice)])
+        #expect(gate.isIdle)
+        #expect(login.step(.tokenIssued(token), gate: &gate) == [.finish(.success(.init(account: alice, token: .success(token))))])
+    }
+
+    /// A wrong code and a replayed one (the runtime's step check refuses a step already used) both answer false.
+    @Test func aWrongOrReplayedCodeIsRecordedForBothKeysThenInvalidCode() {
+        for policy in [Policy.seed, .hardened] {
+            var login = attempt(policy: policy, code: "654321")
+            var gate = LoginGate()
+            let effects = run(&login, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                       .verified(.accepted(upgradedHash: nil)), .codeVerified(false)], gate: &gate)
+            #expect(effects.suffix(2) == [.verifyCode(code: "654321", totp: seal, account: alice),
+                                          .recordFailure(keys: ["account:alice1", "uid:1000"])])
+            #expect(gate.attemptsInFlight("account:alice1") == 1)
+            #expect(login.step(.failureRecorded, gate: &gate) == [.finish(.failure(.invalidCode))])
+            #expect(gate.isIdle)
+            #expect(login.step(.codeVerified(true), gate: &gate) == [])
+        }
+    }
+
+    @Test func anUpgradedHashIsStoredBeforeTheCodeIsChecked() {
+        var login = attempt(code: "123456")
+        var gate = LoginGate()
+        let effects = run(&login, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                   .verified(.accepted(upgradedHash: "$argon2id$new")), .hashReplaced], gate: &gate)
+        #expect(effects.suffix(2) == [.replaceHash("$argon2id$new", of: alice),
+                                      .verifyCode(code: "123456", totp: seal, account: alice)])
+        #expect(!gate.isIdle)
+        var withoutCode = attempt()
+        let asked = run(&withoutCode, [.accountFound(foundWithTOTP), .failuresRead(times: [:], nowMs: t0),
+                                       .verified(.accepted(upgradedHash: "$argon2id$new")), .hashReplaced], gate: &gate)
+        #expect(asked.last == .finish(.failure(.codeRequired)))
+    }
+
+    @Test func theRateLimitIsAnsweredBeforeThePasswordOrTheCode() {
+        var policy = Policy.seed
+        policy.rateLimitBurst = 2
+        policy.rateLimitInterval = .seconds(1)
+        for code in [nil, "123456"] {
+            var login = attempt(policy: policy, code: code)
+            var gate = LoginGate()
+            let effects = run(&login, [.accountFound(foundWithTOTP),
+                                       .failuresRead(times: ["account:alice1": [t0 - 10, t0 - 5]], nowMs: t0)], gate: &gate)
+            #expect(effects.last == .finish(.failure(.rateLimited(retryAfterMs: 990))))
+            #expect(gate.isIdle)
+        }
+    }
+
+    /// Wrong codes count toward the limit: after `burst` of them, even the right password and code wait.
+    @Test func wrongCodesFillTheLimitOnAManualClock() {
+        var policy = Policy.seed
+        policy.rateLimitBurst = 2
+        policy.rateLimitInterval = .seconds(1)
+        var gate = LoginGate()
+        var failures: [String: [Int64]] = [:]
+        var now = t0
+        func tryCode(right: Bool) -> Attempt.Effect? {
+            var login = attempt(policy: policy, code: "123456")
+            var effects = login.start() + login.step(.accountFound(foundWithTOTP), gate: &gate)
+            effects += login.step(.failuresRead(times: failures, nowMs: now), gate: &gate)
+            guard case .verify = effects.last else { return effects.last }
+            effects += login.step(.verified(.accepted(upgradedHash: nil)), gate: &gate)
+            effects += login.step(.codeVerified(right), gate: &gate)
+            if case .recordFailure(let keys) = effects.last {
+                for key in keys { failures[key, default: []].append(now) }
+                effects += login.step(.failureRecorded, gate: &gate)
+            }
+            return effects.last
+        }
+        #expect(tryCode(right: false) == .finish(.failure(.invalidCode)))
+        now += 3
+        #expect(tryCode(right: false) == .finish(.failure(.invalidCode)))
+        now += 2
+        #expect(tryCode(right: true) == .finish(.failure(.rateLimited(retryAfterMs: 995))))
+        now += 995
+        #expect(tryCode(right: true) == .issueToken(for: alice))
+        #expect(gate.isIdle)
+    }
+
+    @Test func aCodeForAnAccountWithoutTOTPIsIgnored() {
+        var login = attempt(code: "123456")
+        var gate = LoginGate()
+        let effects = run(&login, [.accountFound(found), .failuresRead(times: [:], nowMs: t0),
+                                   .verified(.accepted(upgradedHash: nil))], gate: &gate)
+        #expect(effects.last == .issueToken(for: alice))
+        #expect(gate.isIdle)
+        var unknown = attempt("nobody9", code: "123456")
+        let refused = run(&unknown, [.accountFound(nil), .failuresRead(times: [:], nowMs: t0),
+                                     .verified(.accepted(upgradedHash: nil)), .failureRecorded], gate: &gate)
+        #expect(refused.last == .finish(.failure(.notFound)))
+    }
+
+    @Test func theCodeTravelsInTheRequest() {
+        #expect(LogInRequest(typedIdentifier: "Alice1", password: password, policy: .seed, code: "123456").code == "123456")
+        #expect(LogInRequest(typedIdentifier: "Alice1", password: password, policy: .seed).code == nil)
+        #expect(LogInRequest(identifier: "alice1", password: password).code == nil)
     }
 }

@@ -58,4 +58,17 @@ import Testing
         #expect(TOTP.uri(secret: secret, username: "a b:c/d?e&f") == "otpauth://totp/Roster:a%20b%3Ac%2Fd%3Fe%26f" + tail)
         #expect(TOTP.uri(secret: secret, username: "x.y_z-1~") == "otpauth://totp/Roster:x.y_z-1~" + tail)
     }
+
+    @Test func aSealedSecretIsCheckedWithoutLeavingTheModule() throws {
+        let key = try SecretKey.random()
+        let secret = try TOTP.generateSecret()
+        let sealed = try SecretBox.seal(secret, key: key)
+        let now: Int64 = 1_764_600_015
+        let code = try oathtool(["--totp", "-b", TOTP.base32(secret), "-N", "@\(now - 30)"])
+        #expect(TOTP.validate(code, sealed: sealed, key: key, nowUnix: now) == .matched(step: now / 30 - 1))
+        let old = try oathtool(["--totp", "-b", TOTP.base32(secret), "-N", "@\(now - 60)"])
+        #expect(TOTP.validate(old, sealed: sealed, key: key, nowUnix: now) == .mismatch)
+        #expect(TOTP.validate(code, sealed: sealed, key: try SecretKey.random(), nowUnix: now) == .unopenable)
+        #expect(TOTP.validate(code, sealed: Array(sealed.dropLast()), key: key, nowUnix: now) == .unopenable)
+    }
 }

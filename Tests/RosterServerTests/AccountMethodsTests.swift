@@ -16,7 +16,7 @@ struct AccountMethodsTests {
 
     init() {
         let accounts = AccountProcedures(storage: storage, passwords: FakePasswordWork(), policy: .seed,
-                                         logger: Logger(level: .emerg))
+                                         logger: Logger(level: .emerg), secrets: testSecrets)
         methods = AccountMethods(accounts: accounts, sessions: sessions)
     }
 

@@ -34,7 +34,7 @@ struct FormMethodsTests {
     init() {
         forms = RecordingForms(policy: .seed, scheduler: scheduler)
         let accounts = AccountProcedures(storage: contacts.storage, passwords: FakePasswordWork(), policy: .seed,
-                                         logger: Logger(level: .emerg))
+                                         logger: Logger(level: .emerg), secrets: testSecrets)
         methods = FormMethods(scheduler: scheduler, accounts: accounts, contacts: contacts.service, forms: forms)
     }
 

@@ -31,7 +31,7 @@ struct LateStorageServerTests {
             let passwords = PasswordLanes(settings: config.server, cores: 1, policy: config.policy, loop: loop,
                                           logger: Logger(level: .emerg))
             server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
-                            contacts: ContactsService(storage: storage), logger: Logger(level: .emerg))
+                            contacts: ContactsService(storage: storage), logger: Logger(level: .emerg), secrets: testSecrets)
             var fds: [Int32] = [0, 0]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
                 throw SystemError(errno: errno, call: "socketpair")

@@ -17,7 +17,7 @@ struct SessionMethodsTests {
 
     init() {
         let accounts = AccountProcedures(storage: storage, passwords: FakePasswordWork(), policy: .seed,
-                                         logger: Logger(level: .emerg))
+                                         logger: Logger(level: .emerg), secrets: testSecrets)
         methods = SessionMethods(accounts: accounts, sessions: sessions)
         accountMethods = AccountMethods(accounts: accounts, sessions: sessions)
     }

@@ -9,13 +9,21 @@
 //   a dummy of the same cost (no timing tells whether the account exists). A refusal is recorded for both keys
 //   before it is answered, so the count survives a restart: `wrong_password` or `not_found` when the policy
 //   reveals unknown users, else `invalid_credentials` for both. An accepted password whose hash was made with
-//   other parameters is re-hashed there, and the new hash stored before the answer. Then a session token is
-//   issued; a token that cannot be stored still leaves the attempt accepted (the caller decides).
+//   other parameters is re-hashed there, and the new hash stored before the answer.
+//   Two-step log-in (issue 15): only after an accepted password, an account with a confirmed TOTP secret needs
+//   a code. Without one (an empty code counts as none) the answer is `code_required`, and nothing is recorded:
+//   the password was right, and the form asks again with the code. With one, the runtime opens the seal and
+//   checks the code (within ±1 step, never a step at or before the last one accepted); a wrong or replayed code
+//   is recorded for both keys like a wrong password, then answered `invalid_code`. The attempt stays in the gate
+//   until the code's verdict, so guesses in flight count as failures too. A code sent for an account without
+//   TOTP is ignored. Then a session token is issued; a token that cannot be stored still leaves the attempt
+//   accepted (the caller decides).
 //
 // THEORY OF OPERATION
 //   A chain of steps. Each effect is performed by the runtime and answered with the fact named beside it:
 //     findAccount → accountFound · readFailures → failuresRead · verify → verified ·
-//     recordFailure → failureRecorded, or replaceHash → hashReplaced · issueToken → tokenIssued · finish.
+//     recordFailure → failureRecorded, or replaceHash → hashReplaced · verifyCode → codeVerified
+//     (→ recordFailure when false) · issueToken → tokenIssued · finish.
 //   `failed` answers any effect that could not be carried out and ends the attempt with that error (after a
 //   verified password it only means there is no token). The gate is shared by every attempt, so each step is
 //   given it: the attempt begins there once its keys are known, before its failures are read, and ends once
@@ -27,16 +35,20 @@ public struct LogInRequest: Equatable, Sendable {
     public let identifier: String
     /// The normalized password, as it was at registration.
     public let password: Secret
+    /// The TOTP code, when the client sends one (after a `code_required`); nil or empty for none.
+    public let code: String?
 
-    public init(typedIdentifier identifier: String, password: Secret, policy: Policy) {
+    public init(typedIdentifier identifier: String, password: Secret, policy: Policy, code: String? = nil) {
         self.identifier = Normalization.canonicalLoginIdentifier(identifier)
         self.password = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        self.code = code
     }
 
     /// Values already in canonical form (the log-in form's `.login` action).
-    public init(identifier: String, password: Secret) {
+    public init(identifier: String, password: Secret, code: String? = nil) {
         self.identifier = identifier
         self.password = password
+        self.code = code
     }
 }
 
@@ -48,11 +60,14 @@ public struct LogIn<Account: Sendable>: Sendable {
         /// Its canonical username: the account's rate-limit key, whichever identifier was typed.
         public let username: String
         public let passwordHash: String
+        /// The confirmed TOTP secret, sealed; nil when the account logs in with its password alone.
+        public let totp: TOTPSeal?
 
-        public init(account: Account, username: String, passwordHash: String) {
+        public init(account: Account, username: String, passwordHash: String, totp: TOTPSeal? = nil) {
             self.account = account
             self.username = username
             self.passwordHash = passwordHash
+            self.totp = totp
         }
     }
 
@@ -76,6 +91,8 @@ public struct LogIn<Account: Sendable>: Sendable {
         case verified(Verification)
         case failureRecorded
         case hashReplaced
+        /// True when the code matched a step after the last one accepted, and that step is now the last.
+        case codeVerified(Bool)
         case tokenIssued(IssuedToken)
         /// The effect asked for could not be carried out.
         case failed(RosterError)
@@ -93,6 +110,9 @@ public struct LogIn<Account: Sendable>: Sendable {
         case recordFailure(keys: [String])
         /// Answer with `hashReplaced`.
         case replaceHash(String, of: Account)
+        /// Open `totp`, check `code` within ±1 step at the runtime's wall clock, and make the matched step the last
+        /// accepted one (atomically, so a code works once); answer with `codeVerified`.
+        case verifyCode(code: String, totp: TOTPSeal, account: Account)
         /// Make and store a session token; answer with `tokenIssued`.
         case issueToken(for: Account)
         case finish(Result<SignedIn, RosterError>)
@@ -102,8 +122,9 @@ public struct LogIn<Account: Sendable>: Sendable {
         case finding
         case gating(Found?, LoginGate.Attempt)
         case verifying(Found?, LoginGate.Attempt)
-        case recording(LoginGate.Attempt, knownUser: Bool)
+        case recording(LoginGate.Attempt, refusal: RosterError)
         case upgrading(Found, LoginGate.Attempt)
+        case checkingCode(Found, LoginGate.Attempt)
         case issuing(Account)
         case done
     }
@@ -141,19 +162,22 @@ public struct LogIn<Account: Sendable>: Sendable {
             stage = .upgrading(found, attempt)
             return [.replaceHash(upgraded, of: found.account)]
         case (.verifying(let found?, let attempt), .verified(.accepted(nil))):
-            gate.end(attempt)
-            return issue(found.account)
+            return passwordAccepted(found, attempt, gate: &gate)
         case (.verifying(let found, let attempt), .verified):
             // A dummy hash accepts nothing; an unknown identifier is refused whatever the hashing lane said.
-            stage = .recording(attempt, knownUser: found != nil)
-            return [.recordFailure(keys: attempt.keys.all)]
-        case (.recording(let attempt, let knownUser), .failureRecorded):
+            let refusal: RosterError = policy.revealUnknownUsers ? (found != nil ? .wrongPassword : .notFound)
+                : .invalidCredentials
+            return record(attempt, refusal: refusal)
+        case (.recording(let attempt, let refusal), .failureRecorded):
             gate.end(attempt)
-            guard policy.revealUnknownUsers else { return finish(.failure(.invalidCredentials)) }
-            return finish(.failure(knownUser ? .wrongPassword : .notFound))
+            return finish(.failure(refusal))
         case (.upgrading(let found, let attempt), .hashReplaced):
+            return passwordAccepted(found, attempt, gate: &gate)
+        case (.checkingCode(let found, let attempt), .codeVerified(true)):
             gate.end(attempt)
             return issue(found.account)
+        case (.checkingCode(_, let attempt), .codeVerified(false)):
+            return record(attempt, refusal: .invalidCode)
         case (.issuing(let account), .tokenIssued(let token)):
             return finish(.success(SignedIn(account: account, token: .success(token))))
         case (.issuing(let account), .failed(let error)):
@@ -161,13 +185,35 @@ public struct LogIn<Account: Sendable>: Sendable {
         case (.finding, .failed(let error)):
             return finish(.failure(error))
         case (.gating(_, let attempt), .failed(let error)), (.verifying(_, let attempt), .failed(let error)),
-             (.recording(let attempt, _), .failed(let error)), (.upgrading(_, let attempt), .failed(let error)):
+             (.recording(let attempt, _), .failed(let error)), (.upgrading(_, let attempt), .failed(let error)),
+             (.checkingCode(_, let attempt), .failed(let error)):
             gate.end(attempt)
             return finish(.failure(error))
-        case (.finding, _), (.gating, _), (.verifying, _), (.recording, _), (.upgrading, _), (.issuing, _), (.done, _):
+        case (.finding, _), (.gating, _), (.verifying, _), (.recording, _), (.upgrading, _), (.checkingCode, _),
+             (.issuing, _), (.done, _):
             // An answer to an effect this attempt did not ask for changes nothing.
             return []
         }
+    }
+
+    /// The password is right (and its hash current): the token, or first the second step.
+    private mutating func passwordAccepted(_ found: Found, _ attempt: LoginGate.Attempt, gate: inout LoginGate) -> [Effect] {
+        guard let totp = found.totp else {
+            gate.end(attempt)
+            return issue(found.account)
+        }
+        guard let code = request.code, !code.isEmpty else {
+            // Not a failure: the client learns a code is needed only after proving the password.
+            gate.end(attempt)
+            return finish(.failure(.codeRequired))
+        }
+        stage = .checkingCode(found, attempt)
+        return [.verifyCode(code: code, totp: totp, account: found.account)]
+    }
+
+    private mutating func record(_ attempt: LoginGate.Attempt, refusal: RosterError) -> [Effect] {
+        stage = .recording(attempt, refusal: refusal)
+        return [.recordFailure(keys: attempt.keys.all)]
     }
 
     private mutating func issue(_ account: Account) -> [Effect] {

@@ -46,6 +46,7 @@
 /// | `[Storage] Backend=` | `sqlite` (default) or `postgresql`; read at start only |
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
+/// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -70,6 +71,7 @@ public struct DaemonConfig: Equatable, Sendable {
         if fresh.storage.backend != storage.backend { kept.append("[Storage] Backend=") }
         if fresh.storage.postgresqlConnection != storage.postgresqlConnection { kept.append("[PostgreSQL] Connection=") }
         if fresh.storage.postgresqlConnections != storage.postgresqlConnections { kept.append("[PostgreSQL] Connections=") }
+        if fresh.storage.keyFilePath != storage.keyFilePath { kept.append("[Secrets] KeyFile=") }
         return (config, kept)
     }
 
@@ -151,6 +153,7 @@ enum ConfigSection: String, CaseIterable {
     case server = "Server"
     case storage = "Storage"
     case postgreSQL = "PostgreSQL"
+    case secrets = "Secrets"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -174,6 +177,7 @@ enum ConfigKey: CaseIterable {
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
     case backend, postgresqlConnection, postgresqlConnections
+    case keyFile
 
     var section: ConfigSection {
         switch self {
@@ -196,6 +200,8 @@ enum ConfigKey: CaseIterable {
             .storage
         case .postgresqlConnection, .postgresqlConnections:
             .postgreSQL
+        case .keyFile:
+            .secrets
         }
     }
 
@@ -244,6 +250,7 @@ enum ConfigKey: CaseIterable {
         case .backend: "Backend"
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
+        case .keyFile: "KeyFile"
         }
     }
 
@@ -374,6 +381,8 @@ enum ConfigKey: CaseIterable {
         case .postgresqlConnections:
             return set(\.storage.postgresqlConnections,
                        try value.integer(StorageSettings.connectionsRange, " of connections"))
+        case .keyFile:
+            return set(\.storage.keyFilePath, try value.absolutePath(maxBytes: nil))
         }
     }
 

@@ -1,4 +1,5 @@
-/// The `[Storage]` and `[PostgreSQL]` settings: which backend keeps the data, and how to reach PostgreSQL.
+/// The `[Storage]`, `[PostgreSQL]` and `[Secrets]` settings: which backend keeps the data, how to reach PostgreSQL,
+/// and where the key that seals its secrets is.
 /// They are read at start only; a reload that changes them keeps the ones in force (see `DaemonConfig.reloaded`).
 public struct StorageSettings: Equatable, Sendable {
     /// The backends the composition root can open; the raw value is `Backend=`'s spelling.
@@ -21,11 +22,14 @@ public struct StorageSettings: Equatable, Sendable {
     public var postgresqlConnection: String
     /// The pool's connections, beside the one that listens for other daemons' changes.
     public var postgresqlConnections: Int
+    /// `[Secrets] KeyFile=`; nil means `roster.key` beside the SQLite database (where it would be, for PostgreSQL).
+    public var keyFilePath: String?
 
     public init(backend: Backend = .sqlite, postgresqlConnection: String = StorageSettings.defaultConnection,
-                postgresqlConnections: Int = 4) {
+                postgresqlConnections: Int = 4, keyFilePath: String? = nil) {
         self.backend = backend
         self.postgresqlConnection = postgresqlConnection
         self.postgresqlConnections = postgresqlConnections
+        self.keyFilePath = keyFilePath
     }
 }

@@ -185,7 +185,6 @@ extension AccountProcedures {
     func replaceRecoveryCodes(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
                               completion: @escaping (Result<[String], RosterError>) -> Void) {
         provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            guard let secrets else { return completion(.failure(.internal)) }
             let issued: RecoveryCodes.Issued
             do {
                 issued = try RecoveryCodes.generate(key: secrets.recoveryCodes)
@@ -207,7 +206,6 @@ extension AccountProcedures {
                  charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
         let username = Normalization.canonicalUsername(typed)
         let password = Normalization.normalizedPassword(newPassword, nfkc: policy.passwordNFKC)
-        guard let secrets else { return completion(.failure(.internal)) }
         judgeNewPassword(newPassword, username: username, field: "new_password", charge: charge) { [self] refusal in
             if let refusal { return completion(.failure(refusal)) }
             storage.credential(for: .username(username), charge: charge) { [self] found in
@@ -249,7 +247,6 @@ extension AccountProcedures {
     func enrollTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
                     completion: @escaping (Result<EnrolledTOTP, RosterError>) -> Void) {
         provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            guard let secrets else { return completion(.failure(.internal)) }
             let enrolled: EnrolledTOTP
             let sealed: [UInt8]
             do {
@@ -271,15 +268,23 @@ extension AccountProcedures {
     /// pending) is `invalid_code` and a failed log-in.
     func confirmTOTP(of account: Account, code: String, peerUID: UInt32, charge: QueueCharge,
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
-        guard let secrets else { return completion(.failure(.internal)) }
         reauthenticate(account, username: account.username, proof: .code(code), peerUID: peerUID, charge: charge,
                        checkCode: { [self] code, _, answer in
             storage.security(of: account.id, charge: charge) { [self] read in
                 guard case .success(let security) = read else { return answer(read.map { _ in nil }.mapError(\.rosterError)) }
-                guard let pending = security?.pendingTOTP, let step = matchedStep(code, sealed: pending, key: secrets.totpSeal)
-                else { return answer(.success(nil)) }
-                storage.confirmTOTP(of: account.id, step: step, charge: charge) { confirmed in
-                    answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
+                guard let pending = security?.pendingTOTP else { return answer(.success(nil)) }
+                switch TOTP.validate(code, sealed: pending, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
+                case .unopenable:
+                    // The operator's key file, not the user's guess: not counted as a wrong code.
+                    logger.error("a pending TOTP secret does not open with the key file's key",
+                                 [("ROSTER_USER", account.username)])
+                    answer(.failure(.internal))
+                case .mismatch:
+                    answer(.success(nil))
+                case .matched(let step):
+                    storage.confirmTOTP(of: account.id, step: step, charge: charge) { confirmed in
+                        answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
+                    }
                 }
             }
         }, completion: { [logger] (result: Result<Int64?, RosterError>) in
@@ -297,17 +302,6 @@ extension AccountProcedures {
                 completion(result.mapError(\.rosterError))
             }
         }, failure: { completion(.failure($0)) })
-    }
-
-    /// The step whose code `code` is, within one step either side of now, for the secret sealed in `sealed`;
-    /// nil for a wrong code or a seal that does not open under `key`.
-    func matchedStep(_ code: String, sealed: [UInt8], key: SecretKey) -> Int64? {
-        guard var secret = SecretBox.open(sealed, key: key) else {
-            logger.error("a TOTP seal does not open under the key file's key")
-            return nil
-        }
-        defer { Self.wipe(&secret) }
-        return TOTP.validate(code, secret: secret, nowUnix: clock.nowMs() / 1_000, window: 1)
     }
 
     private static func wipe(_ bytes: inout [UInt8]) {

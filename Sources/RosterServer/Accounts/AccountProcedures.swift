@@ -17,22 +17,22 @@ final class AccountProcedures {
     let storage: any AccountBackend
     let passwords: any PasswordWork
     let logger: Logger
-    /// The key file's subkeys, for TOTP seals and recovery-code hashes; without them those answer `internal`.
-    let secrets: AccountSecrets?
-    /// What a TOTP code is checked against.
+    /// The key file's subkeys: TOTP seals and recovery-code hashes.
+    let secrets: AccountSecrets
+    /// Wall time for TOTP steps (injected, so tests fix it).
     let clock: any WallClock
     var gate = LoginGate()
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
 
     init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
-         secrets: AccountSecrets? = nil, clock: any WallClock = SystemWallClock()) {
+         secrets: AccountSecrets, clock: any WallClock = SystemWallClock()) {
         self.storage = storage
         self.passwords = passwords
-        self.secrets = secrets
-        self.clock = clock
         self.policy = policy
         self.logger = logger
+        self.secrets = secrets
+        self.clock = clock
     }
 
     /// Log-in attempts in flight under `key`, for tests.
@@ -116,7 +116,8 @@ final class AccountProcedures {
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
                     driver.feed(result.map { found in
                         .accountFound(found.map {
-                            LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash)
+                            LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
+                                        totp: $0.totp)
                         })
                     }.orFailed())
                 }
@@ -135,6 +136,8 @@ final class AccountProcedures {
                     }
                     driver.feed(result.map { .hashReplaced }.orFailed())
                 }
+            case .verifyCode(let code, let totp, let account):
+                verifyCode(code, totp: totp, of: account, charge: charge) { driver.feed($0) }
             case .issueToken(let account):
                 issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
             case .finish(let result):
@@ -142,6 +145,27 @@ final class AccountProcedures {
             }
         }
         driver.start(first)
+    }
+
+    /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
+    /// newer than any accepted before, and the storage made it the last accepted step (so a code works once).
+    private func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
+                            completion: @escaping (LogIn<Account>.Fact) -> Void) {
+        switch TOTP.validate(code, sealed: totp.sealed, key: secrets.totpSeal, nowUnix: clock.nowMs() / 1_000) {
+        case .unopenable:
+            // Not the user's fault: counting it as a wrong code would lock them out for the operator's mistake.
+            logger.error("a TOTP secret does not open with the key file's key (another key file?)",
+                         [("ROSTER_USER", account.username)])
+            completion(.failed(.internal))
+        case .mismatch:
+            completion(.codeVerified(false))
+        case .matched(let step):
+            // The storage's update is the atomic check; this one only spares it a replay it would refuse anyway.
+            if let last = totp.lastStep, step <= last { return completion(.codeVerified(false)) }
+            storage.acceptTOTPStep(of: account.id, step: step, charge: charge) { result in
+                completion(result.map { .codeVerified($0) }.orFailed())
+            }
+        }
     }
 
     // MARK: Tokens

@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterCrypto
 import RosterRuntime
 import RosterProtocol
 
@@ -58,6 +59,7 @@ public enum Daemon {
         }
         let config: DaemonConfig
         let paths: DaemonPaths
+        let secrets: AccountSecrets
         do {
             config = try ConfigLoader.load(configPath: options.configPath)
             logger.level = options.logLevel ?? config.server.logLevel
@@ -69,6 +71,10 @@ public enum Daemon {
             if config.storage.backend == .sqlite {
                 try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
             }
+            // Refused with its path and reason when it is anything but our own 0600 file of 32 bytes.
+            let keyFile = DaemonPaths.keyFile(configured: config.storage.keyFilePath, database: paths.database)
+            try DaemonPaths.createParentDirectories(of: keyFile, mode: 0o700)
+            secrets = AccountSecrets(master: try KeyFile.loadOrCreate(at: keyFile))
             DaemonPaths.raiseDescriptorLimit()
         } catch {
             return fail("\(error)")
@@ -78,7 +84,8 @@ public enum Daemon {
         let listener: UnixListener
         do {
             loop = try EventLoop()
-            server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger)
+            server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger,
+                                     secrets: secrets)
             if let activated = SocketActivation.listener() {
                 listener = activated
             } else {

@@ -47,6 +47,14 @@ public struct DaemonPaths: Equatable, Sendable {
         return DaemonPaths(socket: socket, database: database)
     }
 
+    /// The key file: `[Secrets] KeyFile=`, else `roster.key` in the database's directory — for PostgreSQL, where the
+    /// SQLite database would be, so every daemon sharing a database must be given the same file.
+    public static func keyFile(configured: String?, database: String) -> String {
+        if let configured { return configured }
+        guard let slash = database.lastIndex(of: "/") else { return "roster.key" }
+        return "\(database[..<slash])/roster.key"
+    }
+
     /// Creates the missing parents of `path` with `mode`; existing directories are left as they are.
     public static func createParentDirectories(of path: String, mode: mode_t) throws(SystemError) {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

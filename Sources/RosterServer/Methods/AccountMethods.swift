@@ -78,7 +78,8 @@ final class AccountMethods<Sessions: AccountSessions> {
     /// as a script has nothing to resume with.
     func logIn(_ call: AccountCall) {
         let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
-                                   password: Secret(call.params.string("password") ?? ""), policy: sessions.policy)
+                                   password: Secret(call.params.string("password") ?? ""), policy: sessions.policy,
+                                   code: call.params.string("code"))
         call.asAuthChange { [self] answer in
             accounts.logIn(request, peerUID: call.peer.uid, client: call.session.client,
                            charge: call.connection.queueCharge) { [self] result in

@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import RosterCore
+import RosterCrypto
 import RosterRuntime
 import RosterProtocol
 import RosterStorage
@@ -70,14 +71,16 @@ public final class Server {
     private let daemonUID = getuid()
 
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
-         contacts: ContactsService, logger: Logger, formScheduler: (any Scheduler)? = nil) {
+         contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
+         formScheduler: (any Scheduler)? = nil) {
         self.loop = loop
         self.formScheduler = formScheduler ?? loop
         self.storageState = storage.state
         self.config = config
         self.storage = storage
         self.passwords = passwords
-        self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger)
+        self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
+                                          secrets: secrets, clock: clock)
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now

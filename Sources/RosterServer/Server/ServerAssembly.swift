@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterCrypto
 import RosterPostgres
 import RosterRuntime
 import RosterStorage
@@ -11,8 +12,10 @@ extension Server {
     /// Opens the storage the configuration names (`[Storage] Backend=`), starts the password lanes, and builds a
     /// server ready to `listen`. SQLite: the file at `databasePath`, checked, locked against a second daemon and
     /// migrated; `clock` is the wall clock its stored times are read from. PostgreSQL: `[PostgreSQL] Connection=`,
-    /// migrated under an advisory lock, its times from the database's own clock.
+    /// migrated under an advisory lock, its times from the database's own clock. `secrets` come from the key file
+    /// (`KeyFile`); `clock` is also the one TOTP codes are checked at.
     public static func open(loop: EventLoop, config: DaemonConfig, databasePath: String, logger: Logger,
+                            secrets: AccountSecrets,
                             clock: any WallClock = SystemWallClock()) throws(StorageOpenFailure) -> Server {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let storage: any Storage
@@ -36,7 +39,7 @@ extension Server {
         }
         let passwords = PasswordLanes(settings: config.server, cores: cores, policy: config.policy, loop: loop, logger: logger)
         let server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
-                            contacts: ContactsService(storage: storage), logger: logger)
+                            contacts: ContactsService(storage: storage), logger: logger, secrets: secrets, clock: clock)
         server.pruneExpired()
         return server
     }

@@ -126,7 +126,8 @@ struct FormRunnerHarness {
         self.policy = policy
         storage = InMemoryStorage(clock: clock, answering: answering)
         passwords = FakePasswordWork(answering: passwordAnswering)
-        accounts = AccountProcedures(storage: storage, passwords: passwords, policy: policy, logger: Logger(level: .emerg))
+        accounts = AccountProcedures(storage: storage, passwords: passwords, policy: policy, logger: Logger(level: .emerg),
+                                     secrets: testSecrets, clock: clock)
     }
 
     var environment: FormEnvironment { FormEnvironment(scheduler: scheduler, accounts: accounts, session: session) }

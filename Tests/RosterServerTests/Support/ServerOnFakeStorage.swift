@@ -28,7 +28,8 @@ final class ServerOnFakeStorage {
         let logger = Logger(level: .debug, sink: log)
         let passwords = PasswordLanes(settings: config.server, cores: 1, policy: config.policy, loop: loop, logger: logger)
         server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
-                        contacts: ContactsService(storage: storage), logger: logger, formScheduler: forms)
+                        contacts: ContactsService(storage: storage), logger: logger, secrets: testSecrets, clock: clock,
+                        formScheduler: forms)
     }
 
     func connect() throws -> FakeStorageClient {
@@ -143,6 +144,8 @@ final class FakeStorageClient {
             let enabled = event["enabled"]?.boolValue == false ? " disabled" : ""
             return "field \(form).\(event["field"]?.stringValue ?? "") \(event["state"]?.stringValue ?? "")/"
                 + "\(event["code"]?.stringValue ?? "") r\(event["rev"]?.int64Value ?? -1)\(enabled)"
+        case "form" where event["closed"]?.boolValue == true:
+            return "form \(form) closed"
         case "form":
             return "form \(form) \(event["submittable"]?.boolValue == true ? "submittable" : "not submittable")"
         case "submit":
