@@ -7,11 +7,14 @@ import Testing
 struct FormFieldTests {
     @Test func eachFormHasExactlyItsOwnFieldsInOrder() {
         #expect(RegisterField.allCases.map(\.name) == [.username, .password, .confirm, .email])
-        #expect(LoginField.allCases.map(\.name) == [.username, .password])
+        #expect(LoginField.allCases.map(\.name) == [.username, .password, .code])
+        #expect(PasswordField.allCases.map(\.name) == [.current, .new, .confirm])
         #expect(RegisterForm(policy: .seed, debounce: .milliseconds(500)).snapshot.fields.map(\.name)
                 == RegisterField.allCases.map(\.name))
         #expect(LoginForm(policy: .seed, debounce: .milliseconds(500)).snapshot.fields.map(\.name)
                 == LoginField.allCases.map(\.name))
+        #expect(PasswordForm(policy: .seed, username: "alice1", debounce: .milliseconds(500)).snapshot.fields.map(\.name)
+                == PasswordField.allCases.map(\.name))
     }
 
     @Test(arguments: FieldName.allCases)
@@ -19,7 +22,9 @@ struct FormFieldTests {
         #expect(RegisterField(name).map(\.name) ?? name == name)
         #expect(LoginField(name).map(\.name) ?? name == name)
         #expect((RegisterField(name) != nil) == [.username, .password, .confirm, .email].contains(name))
-        #expect((LoginField(name) != nil) == [.username, .password].contains(name))
+        #expect(PasswordField(name).map(\.name) ?? name == name)
+        #expect((LoginField(name) != nil) == [.username, .password, .code].contains(name))
+        #expect((PasswordField(name) != nil) == [.current, .new, .confirm].contains(name))
     }
 
     @Test(arguments: FieldName.allCases)
@@ -34,6 +39,12 @@ struct FormFieldTests {
         if LoginField(name) == nil {
             #expect(throws: RosterError.unknownField(form: "login", field: name.rawValue)) {
                 try login.inputReceived(field: name, value: "x", now: .zero)
+            }
+        }
+        var password = PasswordForm(policy: .seed, username: "alice1", debounce: .milliseconds(500))
+        if PasswordField(name) == nil {
+            #expect(throws: RosterError.unknownField(form: "password", field: name.rawValue)) {
+                try password.inputReceived(field: name, value: "x", now: .zero)
             }
         }
     }
@@ -54,5 +65,6 @@ struct FormFieldTests {
     @Test func everyFieldsCodesAreDistinct() {
         for field in RegisterField.allCases { #expect(Set(field.possibleCodes).count == field.possibleCodes.count) }
         for field in LoginField.allCases { #expect(Set(field.possibleCodes).count == field.possibleCodes.count) }
+        for field in PasswordField.allCases { #expect(Set(field.possibleCodes).count == field.possibleCodes.count) }
     }
 }

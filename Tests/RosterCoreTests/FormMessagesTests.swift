@@ -41,14 +41,23 @@ struct FormMessagesTests {
                 #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "login \(field).\(code)")
             }
         }
+        for field in PasswordField.allCases {
+            for code in field.possibleCodes {
+                #expect(MessageCatalog.contains("\(field.name.rawValue).\(code.rawValue)"), "password \(field).\(code)")
+            }
+        }
         for code in RegisterForm.possibleSubmitCodes {
             #expect(MessageCatalog.contains("register.\(code.rawValue)"))
         }
         for code in LoginForm.possibleSubmitCodes {
             #expect(MessageCatalog.contains("login.\(code.rawValue)"))
         }
+        for code in PasswordForm.possibleSubmitCodes {
+            #expect(MessageCatalog.contains("password.\(code.rawValue)"))
+        }
         for code in FieldCode.qualityCodes {
             #expect(RegisterField.password.possibleCodes.contains(code))
+            #expect(PasswordField.new.possibleCodes.contains(code))
         }
     }
 

@@ -20,10 +20,11 @@ struct RandomizedFormTests {
         var retired: [CheckToken] = []
         var sawSubmittable = false
         var sawStore = false
+        var sawCodeEnabled = false
     }
 
     /// How much of the machine the runs reached, so a too-tame generator fails loudly.
-    private struct Coverage { var submittable = 0, store = 0, stale = 0, refused = 0 }
+    private struct Coverage { var submittable = 0, store = 0, stale = 0, refused = 0, codeEnabled = 0 }
 
     private static let values: [FieldName: [String]] = [
         .username: ["", "abc", "alice1", "alice2", "bob!23", "ＡＬＩＣＥ１", "someone@example.org"],
@@ -31,23 +32,42 @@ struct RandomizedFormTests {
                     "correct horse battery"],
         .confirm: ["", "secret1", "secret2", "x", String(repeating: "x", count: 16), "correct horse battery"],
         .email: ["", "a@b.co", "bad", "c@d.org"],
+        .current: ["", "secret1", "correct horse battery", "old"],
+        .new: ["", "abc", "secret1", "secret2", "p@ssw0rd", String(repeating: "x", count: 16), "correct horse battery",
+               "correct horse battery staple"],
+        .code: ["", "123456", "12 34 56", "12345", "abcdef", "１２３４５６"],
     ]
 
     /// Values that lead towards a submittable form, picked half the time so that runs get that far.
     private static let good: [FieldName: String] = [
         .username: "alice2", .password: "correct horse battery", .confirm: "correct horse battery", .email: "",
+        .current: "secret1", .new: "correct horse battery", .code: "123456",
     ]
 
+    /// How a store answers a submit that fails: `taken` (register), the log-in answers that open or keep the
+    /// code field, and a wrong password.
+    private static let submitFailures: [RosterError] = [.taken(field: "username"), .codeRequired, .invalidCode,
+                                                        .wrongPassword]
+
     @Test(arguments: [(FormName.register, Policy.Preset.seed), (.register, .hardened),
-                      (.login, .seed), (.login, .hardened)])
+                      (.login, .seed), (.login, .hardened), (.password, .seed), (.password, .hardened)])
     func invariantsHold(form: FormName, preset: Policy.Preset) throws {
-        var generator = SplitMix64(seed: 0x5EED_0000 &+ UInt64(preset == .seed ? 1 : 2) &+ (form == .login ? 10 : 0))
+        let formSeed: UInt64 = switch form {
+        case .register, .contacts: 0
+        case .login: 10
+        case .password: 20
+        }
+        var generator = SplitMix64(seed: 0x5EED_0000 &+ UInt64(preset == .seed ? 1 : 2) &+ formSeed)
         var coverage = Coverage()
         defer {
             #expect(coverage.submittable > 25 && coverage.store > 25, "runs too tame: \(coverage)")
-            // Log-in under the hardened policy asks the store nothing, so it has no tokens to go stale.
-            if !(form == .login && preset == .hardened) { #expect(coverage.stale > 50, "runs too tame: \(coverage)") }
-            if form == .register { #expect(coverage.refused > 50, "runs too tame: \(coverage)") }
+            // Log-in under the hardened policy asks the store nothing, and the password form under the seed policy
+            // asks nothing at all, so they have no tokens to go stale.
+            if !(form == .login && preset == .hardened) && !(form == .password && preset == .seed) {
+                #expect(coverage.stale > 50, "runs too tame: \(coverage)")
+            }
+            if form != .login || preset == .seed { #expect(coverage.refused > 50, "runs too tame: \(coverage)") }
+            if form == .login { #expect(coverage.codeEnabled > 25, "runs too tame: \(coverage)") }
         }
         for _ in 0..<1000 {
             switch form {
@@ -56,6 +76,10 @@ struct RandomizedFormTests {
                         coverage: &coverage, using: &generator)
             case .login, .contacts:
                 try run(FormDriver(LoginForm(policy: .preset(preset), debounce: .milliseconds(500))),
+                        coverage: &coverage, using: &generator)
+            case .password:
+                try run(FormDriver(PasswordForm(policy: .preset(preset), username: "alice1",
+                                                debounce: .milliseconds(500))),
                         coverage: &coverage, using: &generator)
             }
         }
@@ -110,7 +134,8 @@ struct RandomizedFormTests {
                 driver.submit()
             case 94..<97:
                 if view.awaitingStore {
-                    driver.complete(Bool.random(using: &generator) ? .success("alice1") : .failure(.taken(field: "username")))
+                    let failure = Self.submitFailures.randomElement(using: &generator) ?? .internal
+                    driver.complete(Bool.random(using: &generator) ? .success("alice1") : .failure(failure))
                     view.awaitingStore = false
                 }
             default:
@@ -137,13 +162,16 @@ struct RandomizedFormTests {
         }
         #expect(view.running == view.finished, "every submit is answered exactly once")
         if view.sawSubmittable { coverage.submittable += 1 }
+        if view.sawCodeEnabled { coverage.codeEnabled += 1 }
         if view.sawStore { coverage.store += 1 }
         for field in fields {
             let rev = view.latestRev[field] ?? 0
             let shown = view.fields[field]
             #expect(shown?.rev == rev, "\(field) ends without an event for its latest rev")
             #expect(shown.map { FieldVerdict($0.state, $0.code).isFinal } == true, "\(field) ends not final")
-            for (rev, verdicts) in view.verdicts[field] ?? [:] where field != .confirm {
+            // `confirm` and `new` are judged against another field (password or new, current), so a rev of theirs
+            // is judged again when that field changes.
+            for (rev, verdicts) in view.verdicts[field] ?? [:] where field != .confirm && field != .new {
                 // One verdict per rev; the only later change is to `taken` (live, or the store's answer).
                 let settled = verdicts.count <= 1 || (verdicts.count == 2 && verdicts[1] == .invalid(.taken))
                 #expect(settled, "\(field) rev \(rev) had verdicts \(verdicts)")
@@ -166,6 +194,7 @@ struct RandomizedFormTests {
                 #expect(view.fields[field] != shown, "\(field) repeated an identical event for rev \(rev)")
                 #expect(codes(field).contains(code), "\(field) sent unlisted code \(code)")
                 view.fields[field] = shown
+                if field == .code && enabled { view.sawCodeEnabled = true }
                 let verdict = FieldVerdict(state, code)
                 if verdict.isFinal, view.verdicts[field, default: [:]][rev, default: []].last != verdict {
                     view.verdicts[field, default: [:]][rev, default: []].append(verdict)
@@ -178,7 +207,7 @@ struct RandomizedFormTests {
                 if state == .running { view.running += 1 }
             case .finishSubmit:
                 view.finished += 1
-            case .register, .login:
+            case .register, .login, .changePassword:
                 view.awaitingStore = true
                 view.sawStore = true
             case .cancelCheck(let token):
@@ -202,6 +231,10 @@ struct RandomizedFormTests {
                     && view.fields[.confirm]?.state == .valid && view.fields[.email]?.state != .invalid)
         case .login:
             #expect(view.fields[.username]?.state != .empty && view.fields[.password]?.state == .valid)
+            if view.fields[.code]?.enabled == true { #expect(view.fields[.code]?.state == .valid) }
+        case .password:
+            #expect(view.fields[.current]?.state == .valid && view.fields[.new]?.state == .valid
+                    && view.fields[.confirm]?.state == .valid)
         case .contacts:
             break
         }

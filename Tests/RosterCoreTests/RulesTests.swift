@@ -32,7 +32,7 @@ struct RulesTests {
         let secret = Secret("hunter22")
         #expect("\(secret)" == "<redacted>")
         #expect(String(reflecting: secret) == "<redacted>")
-        let action = FormAction.login(username: "alice1", password: secret)
+        let action = FormAction.login(username: "alice1", password: secret, code: nil)
         #expect(!"\(action)".contains("hunter22"))
         #expect(!String(reflecting: action).contains("hunter22"))
         var dumped = ""

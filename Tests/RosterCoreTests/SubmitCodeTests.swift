@@ -39,6 +39,11 @@ struct SubmitCodeTests {
     private static let loginCodes: [String: SubmitCode] = [
         "not_submittable": .notSubmittable, "not_found": .notFound, "wrong_password": .wrongPassword,
         "invalid_credentials": .invalidCredentials, "rate_limited": .rateLimited, "busy": .busy,
+        "storage_unavailable": .storageUnavailable, "code_required": .codeRequired, "invalid_code": .invalidCode,
+    ]
+    private static let passwordCodes: [String: SubmitCode] = [
+        "not_submittable": .notSubmittable, "wrong_password": .wrongPassword, "invalid_credentials": .invalidCredentials,
+        "rate_limited": .rateLimited, "busy": .busy, "storage_full": .storageFull,
         "storage_unavailable": .storageUnavailable,
     ]
 
@@ -67,20 +72,41 @@ struct SubmitCodeTests {
         driver.submit()
         _ = driver.take()
         driver.complete(.failure(error))
-        // Log-in never marks a field from the store's answer, so the two actions are all there is.
-        #expect(driver.take() == [submitEvent(.failed, Self.expected(error, in: Self.loginCodes), form: .login),
+        // Log-in never marks a field from the store's answer, so the two actions are all there is; only a
+        // `code_required` changes the form, by opening its code field (LoginFormTests has that whole history).
+        let opened = error == .codeRequired
+            ? [fieldEvent(.code, .empty, .empty, rev: 0, form: .login), submittable(false, form: .login)] : []
+        #expect(driver.take() == [submitEvent(.failed, Self.expected(error, in: Self.loginCodes), form: .login)]
+                + opened + [.finishSubmit(.failure(error))])
+    }
+
+    @Test(arguments: errors)
+    func passwordFailureShowsTheCodeItsReasonNames(error: RosterError) throws {
+        var driver = FormDriver(PasswordForm(policy: .seed, username: "alice1", debounce: .milliseconds(500)))
+        try driver.type(.current, "secret1")
+        try driver.type(.new, "secret2")
+        driver.advance(to: 500)
+        try driver.type(.confirm, "secret2")
+        driver.advance(to: 1000)
+        driver.submit()
+        _ = driver.take()
+        driver.complete(.failure(error))
+        // The password form marks no field from the store's answer: what was typed stays, to be corrected.
+        #expect(driver.take() == [submitEvent(.failed, Self.expected(error, in: Self.passwordCodes), form: .password),
                                   .finishSubmit(.failure(error))])
     }
 
     @Test func everyFailureCodeAFormOffersIsSomeErrorsReason() {
         let reasons = Set(Self.errors.map(\.reason))
-        for code in RegisterRulebook.failureCodes + LoginRulebook.failureCodes {
+        for code in RegisterRulebook.failureCodes + LoginRulebook.failureCodes + PasswordRulebook.failureCodes {
             #expect(reasons.contains(code.rawValue), "\(code) is keyed by no error's reason")
         }
         #expect(Dictionary(uniqueKeysWithValues: RegisterRulebook.failureCodes.map { ($0.rawValue, $0) })
                 == Self.registerCodes)
         #expect(Dictionary(uniqueKeysWithValues: LoginRulebook.failureCodes.map { ($0.rawValue, $0) })
                 == Self.loginCodes)
+        #expect(Dictionary(uniqueKeysWithValues: PasswordRulebook.failureCodes.map { ($0.rawValue, $0) })
+                == Self.passwordCodes)
     }
 
     @Test func aTakenMarksOnlyAFieldTheStoreKeys() throws {

@@ -132,6 +132,26 @@ struct FormMethodsTests {
         #expect(host.session.authChangesRunning == 0)
     }
 
+    /// The password form changes the session's user's password: it opens only on a logged-in session, and its
+    /// snapshot shows the chain (confirm waits for new).
+    @Test func thePasswordFormIsTheLoggedInUsers() throws {
+        let host = RecordingCallHost()
+        methods.open(try call("form.open", id: 1, [("form", "password")], on: host))
+        host.session.user = Account(id: contacts.account("owner"), username: "owner", display: "owner", email: nil,
+                                    createdAtMs: 0)
+        methods.open(try call("form.open", id: 2, [("form", "password")], on: host))
+        methods.input(try call("form.input", id: 3, [("form", "password"), ("field", "confirm"), ("value", "x")], on: host))
+        #expect(host.history == [
+            .answered, .error(.unauthenticated, id: .int(1)), .finished,
+            .answered, answer(2, #"{"form":"password","fields":["#
+                + #"{"name":"current","enabled":true,"state":"empty","code":"empty","message":"请输入当前密码","rev":0},"#
+                + #"{"name":"new","enabled":true,"state":"empty","code":"empty","message":"请输入新密码","rev":0},"#
+                + #"{"name":"confirm","enabled":false,"state":"empty","code":"empty","message":"请再次输入密码","rev":0}],"#
+                + #""submittable":false}"#), .finished,
+            .answered, .error(.fieldDisabled(form: "password", field: "confirm"), id: .int(3)), .finished,
+        ])
+    }
+
     @Test func anUnknownFormOrFieldOrAFormNotOpenIsRefused() throws {
         let host = RecordingCallHost()
         methods.open(try call("form.open", id: 1, [("form", "profile")], on: host))

@@ -8,6 +8,8 @@ public enum FormTimer: Hashable, Sendable {
 public enum SubmitOutcome: Equatable, Sendable {
     case registered(username: String)
     case loggedIn(username: String)
+    /// The session's password was changed; the runtime answers how many other sessions it ended.
+    case passwordChanged
 }
 
 /// Something the runtime must do for a form. Actions come in order and are performed in order.
@@ -22,8 +24,12 @@ public enum FormAction: Equatable, Sendable {
     case cancelCheck(CheckToken)
     /// Store the account (canonical username, normalized password), then call `registrationCompleted`.
     case register(username: String, password: Secret, email: String?)
-    /// Verify the credentials (canonical username or email, normalized password), then call `loginCompleted`.
-    case login(username: String, password: Secret)
+    /// Verify the credentials (canonical username or email, normalized password, and the one-time code once the
+    /// store asked for one), then call `loginCompleted`.
+    case login(username: String, password: Secret, code: String?)
+    /// Change the session's password (both normalized; `current` is verified only here, never per keystroke),
+    /// then call `passwordChangeCompleted`.
+    case changePassword(current: Secret, new: Secret)
     /// Answer every `form.submit` request of this form that is still waiting.
     case finishSubmit(Result<SubmitOutcome, RosterError>)
 }

@@ -4,9 +4,9 @@ extension FieldName {
     public func messageArguments(policy: Policy) -> [String: String] {
         switch self {
         case .username: ["min": String(policy.usernameMinLength), "max": String(policy.usernameMaxLength)]
-        case .password: ["min": String(policy.passwordMinLength), "max": String(policy.passwordMaxLength)]
+        case .password, .new: ["min": String(policy.passwordMinLength), "max": String(policy.passwordMaxLength)]
         case .email: ["max": String(EmailRules.maxLength)]
-        case .confirm, .query: [:]
+        case .confirm, .query, .current, .code: [:]
         }
     }
 }

@@ -1,4 +1,4 @@
-/// The timing and emission half shared by `RegisterForm` and `LoginForm`; the theory of operation is at the
+/// The timing and emission half shared by `RegisterForm`, `LoginForm` and `PasswordForm`; the theory of operation is at the
 /// top of RegisterForm.swift. The rulebook decides what values mean, this decides when and what is said.
 ///
 /// The kernel is also the form's edge: facts arrive with wire names (`FieldName`, `FormTimer`) and events leave
@@ -11,7 +11,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         case idle
         /// `running` was sent; pending debounces were flushed and their checks are still out.
         case flushing
-        /// The `.register`/`.login` action is out; the committed values it used are kept to place a `taken`.
+        /// The submit action is out; the committed values it used are kept to place a `taken`.
         case awaiting(submitted: [Field: Secret])
     }
 
@@ -138,6 +138,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
             step.events.append(.emit(.submit(form: Rules.form, state: .succeeded, code: .succeeded)))
             step.submits.append(.finishSubmit(.success(rules.outcome(identifier))))
         case .failure(let error):
+            rules.submitFailed(error, submitted: submitted)
             let code = SubmitCode.failure(error, offered: Rules.failureCodes)
             step.events.append(.emit(.submit(form: Rules.form, state: .failed, code: code)))
             // A `taken` names its field by wire name; the field turns as if registered live.
@@ -218,11 +219,20 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     // MARK: Machinery
 
     /// The debounced value becomes the judged one; fields judged against it are judged again (combineLatest).
+    /// A dependent still debouncing is judged when its timer fires, against the value committed now; one being
+    /// checked is judged again, as its check was asked under the old value (a quality check for a new password
+    /// says nothing of `same_as_current`).
     private mutating func commit(_ field: Field, _ step: inout Step) {
         table[field].committed = table[field].input
         judge(field, &step)
-        for dependent in rules.dependents(of: field) where table[dependent].phase == .settled {
-            judge(dependent, &step)
+        for dependent in rules.dependents(of: field) {
+            switch table[dependent].phase {
+            case .debouncing: continue
+            case .settled: judge(dependent, &step)
+            case .checking(let token, _):
+                step.effects.append(.cancelCheck(token))
+                judge(dependent, &step)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
-/// Texts of form verdicts (`<field>.<code>`) and submit outcomes (`<form>.<code>`) in every locale.
+/// Texts of form verdicts (`<field>.<code>`) and submit outcomes (`<form>.<code>`) in every locale. The form
+/// `password` and the field `password` share a prefix; their codes never meet (the table refuses a key twice).
 /// zh-Hans is the seeds' own wording; numbers from the policy are `{min}`/`{max}` placeholders.
 enum FormMessages {
     static let table: [String: [RosterLocale: String]] = fieldTexts.merging(submitTexts) { _, _ in
@@ -126,6 +127,79 @@ enum FormMessages {
         "confirm.valid": [
             .zhHans: "密码可用", .en: "The passwords match", .vi: "Hai mật khẩu khớp nhau", .ko: "비밀번호가 일치합니다",
         ],
+        // current (the password form: verified only on submit)
+        "current.empty": [
+            .zhHans: "请输入当前密码", .en: "Enter your current password",
+            .vi: "Vui lòng nhập mật khẩu hiện tại", .ko: "현재 비밀번호를 입력하세요",
+        ],
+        "current.entered": [
+            .zhHans: "已输入当前密码", .en: "Current password entered",
+            .vi: "Đã nhập mật khẩu hiện tại", .ko: "현재 비밀번호를 입력했습니다",
+        ],
+        // new (the password form: the register form's password rules, and same_as_current)
+        "new.empty": [
+            .zhHans: "请输入新密码", .en: "Enter a new password",
+            .vi: "Vui lòng nhập mật khẩu mới", .ko: "새 비밀번호를 입력하세요",
+        ],
+        "new.validating": [
+            .zhHans: "校验中…", .en: "Checking…", .vi: "Đang kiểm tra…", .ko: "확인하는 중…",
+        ],
+        "new.too_short": [
+            .zhHans: "新密码长度至少为{min}位", .en: "The new password must be at least {min} characters long",
+            .vi: "Mật khẩu mới phải có ít nhất {min} ký tự", .ko: "새 비밀번호는 {min}자 이상이어야 합니다",
+        ],
+        "new.too_long": [
+            .zhHans: "新密码长度最多为{max}位", .en: "The new password must be at most {max} characters long",
+            .vi: "Mật khẩu mới chỉ được dài tối đa {max} ký tự", .ko: "새 비밀번호는 {max}자 이하여야 합니다",
+        ],
+        "new.forbidden_characters": [
+            .zhHans: "新密码包含不允许使用的字符", .en: "The new password contains characters that are not allowed",
+            .vi: "Mật khẩu mới chứa ký tự không được phép dùng", .ko: "새 비밀번호에 쓸 수 없는 문자가 들어 있습니다",
+        ],
+        "new.same_as_current": [
+            .zhHans: "新密码不能与当前密码相同", .en: "The new password must differ from the current one",
+            .vi: "Mật khẩu mới phải khác mật khẩu hiện tại", .ko: "새 비밀번호는 현재 비밀번호와 달라야 합니다",
+        ],
+        "new.valid": [
+            .zhHans: "新密码可用", .en: "The new password can be used",
+            .vi: "Mật khẩu mới hợp lệ", .ko: "사용할 수 있는 새 비밀번호입니다",
+        ],
+        "new.check_failed": [
+            .zhHans: "新密码检测出错", .en: "The new password could not be checked; try again",
+            .vi: "Không kiểm tra được mật khẩu mới, vui lòng thử lại",
+            .ko: "새 비밀번호를 확인하지 못했습니다. 다시 시도하세요",
+        ],
+        "new.weak": [
+            .zhHans: "新密码强度太弱", .en: "This new password is too weak",
+            .vi: "Mật khẩu mới quá yếu", .ko: "새 비밀번호가 너무 약합니다",
+        ],
+        "new.dictionary_word": [
+            .zhHans: "新密码基于字典中的单词，太容易被猜到",
+            .en: "The new password is based on a dictionary word and is easy to guess",
+            .vi: "Mật khẩu mới dựa trên một từ trong từ điển nên rất dễ đoán",
+            .ko: "사전에 있는 단어를 바탕으로 해서 추측하기 쉬운 새 비밀번호입니다",
+        ],
+        "new.contains_username": [
+            .zhHans: "新密码不能包含用户名", .en: "The new password must not contain the username",
+            .vi: "Mật khẩu mới không được chứa tên đăng nhập", .ko: "새 비밀번호에 아이디가 들어가면 안 됩니다",
+        ],
+        "new.too_simple": [
+            .zhHans: "新密码过于简单或有规律", .en: "The new password is too simple or predictable",
+            .vi: "Mật khẩu mới quá đơn giản hoặc dễ đoán", .ko: "새 비밀번호가 너무 단순하거나 규칙적입니다",
+        ],
+        // code (the login form's one-time code, once the account asked for one)
+        "code.empty": [
+            .zhHans: "请输入验证器应用中的6位验证码", .en: "Enter the 6-digit code from your authenticator app",
+            .vi: "Vui lòng nhập mã 6 chữ số từ ứng dụng xác thực",
+            .ko: "인증 앱에 표시된 6자리 코드를 입력하세요",
+        ],
+        "code.not_six_digits": [
+            .zhHans: "验证码应为6位数字", .en: "The code is 6 digits",
+            .vi: "Mã phải gồm 6 chữ số", .ko: "코드는 6자리 숫자입니다",
+        ],
+        "code.valid": [
+            .zhHans: "已输入验证码", .en: "Code entered", .vi: "Đã nhập mã", .ko: "코드를 입력했습니다",
+        ],
         // email
         "email.empty": [
             .zhHans: "邮箱为选填项", .en: "Email is optional",
@@ -227,6 +301,58 @@ enum FormMessages {
             .en: "Login failed: the database cannot be reached right now; try again later",
             .vi: "Đăng nhập thất bại: tạm thời không kết nối được cơ sở dữ liệu, vui lòng thử lại sau",
             .ko: "로그인에 실패했습니다. 지금은 데이터베이스에 연결할 수 없으니 잠시 후 다시 시도하세요",
+        ],
+        "login.code_required": [
+            .zhHans: "密码正确，请输入验证器应用中的验证码", .en: "Password accepted; enter the code from your authenticator app",
+            .vi: "Mật khẩu đúng, vui lòng nhập mã từ ứng dụng xác thực",
+            .ko: "비밀번호가 맞습니다. 인증 앱의 코드를 입력하세요",
+        ],
+        "login.invalid_code": [
+            .zhHans: "验证码错误或已使用", .en: "The code is wrong, expired or already used",
+            .vi: "Mã sai, đã hết hạn hoặc đã được dùng", .ko: "코드가 틀렸거나 만료되었거나 이미 사용되었습니다",
+        ],
+        "password.running": [
+            .zhHans: "修改密码中…", .en: "Changing the password…", .vi: "Đang đổi mật khẩu…", .ko: "비밀번호를 바꾸는 중…",
+        ],
+        "password.succeeded": [
+            .zhHans: "密码修改成功", .en: "Password changed", .vi: "Đổi mật khẩu thành công", .ko: "비밀번호가 바뀌었습니다",
+        ],
+        "password.failed": [
+            .zhHans: "密码修改失败", .en: "The password could not be changed",
+            .vi: "Đổi mật khẩu thất bại", .ko: "비밀번호를 바꾸지 못했습니다",
+        ],
+        "password.not_submittable": [
+            .zhHans: "密码修改失败：表单尚未填写完整", .en: "The password could not be changed: the form is not complete",
+            .vi: "Đổi mật khẩu thất bại: biểu mẫu chưa được điền đầy đủ",
+            .ko: "비밀번호를 바꾸지 못했습니다. 양식을 모두 채워 주세요",
+        ],
+        "password.wrong_password": [
+            .zhHans: "当前密码错误", .en: "The current password is wrong",
+            .vi: "Mật khẩu hiện tại không đúng", .ko: "현재 비밀번호가 틀렸습니다",
+        ],
+        "password.invalid_credentials": [
+            .zhHans: "当前密码错误", .en: "The current password is wrong",
+            .vi: "Mật khẩu hiện tại không đúng", .ko: "현재 비밀번호가 틀렸습니다",
+        ],
+        "password.rate_limited": [
+            .zhHans: "尝试次数过多，请稍后再试", .en: "Too many attempts; try again later",
+            .vi: "Thử quá nhiều lần, vui lòng thử lại sau", .ko: "시도가 너무 많습니다. 잠시 후 다시 시도하세요",
+        ],
+        "password.busy": [
+            .zhHans: "密码修改失败：服务器繁忙，请稍后再试",
+            .en: "The password could not be changed: the server is busy; try again later",
+            .vi: "Đổi mật khẩu thất bại: máy chủ đang bận, vui lòng thử lại sau",
+            .ko: "비밀번호를 바꾸지 못했습니다. 서버가 바쁘니 잠시 후 다시 시도하세요",
+        ],
+        "password.storage_full": [
+            .zhHans: "密码修改失败：存储空间已满", .en: "The password could not be changed: storage is full",
+            .vi: "Đổi mật khẩu thất bại: bộ nhớ đã đầy", .ko: "비밀번호를 바꾸지 못했습니다. 저장 공간이 가득 찼습니다",
+        ],
+        "password.storage_unavailable": [
+            .zhHans: "密码修改失败：暂时无法连接数据库，请稍后再试",
+            .en: "The password could not be changed: the database cannot be reached right now; try again later",
+            .vi: "Đổi mật khẩu thất bại: tạm thời không kết nối được cơ sở dữ liệu, vui lòng thử lại sau",
+            .ko: "비밀번호를 바꾸지 못했습니다. 지금은 데이터베이스에 연결할 수 없으니 잠시 후 다시 시도하세요",
         ],
     ]
 }

@@ -24,10 +24,17 @@ protocol FormRulebook: Sendable {
     func isSubmittable(_ table: Table) -> Bool
     /// Fields judged against `field`'s committed value, re-judged whenever it is committed (combineLatest).
     func dependents(of field: Field) -> [Field]
-    /// The `.register` or `.login` action for the committed values.
+    /// The `.register`, `.login` or `.changePassword` action for the committed values.
     func submitAction(_ table: Table) -> FormAction
     func outcome(_ identifier: String) -> SubmitOutcome
     /// The key the store would report `value` taken under, so a `taken` (from a failed submit or another
     /// session's registration) can be matched to what the field holds; nil for a field never reported taken.
     func takenKey(of field: Field, _ value: String) -> String?
+    /// A submit of the `submitted` committed values failed with `error`; a rule that follows the store's answer
+    /// (the login form's `code` after `code_required`) learns it here, before the kernel tells what changed.
+    mutating func submitFailed(_ error: RosterError, submitted: [Field: Secret])
+}
+
+extension FormRulebook {
+    mutating func submitFailed(_ error: RosterError, submitted: [Field: Secret]) {}
 }

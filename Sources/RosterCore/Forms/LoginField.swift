@@ -3,12 +3,15 @@ public enum LoginField: FormField {
     /// A username or an email.
     case username
     case password
+    /// The one-time (TOTP) code, enabled once a submit answered `code_required`.
+    case code
 
     public init?(_ name: FieldName) {
         switch name {
         case .username: self = .username
         case .password: self = .password
-        case .confirm, .email, .query: return nil
+        case .code: self = .code
+        case .confirm, .email, .query, .current, .new: return nil
         }
     }
 
@@ -16,6 +19,7 @@ public enum LoginField: FormField {
         switch self {
         case .username: .username
         case .password: .password
+        case .code: .code
         }
     }
 
@@ -23,6 +27,7 @@ public enum LoginField: FormField {
         switch self {
         case .username: [.empty, .validating, .available, .notFound, .entered, .checkFailed]
         case .password: [.empty, .entered]
+        case .code: [.empty, .notSixDigits, .valid]
         }
     }
 }

@@ -1,22 +1,30 @@
 // LoginForm — the log-in form's view model, sans I/O (contract §5 and §6, seed 000).
 //
 // RULES
-//   Fields, in order (`LoginField`): username (a username or an email), password. Both always enabled.
+//   Fields, in order (`LoginField`): username (a username or an email), password, code. The first two are
+//   always enabled.
 //   username  empty → empty. When the policy reveals unknown users (seed): the store decides —
 //             exists → valid/available “用户名可用”, unknown → invalid/not_found “用户名不存在”.
 //             When it does not (hardened): no store check, so nothing leaks — any text → valid/entered.
 //             Looked up canonically: an `@` means an email (lower-cased, NFC), else PRECIS UsernameCaseMapped.
 //   password  no rules at log-in: empty → empty, else valid/entered. Sent normalized as at registration.
+//   code      the one-time (TOTP) code; disabled (seed 000's chain) until a submit answered code_required,
+//             then enabled for as long as username and password hold the values that submit sent: the store
+//             said those are right, and the code goes with them. Editing either disables it again (a different
+//             account or password may need no code). empty → empty · six digits, spaces dropped → valid/valid ·
+//             else invalid/not_six_digits. Sent as its six ASCII digits.
 //   submittable = username and password non-empty, each judged for its latest input (so a `not_found`
-//             username is still submittable, as the contract says; the submit then fails with not_found).
+//             username is still submittable, as the contract says; the submit then fails with not_found), and
+//             the code valid while it is enabled.
 //
 // THEORY OF OPERATION
 //   The same machine as RegisterForm (see the top of RegisterForm.swift): per-field debounce,
 //   distinctUntilChanged, flatMapLatest by token, diff-based emission, submit that flushes pending debounces
 //   and waits for outstanding checks, joined second submits. Submit sends `.login(...)`; the store's answer
 //   comes back through `loginCompleted`: `succeeded`, or `failed` with wrong_password, not_found,
-//   invalid_credentials, rate_limited or busy, keyed by the error's reason (else failed; `SubmitCode.failure`),
-//   then `.finishSubmit`.
+//   invalid_credentials, rate_limited, busy, code_required or invalid_code, keyed by the error's reason (else
+//   failed; `SubmitCode.failure`), then `.finishSubmit`. A `code_required` also enables `code` (above); an
+//   `invalid_code` leaves it enabled, for the next code.
 
 /// The log-in form's view model: facts in (input, timers, check answers, submit), actions out.
 public struct LoginForm: Sendable {
@@ -91,9 +99,13 @@ struct LoginRulebook: FormRulebook {
     static let form = FormName.login
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
     static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-                                             .rateLimited, .busy, .storageUnavailable]
+                                             .rateLimited, .busy, .storageUnavailable, .codeRequired, .invalidCode]
 
     var policy: Policy
+    /// The username and password a submit sent when the store answered `code_required`; nil before.
+    private var codeAskedFor: (username: Secret, password: Secret)?
+
+    init(policy: Policy) { self.policy = policy }
 
     func evaluate(_ field: LoginField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
@@ -106,26 +118,40 @@ struct LoginRulebook: FormRulebook {
             }
         case .password:
             return .settled(LoginRules.password(value))
+        case .code:
+            return .settled(LoginRules.code(value))
         }
     }
 
     func isEnabled(_ field: LoginField, in table: Table) -> Bool {
         switch field {
         case .username, .password: true
+        case .code:
+            codeAskedFor.map { $0.username == table[.username].committed && $0.password == table[.password].committed }
+                ?? false
         }
     }
 
     func isSubmittable(_ table: Table) -> Bool {
         let username = table[.username].settledState
         return username != nil && username != .empty && table[.password].settledState == .valid
+            && (!isEnabled(.code, in: table) || table[.code].settledState == .valid)
     }
 
     func dependents(of field: LoginField) -> [LoginField] { [] }
 
     func submitAction(_ table: Table) -> FormAction {
+        let code = isEnabled(.code, in: table) ? LoginRules.normalizedCode(table[.code].committed) : nil
         let request = LogInRequest(typedIdentifier: table[.username].committed.exposed,
-                                   password: table[.password].committed, policy: policy)
-        return .login(username: request.identifier, password: request.password)
+                                   password: table[.password].committed, policy: policy, code: code)
+        return .login(username: request.identifier, password: request.password, code: request.code)
+    }
+
+    mutating func submitFailed(_ error: RosterError, submitted: [LoginField: Secret]) {
+        guard error == .codeRequired, let username = submitted[.username], let password = submitted[.password] else {
+            return
+        }
+        codeAskedFor = (username, password)
     }
 
     func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }

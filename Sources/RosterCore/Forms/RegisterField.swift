@@ -11,7 +11,7 @@ public enum RegisterField: FormField {
         case .password: self = .password
         case .confirm: self = .confirm
         case .email: self = .email
-        case .query: return nil
+        case .query, .current, .new, .code: return nil
         }
     }
 

@@ -13,6 +13,9 @@ public enum SubmitCode: String, CaseIterable, Sendable {
     case wrongPassword = "wrong_password"
     case invalidCredentials = "invalid_credentials"
     case rateLimited = "rate_limited"
+    /// The password was right and the account needs its one-time code: the login form's `code` field opens.
+    case codeRequired = "code_required"
+    case invalidCode = "invalid_code"
     case busy
     case storageFull = "storage_full"
     case storageUnavailable = "storage_unavailable"

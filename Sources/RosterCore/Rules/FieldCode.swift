@@ -20,6 +20,10 @@ public enum FieldCode: String, CaseIterable, Sendable {
     case valid
     case mismatch
     case invalidEmail = "invalid_email"
+    /// A new password that is the current one, compared as both are normalized.
+    case sameAsCurrent = "same_as_current"
+    /// A one-time code is six digits (RFC 6238 as Roster uses it); spaces between them are dropped.
+    case notSixDigits = "not_six_digits"
     /// The database or quality check itself failed (seed 000's “userName检测出错”).
     case checkFailed = "check_failed"
     // libpwquality verdicts, as the server maps them (hardened preset).

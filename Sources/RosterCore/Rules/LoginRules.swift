@@ -16,4 +16,22 @@ public enum LoginRules {
     public static func password(_ password: Secret) -> FieldVerdict {
         password.isEmpty ? .empty : .valid(.entered)
     }
+
+    /// A one-time code as sent: its six digits, or nil when it is not six digits. Spaces are dropped (apps show
+    /// "123 456") and any script's decimal digits read as ASCII, so a full-width IME's ６ counts as 6.
+    public static func normalizedCode(_ raw: Secret) -> String? {
+        var digits = ""
+        for character in raw.exposed where !character.isWhitespace {
+            guard character.unicodeScalars.count == 1, let scalar = character.unicodeScalars.first,
+                  scalar.properties.numericType == .decimal, let value = character.wholeNumberValue else { return nil }
+            digits.append(Character(String(value)))
+        }
+        return digits.count == 6 ? digits : nil
+    }
+
+    /// The login form's `code` field: empty, six digits (valid), or `not_six_digits`; the store decides the rest.
+    public static func code(_ raw: Secret) -> FieldVerdict {
+        if raw.exposed.allSatisfy(\.isWhitespace) { return .empty }
+        return normalizedCode(raw) == nil ? .invalid(.notSixDigits) : .valid(.valid)
+    }
 }

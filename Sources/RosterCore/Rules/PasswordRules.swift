@@ -16,11 +16,15 @@ public enum PasswordRules {
     /// The confirm field against the password, both normalized, so that composed and decomposed input agree.
     public static func confirm(_ confirm: Secret, password: Secret, policy: Policy) -> FieldVerdict {
         if confirm.isEmpty { return .empty }
-        let left = Normalization.normalizedPassword(confirm, nfkc: policy.passwordNFKC)
-        let right = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
+        return areSame(confirm, password, policy: policy) ? .valid(.valid) : .invalid(.mismatch)
+    }
+
+    /// Whether two passwords as typed are one password once normalized, as a hash of either would verify the other.
+    public static func areSame(_ left: Secret, _ right: Secret, policy: Policy) -> Bool {
+        let left = Normalization.normalizedPassword(left, nfkc: policy.passwordNFKC)
+        let right = Normalization.normalizedPassword(right, nfkc: policy.passwordNFKC)
         // Swift's == already ignores canonical differences; comparing scalars keeps NFKC's folding the only one.
         return left.exposed.unicodeScalars.elementsEqual(right.exposed.unicodeScalars)
-            ? .valid(.valid) : .invalid(.mismatch)
     }
 
     /// NIST SP 800-63B counts code points, the seeds count what a user sees as characters.

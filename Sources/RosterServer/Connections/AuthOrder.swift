@@ -12,7 +12,8 @@ enum SessionDependence {
     case identity
     /// It is the same for anyone.
     case none
-    /// `form.open`, `form.input`, `form.close`: the contacts form is the logged-in user's, the others nobody's.
+    /// `form.open`, `form.input`, `form.close`: the contacts and password forms are the logged-in user's, the
+    /// others nobody's.
     case form
     /// `form.submit`: it changes who the session is, unless it joins the same form's submit already running.
     case formSubmit
@@ -69,7 +70,7 @@ extension Server {
         switch method.dependence {
         case .identity: return true
         case .none: return false
-        case .form: return form == .contacts
+        case .form: return form == .contacts || form == .password
         case .formSubmit: return !(form.flatMap { session.forms[$0] }?.isSubmitting ?? false)
         }
     }

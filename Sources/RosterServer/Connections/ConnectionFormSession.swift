@@ -30,6 +30,13 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
         server.logIn(connection, as: account, tokenHash: tokenHash)
     }
 
+    var user: Account? { connection.session.user }
+    var tokenHash: [UInt8]? { connection.session.tokenHash }
+
+    /// This connection's own token is the one the change kept, so none of `hashes` is; nor is the connection
+    /// touched, as it may have gone while the change ran.
+    func tokensRevoked(_ hashes: [[UInt8]]) { server.tokensRevoked(hashes) }
+
     // MARK: ContactsFormSink
 
     var peerIsBehind: Bool { connection.peerIsBehind }

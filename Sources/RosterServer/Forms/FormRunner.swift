@@ -24,7 +24,7 @@ extension RunningForm {
     var isSubmitting: Bool { false }
 }
 
-/// Binds one register or log-in form machine to its environment: it performs the machine's actions against the
+/// Binds one register, log-in or password form machine to its environment: it performs the machine's actions against the
 /// scheduler's timers and the account procedures, and feeds every outcome back in as a new fact.
 ///
 /// Facts are handled one at a time and each action list is performed whole before the next fact: a check the
@@ -55,6 +55,8 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     private var isClosed = false
     /// The bearer token made by this form's successful submit, for its answer.
     private var issuedToken: String?
+    /// How many other sessions' tokens this form's password change revoked, for its answer.
+    private var revokedCount = 0
 
     init(machine: Machine, environment: FormEnvironment) {
         self.machine = machine
@@ -165,8 +167,10 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
             break
         case .register(let username, let password, let email):
             register(username: username, password: password, email: email)
-        case .login(let identifier, let password):
-            login(identifier: identifier, password: password)
+        case .login(let identifier, let password, let code):
+            login(identifier: identifier, password: password, code: code)
+        case .changePassword(let current, let new):
+            changePassword(current: current, new: new)
         case .finishSubmit(let result):
             finishSubmit(result)
         }
@@ -189,10 +193,31 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         })
     }
 
-    private func login(identifier: String, password: Secret) {
-        environment.accounts.logIn(LogInRequest(identifier: identifier, password: password), peerUID: session.peerUID,
-                                   charge: session.queueCharge) { [weak self] result in
+    private func login(identifier: String, password: Secret, code: String?) {
+        environment.accounts.logIn(LogInRequest(identifier: identifier, password: password, code: code),
+                                   peerUID: session.peerUID, charge: session.queueCharge) { [weak self] result in
             self?.submitted(result.map { ($0.account, $0.token) })
+        }
+    }
+
+    /// The session's user changes its password, keeping this session's token; the sessions of every token the
+    /// change revoked end (on every connection), before the form hears it succeeded.
+    private func changePassword(current: Secret, new: Secret) {
+        // The server closes a password form when its session's user changes, so this is the user it opened for.
+        guard let user = session.user else { return feed(.submitCompleted(.failure(.unauthenticated))) }
+        environment.accounts.changePassword(of: user, current: current, new: new, keeping: session.tokenHash,
+                                            peerUID: session.peerUID,
+                                            charge: session.queueCharge) { [weak self, session] result in
+            // The password changed even if the form closed meanwhile: the revoked tokens' sessions end anyway.
+            if case .success(let revoked) = result { session.tokensRevoked(revoked) }
+            guard let self else { return }
+            switch result {
+            case .success(let revoked):
+                revokedCount = revoked.count
+                feed(.submitCompleted(.success(user.username)))
+            case .failure(let error):
+                feed(.submitCompleted(.failure(error)))
+            }
         }
     }
 
@@ -217,6 +242,8 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
             switch result {
             case .success(.registered(let username)), .success(.loggedIn(let username)):
                 answer(.success(["username": .string(username), "token": .optional(issuedToken)]))
+            case .success(.passwordChanged):
+                answer(.success(["revoked": .int(revokedCount)]))
             case .failure(let error):
                 answer(.failure(error))
             }

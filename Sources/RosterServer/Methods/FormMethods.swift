@@ -9,7 +9,8 @@ protocol FormHost: AnyObject {
     var policy: Policy { get }
     /// Read at each opening, so that a reload's log level reaches the forms opened after it.
     var logger: Logger { get }
-    /// Where a register or log-in form opened on `host` sends its events, and what it tells of its outcome.
+    /// Where a register, log-in or password form opened on `host` sends its events, and what it tells of its
+    /// outcome.
     func formSession(for host: Host) -> any FormSession
     /// Where a contacts form opened on `host` sends its results.
     func contactsSink(for host: Host) -> any ContactsFormSink
@@ -53,6 +54,12 @@ final class FormMethods<Forms: FormHost> {
         case .login:
             runner = FormRunner(machine: LoginForm(policy: policy, debounce: debounce, firstToken: firstToken),
                                 environment: formEnvironment(call.connection))
+        case .password:
+            // The form changes the session's user's password; the server closes it when that user changes.
+            guard let user = session.user else { return call.fail(.unauthenticated) }
+            runner = FormRunner(machine: PasswordForm(policy: policy, username: user.username, debounce: debounce,
+                                                      firstToken: firstToken),
+                                environment: formEnvironment(call.connection))
         case .contacts:
             guard let user = session.user else { return call.fail(.unauthenticated) }
             let contactsForm = ContactsFormRunner(userID: user.id, environment: contactsFormEnvironment(for: call.connection))
@@ -65,7 +72,7 @@ final class FormMethods<Forms: FormHost> {
         call.succeed(snapshotJSON(runner.snapshot, locale: session.locale))
     }
 
-    /// All a register or log-in form of `host` gets to work with.
+    /// All a register, log-in or password form of `host` gets to work with.
     private func formEnvironment(_ host: Forms.Host) -> FormEnvironment {
         FormEnvironment(scheduler: scheduler, accounts: accounts, session: forms.formSession(for: host))
     }
@@ -102,8 +109,9 @@ final class FormMethods<Forms: FormHost> {
     func submit(_ call: FormCall) {
         do throws(RosterError) {
             let (form, runner) = try runningForm(for: call)
-            // The register and log-in forms log the session in when they succeed.
-            if form != .contacts { call.beginAuthChange() }
+            // The register and log-in forms log the session in when they succeed; the password form's user
+            // stays who it is (the sessions its change ends are other tokens').
+            if form == .register || form == .login { call.beginAuthChange() }
             runner.submit(answer: call.finish)
         } catch {
             call.fail(error)
@@ -168,9 +176,12 @@ extension FormMethods where Forms == Server {
                 result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: { $0.formMethods.input },
                 dependence: .form),
             Method(spec: MethodSpec(
-                "form.submit", summary: "Submit once the pending checks are done; answered with the outcome.",
+                "form.submit",
+                summary: "Submit once the pending checks are done; answered with the outcome: {username, token} by the "
+                    + "register and login forms, {revoked} by the password form.",
                 params: [formParam],
-                result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
+                result: .object([.optional("username", .string), .optional("token", .string),
+                                 .optional("revoked", .integer(0...Int64.max))])),
                 handler: { $0.formMethods.submit }, dependence: .formSubmit),
             Method(spec: MethodSpec(
                 "form.close", summary: "Close a form; nothing more is sent for it.",

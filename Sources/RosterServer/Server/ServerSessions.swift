@@ -31,7 +31,7 @@ extension Server {
     /// The session is now `user`'s; it hears so through a `session` event.
     func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?) {
         if let previous = connection.session.user, previous.id != user.id {
-            closeContactsForm(of: connection)
+            closeUsersForms(of: connection)
             connection.session.user = user
             releaseIfUnused(previous.id)
         }
@@ -61,8 +61,8 @@ extension Server {
         let previous = connection.session.user
         connection.session.user = nil
         connection.session.tokenHash = nil
-        // The contacts form shows a user's contacts; with nobody logged in it has nothing to show.
-        closeContactsForm(of: connection)
+        // The contacts and password forms are a user's; with nobody logged in they have nothing to show.
+        closeUsersForms(of: connection)
         if let previous {
             logger.info("logged out", [("ROSTER_USER", previous.username)])
             releaseIfUnused(previous.id)
@@ -70,13 +70,16 @@ extension Server {
         sendEvent("session", [("user", .null)], to: connection)
     }
 
-    /// The contacts form of another user's session closes, and the client hears so: a `form` event with
-    /// `closed: true` (it would otherwise learn only from its next `form.input`'s `form_not_open`).
-    private func closeContactsForm(of connection: Connection) {
-        guard let form = connection.session.forms.removeValue(forKey: .contacts) else { return }
-        form.close()
-        sendEvent("form", [("form", .string(FormName.contacts.rawValue)), ("submittable", .bool(false)),
-                           ("closed", .bool(true))], to: connection)
+    /// The contacts and password forms are the session's user's (their contacts, their password): when the user
+    /// changes or logs out they close, and the client hears so: a `form` event with `closed: true` (it would
+    /// otherwise learn only from its next `form.input`'s `form_not_open`).
+    private func closeUsersForms(of connection: Connection) {
+        for name in [FormName.contacts, .password] {
+            guard let form = connection.session.forms.removeValue(forKey: name) else { continue }
+            form.close()
+            sendEvent("form", [("form", .string(name.rawValue)), ("submittable", .bool(false)),
+                               ("closed", .bool(true))], to: connection)
+        }
     }
 
     /// Every open contacts form of this user, on any connection, gets fresh results.

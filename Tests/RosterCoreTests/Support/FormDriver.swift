@@ -29,10 +29,10 @@ struct FormDriver<Form: FormMachine> {
     /// Moves the clock to `ms`, firing due timers in deadline order at their own deadlines.
     mutating func advance(to ms: Int64) {
         let target = Instant.milliseconds(ms)
-        // Ties fire in field order, so that expected histories are deterministic.
+        // Ties fire in the form's field order, so that expected histories are deterministic.
         func rank(_ timer: FormTimer) -> Int {
             switch timer {
-            case .debounce(let field): FieldName.allCases.firstIndex(of: field) ?? 0
+            case .debounce(let field): Form.Field.allCases.firstIndex { $0.name == field } ?? 0
             }
         }
         while let (timer, at) = timers.filter({ $0.value <= target })
@@ -66,7 +66,7 @@ struct FormDriver<Form: FormMachine> {
             case .cancelTimer(let timer): timers[timer] = nil
             case .startCheck(let check, let token): checks[token] = check
             case .cancelCheck(let token): checks[token] = nil
-            case .emit, .register, .login, .finishSubmit: break
+            case .emit, .register, .login, .changePassword, .finishSubmit: break
             }
         }
     }

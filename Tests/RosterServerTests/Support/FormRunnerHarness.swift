@@ -66,6 +66,10 @@ enum Happening: Equatable, Sendable, CustomStringConvertible {
     case registered(String)
     case loggedIn(String, withToken: Bool)
     case submitSucceeded(username: String, withToken: Bool)
+    /// The password form's answer.
+    case passwordChanged(revoked: Int)
+    /// The runner asked the session to end these tokens' sessions.
+    case tokensRevoked([[UInt8]])
     case submitFailed(RosterError)
 
     var description: String {
@@ -74,6 +78,8 @@ enum Happening: Equatable, Sendable, CustomStringConvertible {
         case .registered(let name): "registered \(name)"
         case .loggedIn(let name, let token): "logged in \(name)\(token ? " with a token" : "")"
         case .submitSucceeded(let name, let token): "answered \(name)\(token ? " with a token" : "")"
+        case .passwordChanged(let revoked): "answered revoked \(revoked)"
+        case .tokensRevoked(let hashes): "revoked \(hashes.count) tokens"
         case .submitFailed(let error): "answered \(error.reason)"
         }
     }
@@ -84,6 +90,9 @@ final class RecordingFormSession: FormSession {
     var debounce: Duration = .milliseconds(500)
     var queueCharge = QueueCharge(payer: .peer(1000), connection: 1)
     var peerUID: UInt32 = 1000
+    /// Who the session is, for the password form; a test logs it in by setting these.
+    var user: Account?
+    var tokenHash: [UInt8]?
     private(set) var history: [Happening] = []
     private var unread = 0
 
@@ -94,8 +103,12 @@ final class RecordingFormSession: FormSession {
         history.append(.loggedIn(account.username, withToken: tokenHash != nil))
     }
 
+    func tokensRevoked(_ hashes: [[UInt8]]) { history.append(.tokensRevoked(hashes)) }
+
     func answered(_ result: Result<JSONValue, RosterError>) {
         switch result {
+        case .success(let value) where value["revoked"] != nil:
+            history.append(.passwordChanged(revoked: Int(value["revoked"]?.int64Value ?? -1)))
         case .success(let value):
             history.append(.submitSucceeded(username: value["username"]?.stringValue ?? "",
                                             withToken: value["token"]?.stringValue != nil))
@@ -140,6 +153,32 @@ struct FormRunnerHarness {
     func loginForm(firstToken: UInt64 = 1) -> FormRunner<LoginForm> {
         FormRunner(machine: LoginForm(policy: policy, debounce: session.debounce, firstToken: firstToken),
                    environment: environment)
+    }
+
+    /// A password form of the session, which must be logged in (`logIn(_:password:sessions:)`).
+    func passwordForm(firstToken: UInt64 = 1) -> FormRunner<PasswordForm> {
+        FormRunner(machine: PasswordForm(policy: policy, username: session.user?.username ?? "",
+                                         debounce: session.debounce, firstToken: firstToken),
+                   environment: environment)
+    }
+
+    /// An account stored as if registered earlier with `sessions` tokens, the first of them this session's, which
+    /// is logged in as it. Answers the account and the tokens' hashes.
+    @discardableResult
+    func logIn(_ username: String, password: String, sessions: Int = 1) -> (Account, [[UInt8]]) {
+        let answering = storage.answering
+        storage.answering = .immediately
+        defer { storage.answering = answering }
+        var created: Account?
+        storage.createAccount(NewAccount(username: username, display: username, email: nil,
+                                         passwordHash: FakePasswordWork.hash(of: password)),
+                              charge: .daemon) { created = try? $0.get() }
+        guard let account = created else { preconditionFailure("the in-memory storage refused \(username)") }
+        let hashes = (0..<sessions).map { index in [UInt8](repeating: UInt8(index + 1), count: 32) }
+        for hash in hashes { storage.storeToken(hash: hash, for: account.id, client: nil, charge: .daemon) { _ in } }
+        session.user = account
+        session.tokenHash = hashes.first
+        return (account, hashes)
     }
 
     /// `form.input` as the server performs it: the answer (the rev), then the actions.
