@@ -28,8 +28,12 @@ enum PasswordChange {
         }
         let revoked = result["revoked"]?.int64Value ?? 0
         let others = revoked == 1 ? "1 other session was" : "\(revoked) other sessions were"
-        let summary = "password changed; \(others) logged out"
-        printLine(message.isEmpty ? summary : context.style.paint("✓ \(message)", .colour(.green)) + " " + summary)
+        guard !message.isEmpty else {
+            printLine("password changed; \(others) logged out")
+            return 0
+        }
+        // The form's own words say it changed; what is left to tell is who else was logged out.
+        printLine(context.style.paint("✓ \(message)", .colour(.green)) + " (\(others) logged out)")
         return 0
     }
 }
