@@ -27,12 +27,20 @@ enum AccountActions {
         return rows.map { String(repeating: " ", count: width - displayWidth($0.0)) + $0.0 + ": " + $0.1 }
     }
 
-    static func changeEmail(_ email: String, passwordStdin: Bool, _ context: VerbContext) throws -> Int32 {
-        let password = try readSecret(.password, passwordStdin: passwordStdin, context: context, verb: "account email")
+    /// Asks for the password, then calls `method` with it (and `params`) as the kept session, returning the result
+    /// and the connection for what follows. The daemon checks the password on its hashing lane, which may queue,
+    /// so the answer is awaited without a deadline.
+    static func callWithPassword(_ method: String, _ params: [(String, JSONValue)] = [], passwordStdin: Bool,
+                                 verb: String, _ context: VerbContext) throws -> (JSONValue, ClientConnection) {
+        let password = try readSecret(.password, passwordStdin: passwordStdin, context: context, verb: verb)
         let connection = try context.connectLoggedIn()
         connection.answerTimeoutMs = nil
-        let result = try connection.result("account.change_email", ["password": .string(password), "email": .string(email)],
-                                           verb: "account email")
+        return (try connection.result(method, .object([("password", .string(password))] + params), verb: verb), connection)
+    }
+
+    static func changeEmail(_ email: String, passwordStdin: Bool, _ context: VerbContext) throws -> Int32 {
+        let (result, _) = try callWithPassword("account.change_email", [("email", .string(email))], passwordStdin: passwordStdin,
+                                               verb: "account email", context)
         if context.json != nil {
             context.printJSON(result)
         } else if let changed = result["email"]?.stringValue, !changed.isEmpty {
@@ -64,11 +72,8 @@ enum AccountActions {
 
     /// The codes go to stdout one a line (for a password manager or a printer), the warning to stderr.
     static func recoveryCodes(passwordStdin: Bool, _ context: VerbContext) throws -> Int32 {
-        let password = try readSecret(.password, passwordStdin: passwordStdin, context: context, verb: "account recovery-codes")
-        let connection = try context.connectLoggedIn()
-        connection.answerTimeoutMs = nil
-        let result = try connection.result("account.recovery_codes", ["password": .string(password)],
-                                           verb: "account recovery-codes")
+        let (result, _) = try callWithPassword("account.recovery_codes", passwordStdin: passwordStdin,
+                                               verb: "account recovery-codes", context)
         if context.json != nil {
             context.printJSON(result)
             return 0

@@ -104,7 +104,7 @@ struct AccountVerb: Verb {
         let interactive = canRunInteractively(environment: context.environment)
         func needs(_ secret: Secret, _ passwordStdin: Bool, _ verb: String) throws(UsageError) {
             guard SecretSource.choose(secret, passwordStdin: passwordStdin, environment: context.environment) != nil else {
-                throw UsageError(description: "\(verb): give the \(secret.name) with --password-stdin or \(secret.variable)")
+                throw UsageError(description: secret.missing(verb: verb))
             }
         }
         switch command {

@@ -26,7 +26,7 @@ struct RecoverVerb: Verb {
     func validate(_ context: VerbContext) throws(UsageError) {
         for secret in [Secret.recoveryCode, .newPassword]
         where SecretSource.choose(secret, passwordStdin: passwordStdin, environment: context.environment) == nil {
-            throw UsageError(description: "recover: give the \(secret.name) with --password-stdin or \(secret.variable)")
+            throw UsageError(description: secret.missing(verb: "recover"))
         }
     }
 

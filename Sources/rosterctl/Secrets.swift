@@ -16,6 +16,9 @@ struct Secret: Equatable {
     static let newPassword = Secret(name: "new password", variable: "ROSTER_NEW_PASSWORD", prompt: "New password: ", confirm: true)
     static let oneTimeCode = Secret(name: "one-time code", variable: "ROSTER_CODE", prompt: "One-time code: ", hidden: false)
     static let recoveryCode = Secret(name: "recovery code", variable: "ROSTER_RECOVERY_CODE", prompt: "Recovery code: ")
+
+    /// What a script without any source of this secret is told.
+    func missing(verb: String) -> String { "\(verb): give the \(name) with --password-stdin or \(variable)" }
 }
 
 /// Where a secret comes from: never argv. With `--password-stdin` every secret a verb needs is the next line of
@@ -59,7 +62,7 @@ enum SecretSource: Equatable {
 /// Finds and reads one secret, or fails saying how to give it (a prompt is only possible on a terminal).
 func readSecret(_ secret: Secret, passwordStdin: Bool, context: VerbContext, verb: String) throws(CommandFailure) -> String {
     guard let source = SecretSource.choose(secret, passwordStdin: passwordStdin, environment: context.environment) else {
-        throw CommandFailure(description: "\(verb): give the \(secret.name) with --password-stdin or \(secret.variable)")
+        throw CommandFailure(description: secret.missing(verb: verb))
     }
     return try source.read(secret)
 }

@@ -15,10 +15,8 @@ enum TOTPEnrolment {
     /// for `account totp confirm`. `$ROSTER_CODE` is not read here: it was set before this secret existed, so it
     /// can only be a stale code for another log-in.
     static func enroll(passwordStdin: Bool, _ context: VerbContext) throws -> Int32 {
-        let password = try readSecret(.password, passwordStdin: passwordStdin, context: context, verb: "account totp enroll")
-        let connection = try context.connectLoggedIn()
-        connection.answerTimeoutMs = nil
-        let result = try connection.result("account.totp_enroll", ["password": .string(password)], verb: "account totp enroll")
+        let (result, connection) = try AccountActions.callWithPassword("account.totp_enroll", passwordStdin: passwordStdin,
+                                                                       verb: "account totp enroll", context)
         let uri = result["uri"]?.stringValue ?? ""
         if context.json != nil {
             context.printJSON(result)
@@ -56,10 +54,8 @@ enum TOTPEnrolment {
     }
 
     static func disable(passwordStdin: Bool, _ context: VerbContext) throws -> Int32 {
-        let password = try readSecret(.password, passwordStdin: passwordStdin, context: context, verb: "account totp disable")
-        let connection = try context.connectLoggedIn()
-        connection.answerTimeoutMs = nil
-        _ = try connection.result("account.totp_disable", ["password": .string(password)], verb: "account totp disable")
+        _ = try AccountActions.callWithPassword("account.totp_disable", passwordStdin: passwordStdin,
+                                                verb: "account totp disable", context)
         if context.json != nil { context.printJSON(["totp": false]) } else { printLine("two-step log-in is off") }
         return 0
     }
