@@ -19,7 +19,11 @@ public enum MessageCatalog {
         let arguments = error.messageArguments.merging(extra) { _, new in new }
         switch error {
         case .invalidField(let field, let code):
-            return text("\(field).\(code)", locale: locale, arguments: arguments)
+            let key = "\(field).\(code)"
+            if !contains(key), let wording = FieldName.wording(param: field) {
+                return text("\(wording.rawValue).\(code)", locale: locale, arguments: arguments)
+            }
+            return text(key, locale: locale, arguments: arguments)
         case .taken(let field):
             return text("\(field).taken", locale: locale, arguments: arguments)
         case .invalidRequest(let problem):

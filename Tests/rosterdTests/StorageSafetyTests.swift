@@ -242,8 +242,11 @@ struct StorageSafetyTests {
         chmod(state, 0o500)
         let readOnlyDirectory = try startOnce(daemon.databasePath, in: directory, asNobody: true)
         #expect(readOnlyDirectory.status == 1 && readOnlyDirectory.stderr.contains("directory"), "\(readOnlyDirectory.stderr)")
-        // With the modes back, it is served: the refusals were about the modes alone.
+        // With the modes back, it is served: the refusals were about the modes alone. The key file goes back to
+        // root, who starts this daemon: one owned by another user is refused (KeyFileStartTests), and the nobody
+        // daemons above needed it as theirs to reach the database's check.
         chmod(state, 0o700)
+        chown(state + "/roster.key", 0, 0)
         let served = try TestDaemon(directory: directory, config: Self.config)
         #expect(try contactTotal(served) == 10)
     }

@@ -239,7 +239,7 @@ public final class Server {
 
     func sendError(_ error: RosterError, id: JSONValue, to connection: Connection) {
         var arguments: [String: String] = [:]
-        if case .invalidField(let field, _) = error, let name = FieldName(rawValue: field) {
+        if case .invalidField(let field, _) = error, let name = FieldName.wording(param: field) {
             arguments = name.messageArguments(policy: config.policy)
         }
         let message = MessageCatalog.message(for: error, locale: connection.session.locale, arguments: arguments)

@@ -12,9 +12,19 @@ __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
 METHODS: dict[str, tuple[str, ...]] = {
     # every method and its params as rpc.describe names them (optional ones end in `?`)
+    'account.change_email': ('password', 'email'),
+    'account.change_password': ('current', 'new'),
+    'account.delete': ('password',),
+    'account.export': (),
+    'account.recovery_codes': ('password',),
+    'account.show': (),
+    'account.totp_confirm': ('code',),
+    'account.totp_disable': ('password',),
+    'account.totp_enroll': ('password',),
     'admin.backup': ('path',),
     'admin.stats': (),
-    'auth.login': ('username', 'password'),
+    'auth.login': ('username', 'password', 'code?'),
+    'auth.recover': ('username', 'code', 'new_password'),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
     'contacts.export': ('format', 'limit?', 'cursor?'),
     'contacts.import': ('format', 'data'),
@@ -28,12 +38,79 @@ METHODS: dict[str, tuple[str, ...]] = {
     'form.submit': ('form',),
     'rpc.describe': (),
     'session.hello': ('locale?', 'client?', 'timing?'),
+    'session.list': (),
     'session.logout': (),
     'session.resume': ('token',),
+    'session.revoke': ('id',),
+    'session.revoke_others': (),
     'session.whoami': (),
     'users.check_username': ('username',),
     'users.register': ('username', 'password', 'email?'),
 }
+
+
+class AccountChangeEmailResult(TypedDict):
+    email: str | None
+
+
+class AccountChangePasswordResult(TypedDict):
+    revoked: int
+
+
+class AccountDeleteResult(TypedDict):
+    pass
+
+
+class AccountExportResultAccount(TypedDict):
+    username: str
+    email: str | None
+    created_at: str
+    totp: bool
+    recovery_codes_left: int
+
+
+class AccountExportResultSessionsItem(TypedDict):
+    id: str
+    created_at: str
+    last_used_at: str
+    client: str | None
+    current: bool
+
+
+class AccountExportResultContacts(TypedDict):
+    format: Literal['vcard']
+    data: str
+
+
+class AccountExportResult(TypedDict):
+    account: AccountExportResultAccount
+    sessions: list[AccountExportResultSessionsItem]
+    contacts: AccountExportResultContacts
+
+
+class AccountRecoveryCodesResult(TypedDict):
+    codes: list[str]
+
+
+class AccountShowResult(TypedDict):
+    username: str
+    email: str | None
+    created_at: str
+    totp: bool
+    recovery_codes_left: int
+
+
+class AccountTotpConfirmResult(TypedDict):
+    pass
+
+
+class AccountTotpDisableResult(TypedDict):
+    pass
+
+
+class AccountTotpEnrollResult(TypedDict):
+    secret: str
+    uri: str
 
 
 class AdminBackupResult(TypedDict):
@@ -69,6 +146,11 @@ class AdminStatsResult(TypedDict):
 
 
 class AuthLoginResult(TypedDict):
+    username: str
+    token: str
+
+
+class AuthRecoverResult(TypedDict):
     username: str
     token: str
 
@@ -149,12 +231,32 @@ class SessionHelloTimingParam(TypedDict):
     throttle_ms: NotRequired[int]
 
 
+class SessionListResultItemsItem(TypedDict):
+    id: str
+    created_at: str
+    last_used_at: str
+    client: str | None
+    current: bool
+
+
+class SessionListResult(TypedDict):
+    items: list[SessionListResultItemsItem]
+
+
 class SessionLogoutResult(TypedDict):
     pass
 
 
 class SessionResumeResult(TypedDict):
     username: str
+
+
+class SessionRevokeResult(TypedDict):
+    pass
+
+
+class SessionRevokeOthersResult(TypedDict):
+    revoked: int
 
 
 class SessionWhoamiResult(TypedDict):
@@ -182,6 +284,42 @@ class BlockingMethods:
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         raise NotImplementedError
 
+    def account_change_email(self, *, password: str, email: str) -> AccountChangeEmailResult:
+        """Set the email ("" removes it), by the registration's rules."""
+        return cast('AccountChangeEmailResult', self.call('account.change_email', _present({'password': password, 'email': email})))
+
+    def account_change_password(self, *, current: str, new: str) -> AccountChangePasswordResult:
+        """Change the password (preset's rules, not the current one); revokes every other session."""
+        return cast('AccountChangePasswordResult', self.call('account.change_password', _present({'current': current, 'new': new})))
+
+    def account_delete(self, *, password: str) -> AccountDeleteResult:
+        """Delete the account, its contacts, tokens, codes and TOTP for good."""
+        return cast('AccountDeleteResult', self.call('account.delete', _present({'password': password})))
+
+    def account_export(self) -> AccountExportResult:
+        """Everything stored about the user except secrets."""
+        return cast('AccountExportResult', self.call('account.export', {}))
+
+    def account_recovery_codes(self, *, password: str) -> AccountRecoveryCodesResult:
+        """Ten new single-use recovery codes, replacing older ones; shown once."""
+        return cast('AccountRecoveryCodesResult', self.call('account.recovery_codes', _present({'password': password})))
+
+    def account_show(self) -> AccountShowResult:
+        """This session's account: email, created_at, TOTP, recovery codes left."""
+        return cast('AccountShowResult', self.call('account.show', {}))
+
+    def account_totp_confirm(self, *, code: str) -> AccountTotpConfirmResult:
+        """Confirm the pending TOTP secret with a code; log-in needs codes from now on."""
+        return cast('AccountTotpConfirmResult', self.call('account.totp_confirm', _present({'code': code})))
+
+    def account_totp_disable(self, *, password: str) -> AccountTotpDisableResult:
+        """Turn TOTP off."""
+        return cast('AccountTotpDisableResult', self.call('account.totp_disable', _present({'password': password})))
+
+    def account_totp_enroll(self, *, password: str) -> AccountTotpEnrollResult:
+        """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
+        return cast('AccountTotpEnrollResult', self.call('account.totp_enroll', _present({'password': password})))
+
     def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', self.call('admin.backup', _present({'path': path})))
@@ -190,9 +328,13 @@ class BlockingMethods:
         """Counters of the running daemon (root or the daemon's own uid only)."""
         return cast('AdminStatsResult', self.call('admin.stats', {}))
 
-    def auth_login(self, *, username: str, password: str) -> AuthLoginResult:
+    def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
-        return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password})))
+        return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
+
+    def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
+        """Set a new password with a recovery code, and log this connection in."""
+        return cast('AuthRecoverResult', self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
 
     def contacts_add(self, *, name: str, phone: str | None = None, email: str | None = None, note: str | None = None) -> ContactsAddResult:
         """Add a contact; the daemon assigns its id."""
@@ -246,6 +388,10 @@ class BlockingMethods:
         """Introduce the client; set this connection's locale and timing overrides."""
         return cast('SessionHelloResult', self.call('session.hello', _present({'locale': locale, 'client': client, 'timing': timing})))
 
+    def session_list(self) -> SessionListResult:
+        """This user's live sessions."""
+        return cast('SessionListResult', self.call('session.list', {}))
+
     def session_logout(self) -> SessionLogoutResult:
         """Log this connection out; a session event with user null follows."""
         return cast('SessionLogoutResult', self.call('session.logout', {}))
@@ -253,6 +399,14 @@ class BlockingMethods:
     def session_resume(self, *, token: str) -> SessionResumeResult:
         """Log this connection in with a token from a log-in."""
         return cast('SessionResumeResult', self.call('session.resume', _present({'token': token})))
+
+    def session_revoke(self, *, id: str) -> SessionRevokeResult:
+        """Revoke one of this user's sessions by its id."""
+        return cast('SessionRevokeResult', self.call('session.revoke', _present({'id': id})))
+
+    def session_revoke_others(self) -> SessionRevokeOthersResult:
+        """Revoke every session of this user but this one."""
+        return cast('SessionRevokeOthersResult', self.call('session.revoke_others', {}))
 
     def session_whoami(self) -> SessionWhoamiResult:
         """Who this connection is logged in as."""
@@ -273,6 +427,42 @@ class AsyncMethods:
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         raise NotImplementedError
 
+    async def account_change_email(self, *, password: str, email: str) -> AccountChangeEmailResult:
+        """Set the email ("" removes it), by the registration's rules."""
+        return cast('AccountChangeEmailResult', await self.call('account.change_email', _present({'password': password, 'email': email})))
+
+    async def account_change_password(self, *, current: str, new: str) -> AccountChangePasswordResult:
+        """Change the password (preset's rules, not the current one); revokes every other session."""
+        return cast('AccountChangePasswordResult', await self.call('account.change_password', _present({'current': current, 'new': new})))
+
+    async def account_delete(self, *, password: str) -> AccountDeleteResult:
+        """Delete the account, its contacts, tokens, codes and TOTP for good."""
+        return cast('AccountDeleteResult', await self.call('account.delete', _present({'password': password})))
+
+    async def account_export(self) -> AccountExportResult:
+        """Everything stored about the user except secrets."""
+        return cast('AccountExportResult', await self.call('account.export', {}))
+
+    async def account_recovery_codes(self, *, password: str) -> AccountRecoveryCodesResult:
+        """Ten new single-use recovery codes, replacing older ones; shown once."""
+        return cast('AccountRecoveryCodesResult', await self.call('account.recovery_codes', _present({'password': password})))
+
+    async def account_show(self) -> AccountShowResult:
+        """This session's account: email, created_at, TOTP, recovery codes left."""
+        return cast('AccountShowResult', await self.call('account.show', {}))
+
+    async def account_totp_confirm(self, *, code: str) -> AccountTotpConfirmResult:
+        """Confirm the pending TOTP secret with a code; log-in needs codes from now on."""
+        return cast('AccountTotpConfirmResult', await self.call('account.totp_confirm', _present({'code': code})))
+
+    async def account_totp_disable(self, *, password: str) -> AccountTotpDisableResult:
+        """Turn TOTP off."""
+        return cast('AccountTotpDisableResult', await self.call('account.totp_disable', _present({'password': password})))
+
+    async def account_totp_enroll(self, *, password: str) -> AccountTotpEnrollResult:
+        """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
+        return cast('AccountTotpEnrollResult', await self.call('account.totp_enroll', _present({'password': password})))
+
     async def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', await self.call('admin.backup', _present({'path': path})))
@@ -281,9 +471,13 @@ class AsyncMethods:
         """Counters of the running daemon (root or the daemon's own uid only)."""
         return cast('AdminStatsResult', await self.call('admin.stats', {}))
 
-    async def auth_login(self, *, username: str, password: str) -> AuthLoginResult:
+    async def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
-        return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password})))
+        return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
+
+    async def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
+        """Set a new password with a recovery code, and log this connection in."""
+        return cast('AuthRecoverResult', await self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
 
     async def contacts_add(self, *, name: str, phone: str | None = None, email: str | None = None, note: str | None = None) -> ContactsAddResult:
         """Add a contact; the daemon assigns its id."""
@@ -337,6 +531,10 @@ class AsyncMethods:
         """Introduce the client; set this connection's locale and timing overrides."""
         return cast('SessionHelloResult', await self.call('session.hello', _present({'locale': locale, 'client': client, 'timing': timing})))
 
+    async def session_list(self) -> SessionListResult:
+        """This user's live sessions."""
+        return cast('SessionListResult', await self.call('session.list', {}))
+
     async def session_logout(self) -> SessionLogoutResult:
         """Log this connection out; a session event with user null follows."""
         return cast('SessionLogoutResult', await self.call('session.logout', {}))
@@ -344,6 +542,14 @@ class AsyncMethods:
     async def session_resume(self, *, token: str) -> SessionResumeResult:
         """Log this connection in with a token from a log-in."""
         return cast('SessionResumeResult', await self.call('session.resume', _present({'token': token})))
+
+    async def session_revoke(self, *, id: str) -> SessionRevokeResult:
+        """Revoke one of this user's sessions by its id."""
+        return cast('SessionRevokeResult', await self.call('session.revoke', _present({'id': id})))
+
+    async def session_revoke_others(self) -> SessionRevokeOthersResult:
+        """Revoke every session of this user but this one."""
+        return cast('SessionRevokeOthersResult', await self.call('session.revoke_others', {}))
 
     async def session_whoami(self) -> SessionWhoamiResult:
         """Who this connection is logged in as."""
