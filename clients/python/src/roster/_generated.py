@@ -204,8 +204,9 @@ class FormOpenResult(TypedDict):
 
 
 class FormSubmitResult(TypedDict):
-    username: str
-    token: str
+    username: NotRequired[str]
+    token: NotRequired[str]
+    revoked: NotRequired[int]
 
 
 class RpcDescribeResult(TypedDict):
@@ -377,7 +378,7 @@ class BlockingMethods:
         return cast('FormOpenResult', self.call('form.open', _present({'form': form})))
 
     def form_submit(self, *, form: str) -> FormSubmitResult:
-        """Submit once the pending checks are done; answered with the outcome."""
+        """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', self.call('form.submit', _present({'form': form})))
 
     def rpc_describe(self) -> RpcDescribeResult:
@@ -520,7 +521,7 @@ class AsyncMethods:
         return cast('FormOpenResult', await self.call('form.open', _present({'form': form})))
 
     async def form_submit(self, *, form: str) -> FormSubmitResult:
-        """Submit once the pending checks are done; answered with the outcome."""
+        """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', await self.call('form.submit', _present({'form': form})))
 
     async def rpc_describe(self) -> RpcDescribeResult:
