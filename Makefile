@@ -6,9 +6,10 @@ PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-d
             systemd python3
 PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy
 PYTHON_VENV := .build/python
-# What only the tests need: a PostgreSQL server they start themselves in a temporary directory (issue 14), and
-# oathtool, an implementation of TOTP other than the daemon's own to compute the tests' codes (issue 15).
-TEST_PACKAGES := postgresql oathtool
+# What only the tests need: a PostgreSQL server they start themselves in a temporary directory (issue 14);
+# oathtool, a TOTP implementation other than the daemon's own, to compute the tests' codes; and zbar-tools,
+# whose zbarimg reads back the QR code rosterctl draws (issue 15).
+TEST_PACKAGES := postgresql oathtool zbar-tools
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
 .PHONY: all deps test-deps python-deps python-env python-test python-methods build release run test bench clean install install-only \

@@ -8,7 +8,7 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami check-username user contacts status watch call"
+    local verbs="register login logout whoami account sessions recover check-username user contacts status watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
@@ -41,6 +41,28 @@ _rosterctl() {
     case $verb in
         register) options="--username --email --password-stdin" ;;
         login) options="--username --password-stdin" ;;
+        account)
+            if [[ $cword -eq $((i + 1)) ]]; then
+                COMPREPLY=($(compgen -W "show password email delete export recovery-codes totp" -- "$cur"))
+                return
+            fi
+            case ${words[i+1]} in
+                totp)
+                    if [[ $cword -eq $((i + 2)) ]]; then
+                        COMPREPLY=($(compgen -W "enroll confirm disable" -- "$cur"))
+                        return
+                    fi
+                    options="--password-stdin" ;;
+                password|email|recovery-codes) options="--password-stdin" ;;
+                delete) options="--yes --password-stdin" ;;
+                export)
+                    if [[ $prev == --output ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
+                    options="--output" ;;
+            esac ;;
+        sessions)
+            # IDs are the daemon's; listing them here would need a connection, so only the commands.
+            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list revoke revoke-others" -- "$cur")); return; fi ;;
+        recover) options="--username --password-stdin" ;;
         user)
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
             options="--email --password-stdin" ;;
@@ -69,7 +91,9 @@ _rosterctl() {
                 COMPREPLY=($(compgen -W "session.hello session.whoami session.logout session.resume form.open form.input
                     form.submit form.close users.check_username users.register auth.login rpc.describe admin.stats
                     contacts.list contacts.search contacts.add contacts.update contacts.remove contacts.import
-                    contacts.export" -- "$cur"))
+                    contacts.export account.show account.change_password account.change_email account.delete
+                    account.export account.recovery_codes account.totp_enroll account.totp_confirm
+                    account.totp_disable session.list session.revoke session.revoke_others auth.recover" -- "$cur"))
                 return
             fi ;;
     esac

@@ -5,8 +5,14 @@ import RosterProtocol
 /// how either ends.
 enum FormVerbSupport {
     /// Runs the interactive form and turns its outcome into output and an exit status; a log-in is kept.
-    static func runInteractive(form: String, context: VerbContext, prefill: [(field: String, value: String)]) throws -> Int32 {
-        let outcome = try InteractiveForm(form: form, context: context, prefill: prefill).run()
+    ///
+    /// - Parameters:
+    ///   - loggedIn: the form acts on the kept session's user (the password form), so it opens after resuming it.
+    ///   - finish: prints a success; by default the register and log-in forms' username.
+    static func runInteractive(form: String, context: VerbContext, prefill: [(field: String, value: String)],
+                               loggedIn: Bool = false,
+                               finish: ((JSONValue, String) -> Int32)? = nil) throws -> Int32 {
+        let outcome = try InteractiveForm(form: form, context: context, prefill: prefill, loggedIn: loggedIn).run()
         switch outcome {
         case .cancelled(let signal):
             writeError("rosterctl: \(FormText.forForm(form, locale: context.locale).cancelled)")
@@ -14,7 +20,7 @@ enum FormVerbSupport {
             return 128 + signal
         case .submitted(let result, let message):
             context.storeToken(result["token"]?.stringValue)
-            return succeeded(result, message: message, context: context)
+            return finish?(result, message) ?? succeeded(result, message: message, context: context)
         }
     }
 

@@ -20,7 +20,8 @@ func helpText() -> String {
               helpLine("   --no-legend", "Do not print table headers"),
               helpLine("   --locale LANG", "Messages in zh-Hans, en, vi or ko (default: from LC_ALL,"),
               helpLine("", "LC_MESSAGES or LANG)"),
-              "", "Passwords are read from a prompt, --password-stdin or $ROSTER_PASSWORD, never from arguments.",
+              "", "Passwords and codes are read from a prompt, --password-stdin (one per line) or $ROSTER_PASSWORD,",
+              "$ROSTER_NEW_PASSWORD, $ROSTER_CODE and $ROSTER_RECOVERY_CODE, never from arguments.",
               "A log-in is kept in $XDG_RUNTIME_DIR/roster/session until logout.",
               "Exit status: 0 success, 1 failure, 2 usage error, 130 interrupted."]
     return lines.joined(separator: "\n")

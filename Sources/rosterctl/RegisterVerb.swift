@@ -30,7 +30,7 @@ struct RegisterVerb: Verb {
     func validate(_ context: VerbContext) throws(UsageError) {
         guard !interactive(context) else { return }
         guard username != nil else { throw UsageError(description: "register: --username NAME is needed when stdin is not a terminal") }
-        guard PasswordSource.choose(passwordStdin: passwordStdin, environment: context.environment) != nil else {
+        guard SecretSource.choose(.password, passwordStdin: passwordStdin, environment: context.environment) != nil else {
             throw UsageError(description: "register: give the password with --password-stdin or ROSTER_PASSWORD")
         }
     }
@@ -42,9 +42,9 @@ struct RegisterVerb: Verb {
             if let email { prefill.append(("email", email)) }
             return try FormVerbSupport.runInteractive(form: "register", context: context, prefill: prefill)
         }
-        guard let username, let source = PasswordSource.choose(passwordStdin: passwordStdin, environment: context.environment)
+        guard let username, let source = SecretSource.choose(.password, passwordStdin: passwordStdin, environment: context.environment)
         else { return 2 }
-        let password = try source.read(confirm: true)
+        let password = try source.read(.newAccountPassword)
         let connection = try context.connect(resume: false)
         connection.answerTimeoutMs = nil
         var params: [(String, JSONValue)] = [("username", .string(username)), ("password", .string(password))]

@@ -23,14 +23,14 @@ struct UserVerb: Verb {
     }
 
     func validate(_ context: VerbContext) throws(UsageError) {
-        if PasswordSource.choose(passwordStdin: passwordStdin, environment: context.environment) == nil {
+        if SecretSource.choose(.password, passwordStdin: passwordStdin, environment: context.environment) == nil {
             throw UsageError(description: "user add: give the password with --password-stdin or ROSTER_PASSWORD")
         }
     }
 
     func run(_ context: VerbContext) throws -> Int32 {
-        guard let source = PasswordSource.choose(passwordStdin: passwordStdin, environment: context.environment) else { return 2 }
-        let password = try source.read(confirm: true)
+        guard let source = SecretSource.choose(.password, passwordStdin: passwordStdin, environment: context.environment) else { return 2 }
+        let password = try source.read(.newAccountPassword)
         let connection = try context.connect(resume: false)
         var params: [(String, JSONValue)] = [("username", .string(username)), ("password", .string(password))]
         if let email { params.append(("email", .string(email))) }

@@ -3,6 +3,7 @@ struct VerbConfiguration {
     /// Sections of `--help`, in the order they are printed.
     enum Group: String, CaseIterable {
         case session = "Session Commands"
+        case account = "Account Commands"
         case users = "User Commands"
         case contacts = "Contact Commands"
         case daemon = "Daemon Commands"
@@ -40,6 +41,9 @@ var verbTable: [any Verb.Type] {
         LoginVerb.self,
         LogoutVerb.self,
         WhoamiVerb.self,
+        AccountVerb.self,
+        SessionsVerb.self,
+        RecoverVerb.self,
         CheckUsernameVerb.self,
         UserVerb.self,
         ContactsVerb.self,

@@ -49,15 +49,20 @@ final class VerbContext {
     /// Without this check such a command would reach the daemon anonymously and fail with `unauthenticated`,
     /// which tells a person less than what to do about it.
     func connectLoggedIn() throws -> ClientConnection {
+        try loggedInSession().connection
+    }
+
+    /// `connectLoggedIn`, with the username the stored session belongs to.
+    func loggedInSession() throws -> (connection: ClientConnection, username: String) {
         guard let file = sessionFile, let token = file.read() else {
             throw CommandFailure(description: "not logged in; run rosterctl login")
         }
         let connection = try connect(resume: false)
-        guard try connection.resume(token: token) != nil else {
+        guard let username = try connection.resume(token: token) else {
             file.remove()
             throw CommandFailure(description: "not logged in (the stored session has expired); run rosterctl login")
         }
-        return connection
+        return (connection, username)
     }
 
     /// Prints a result as JSON in the `--json` mode (short if none was asked for).
@@ -83,4 +88,14 @@ final class VerbContext {
 /// A daemon's error answer, as a command failure that names the verb and the stable reason.
 func failure(_ verb: String, _ error: RemoteError) -> CommandFailure {
     CommandFailure(description: "\(verb): \(error.message) (\(error.reason))")
+}
+
+extension ClientConnection {
+    /// `method`'s result, or the daemon's refusal as a failure naming `verb`.
+    func result(_ method: String, _ params: JSONValue = .object([]), verb: String) throws -> JSONValue {
+        switch try call(method, params) {
+        case .success(let value): return value
+        case .failure(let error): throw failure(verb, error)
+        }
+    }
 }

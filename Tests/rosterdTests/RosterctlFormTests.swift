@@ -2,17 +2,17 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// A private tmux server running one command in a 100×30 pane, driven with send-keys and read with capture-pane.
+/// A private tmux server running one command in a 100-column pane (30 rows unless asked), driven with send-keys and read with capture-pane.
 final class TmuxPane {
     let name: String
     private let directory: TemporaryDirectory
     private static let environment = ["PATH=/usr/bin:/bin", "TERM=xterm-256color"]
 
-    init(_ command: String) throws {
+    init(_ command: String, rows: Int = 30) throws {
         directory = try TemporaryDirectory()
         // Unique per test and per process, so parallel runs never share a server.
         name = "roster-test-\(getpid())-\(directory.path.split(separator: "-").last ?? "x")"
-        let status = run(["/usr/bin/tmux", "-f", "/dev/null", "-L", name, "new-session", "-d", "-x", "100", "-y", "30", command],
+        let status = run(["/usr/bin/tmux", "-f", "/dev/null", "-L", name, "new-session", "-d", "-x", "100", "-y", String(rows), command],
                          environment: Self.environment)
         guard status == 0 else { throw HarnessError(description: "tmux new-session failed with \(status)") }
     }
@@ -45,16 +45,22 @@ final class TmuxPane {
     deinit { run(["/usr/bin/tmux", "-L", name, "kill-server"], environment: Self.environment) }
 }
 
+extension Rosterctl {
+    /// Starts `rosterctl ARGS` in a pane; afterwards the pane prints its exit status and the terminal's modes.
+    func startInTmux(_ arguments: String, rows: Int = 30) throws -> TmuxPane {
+        let modes = "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '"
+        let command = "env XDG_RUNTIME_DIR=\(runtime) \(builtBinary("rosterctl")) --socket \(daemon.socketPath) \(arguments); "
+            + "echo EXIT=$?; echo MODES=$(\(modes)); sleep 600"
+        return try TmuxPane(command, rows: rows)
+    }
+}
+
 /// The interactive register and log-in forms in a real terminal (tmux), against the real daemon, with the
 /// real 500 ms debounce.
 @Suite("rosterctl interactive forms in tmux", .serialized)
 struct RosterctlFormTests {
-    /// Starts `rosterctl ARGS` in a pane; afterwards the pane prints its exit status and the terminal's modes.
     private func start(_ ctl: Rosterctl, _ arguments: String) throws -> TmuxPane {
-        let modes = "stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\\n' ' '"
-        let command = "env XDG_RUNTIME_DIR=\(ctl.runtime) \(builtBinary("rosterctl")) --socket \(ctl.daemon.socketPath) \(arguments); "
-            + "echo EXIT=$?; echo MODES=$(\(modes)); sleep 600"
-        return try TmuxPane(command)
+        try ctl.startInTmux(arguments)
     }
 
     @Test func aShortUsernameShowsTheSeedMessageUnderTheField() throws {

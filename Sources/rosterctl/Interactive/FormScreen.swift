@@ -40,6 +40,9 @@ struct FormScreen: Equatable {
         case redraw
     }
 
+    /// Fields that hold a password, drawn as `•`; a one-time `code` is shown, as authenticator apps show it.
+    static let maskedFields: Set<String> = ["password", "confirm", "current", "new"]
+
     let form: String
     var fields: [Field]
     var focus: Focus = .submit
@@ -52,7 +55,7 @@ struct FormScreen: Equatable {
         self.form = form
         fields = items.compactMap { item in
             guard let name = item["name"]?.stringValue else { return nil }
-            return Field(name: name, masked: name == "password" || name == "confirm",
+            return Field(name: name, masked: FormScreen.maskedFields.contains(name),
                          enabled: item["enabled"]?.boolValue ?? false, state: item["state"]?.stringValue ?? "empty",
                          code: item["code"]?.stringValue ?? "", message: item["message"]?.stringValue ?? "",
                          rev: item["rev"]?.int64Value ?? 0)
@@ -153,7 +156,13 @@ struct FormScreen: Equatable {
     }
 
     /// The answer to `form.submit` failed: show why and let the person fix it.
-    mutating func submitFailed(_ message: String) {
+    ///
+    /// After `code_required` the next thing to type is the one-time code, so the focus goes there (its `field`
+    /// event enables it; until then keys to it are refused like any disabled field's).
+    mutating func submitFailed(_ message: String, reason: String = "") {
         submit = .failed(message)
+        if reason == "code_required", let index = fields.firstIndex(where: { $0.name == "code" }) {
+            focus = .field(index)
+        }
     }
 }

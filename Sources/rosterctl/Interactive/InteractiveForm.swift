@@ -16,9 +16,11 @@ struct InteractiveForm {
     let form: String
     let context: VerbContext
     var prefill: [(field: String, value: String)] = []
+    /// Open the form as the kept session's user (the password form needs one; the others must not resume).
+    var loggedIn = false
 
     func run() throws -> Outcome {
-        let connection = try context.connect(resume: false)
+        let connection = try loggedIn ? context.connectLoggedIn() : context.connect(resume: false)
         let snapshot: JSONValue
         switch try connection.call("form.open", ["form": .string(form)]) {
         case .success(let value): snapshot = value
@@ -84,7 +86,7 @@ struct InteractiveForm {
                 if case .succeeded(let message) = screen.submit { return .submitted(result: value, message: message) }
                 return .submitted(result: value, message: "")
             case .failure(let error):
-                screen.submitFailed(error.message)
+                screen.submitFailed(error.message, reason: error.reason)
             }
         case .answer:
             // form.input answers carry only the rev; a refused input shows up as the field's state anyway.
