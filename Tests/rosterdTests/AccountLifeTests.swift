@@ -212,7 +212,8 @@ struct AccountLifeTests {
         #expect(reason(try login("secret1", try oathtool(secret, at: now + 60))) == "invalid_code")
         #expect(try login("secret1", try oathtool(secret, at: now))["result"]?["token"] != nil)
         let next = try oathtool(secret, at: now + 30)
-        #expect(try login("secret1", next)["result"]?["token"] != nil)
+        // As an authenticator app shows it ("123 456"): the same six digits, and a replay is still a replay.
+        #expect(try login("secret1", "\(next.prefix(3)) \(next.suffix(3))")["result"]?["token"] != nil)
         #expect(reason(try login("secret1", next)) == "invalid_code")
         #expect(reason(try alice.call("account.totp_disable", ["password": "nope123"])) == "wrong_password")
         #expect(try alice.call("account.totp_disable", ["password": "secret1"])["result"] == [:])

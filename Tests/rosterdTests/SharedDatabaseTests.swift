@@ -8,7 +8,6 @@ import Testing
 /// (`cross-daemon`); here the event must arrive.
 @Suite("Two daemons sharing PostgreSQL")
 struct SharedDatabaseTests {
-    /// (Deletion's way back to `available` needs `account.delete`, issue 15's; its feed is StorageFeedServerTests'.)
     @Test func aNameRegisteredOnAIsTakenOnBsOpenForm() throws {
         let (a, b) = try SharedDatabase().pair()
         let form = try b.connect()
@@ -70,6 +69,48 @@ struct SharedDatabaseTests {
         _ = try onB.waitForEvent { $0["type"] == "session" && $0["user"] == .null }
         #expect(try onB.call("session.whoami")["result"]?["user"] == .null)
         #expect(try b.connect().call("session.resume", ["token": .string(token)])["result"] == nil)
+    }
+
+    /// Issue 15: a deletion on A ends the user's session on B, and B's open register form holding the name sees
+    /// it free again; the name registers on B.
+    @Test func anAccountDeletedOnAEndsItsSessionOnBAndFreesTheNameThere() throws {
+        let (a, b) = try SharedDatabase().pair()
+        let onA = try a.connect()
+        try onA.register("leaver1")
+        try onA.logIn("leaver1")
+        let onB = try b.connect()
+        try onB.logIn("leaver1")
+        let form = try b.connect()
+        try form.helloWithoutDebounce()
+        _ = try form.call("form.open", ["form": "register"])
+        _ = try form.call("form.input", ["form": "register", "field": "username", "value": "leaver1"])
+        #expect(try form.waitForField("username", state: "invalid")["code"] == "taken")
+
+        #expect(try onA.call("account.delete", ["password": "secret1"])["result"] == [:])
+        _ = try onB.waitForEvent { $0["type"] == "session" && $0["user"] == .null }
+        #expect(try onB.call("session.whoami")["result"]?["user"] == .null)
+        #expect(try form.waitForField("username", state: "valid")["code"] == "available")
+        #expect(try b.connect().call("users.register", ["username": "leaver1", "password": "secret2"])["result"]?["username"]
+                == "leaver1")
+    }
+
+    /// Issue 15: a password change on A ends the user's other session on B and keeps A's own; the old password
+    /// fails on B and the new one works there.
+    @Test func aPasswordChangedOnAEndsTheOtherSessionOnB() throws {
+        let (a, b) = try SharedDatabase().pair()
+        let onA = try a.connect()
+        try onA.register("mover1")
+        try onA.logIn("mover1")
+        let onB = try b.connect()
+        try onB.logIn("mover1")
+
+        #expect(try onA.call("account.change_password", ["current": "secret1", "new": "secret2"])["result"]?["revoked"] == 1)
+        _ = try onB.waitForEvent { $0["type"] == "session" && $0["user"] == .null }
+        #expect(try onA.call("session.whoami")["result"]?["user"]?["username"] == "mover1")
+        #expect(failureReason(try b.connect().call("auth.login", ["username": "mover1", "password": "secret1"]))
+                == "wrong_password")
+        #expect(try b.connect().call("auth.login", ["username": "mover1", "password": "secret2"])["result"]?["username"]
+                == "mover1")
     }
 
     @Test func aContactAddedOnARefreshesBsOpenContactsForm() throws {

@@ -29,6 +29,12 @@ public enum LoginRules {
         return digits.count == 6 ? digits : nil
     }
 
+    /// A code as a method received it: its six ASCII digits when it reads as six digits (as the `code` field
+    /// takes it), else exactly as sent, to be refused as `invalid_code` and counted.
+    public static func typedCode(_ raw: String) -> String {
+        normalizedCode(Secret(raw)) ?? raw
+    }
+
     /// The login form's `code` field: empty, six digits (valid), or `not_six_digits`; the store decides the rest.
     public static func code(_ raw: Secret) -> FieldVerdict {
         if raw.exposed.allSatisfy(\.isWhitespace) { return .empty }

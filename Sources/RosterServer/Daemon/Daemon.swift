@@ -74,7 +74,13 @@ public enum Daemon {
             // Refused with its path and reason when it is anything but our own 0600 file of 32 bytes.
             let keyFile = DaemonPaths.keyFile(configured: config.storage.keyFilePath, database: paths.database)
             try DaemonPaths.createParentDirectories(of: keyFile, mode: 0o700)
+            let keyFileExisted = access(keyFile, F_OK) == 0
             secrets = AccountSecrets(master: try KeyFile.loadOrCreate(at: keyFile))
+            if !keyFileExisted {
+                // Every daemon sharing a PostgreSQL database needs this same file: say where it is, once.
+                logger.notice("created the key file \(keyFile) for TOTP secrets and recovery codes; back it up "
+                              + "with the database, and give every daemon that shares the database the same file")
+            }
             DaemonPaths.raiseDescriptorLimit()
         } catch {
             return fail("\(error)")

@@ -226,7 +226,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func confirmTOTP(_ call: LifeCall) {
         guard let user = user(call) else { return }
-        accounts.confirmTOTP(of: user, code: call.params.string("code") ?? "", peerUID: call.peer.uid,
+        accounts.confirmTOTP(of: user, code: LoginRules.typedCode(call.params.string("code") ?? ""), peerUID: call.peer.uid,
                              charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
         }

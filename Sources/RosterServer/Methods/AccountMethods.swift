@@ -79,7 +79,7 @@ final class AccountMethods<Sessions: AccountSessions> {
     func logIn(_ call: AccountCall) {
         let request = LogInRequest(typedIdentifier: call.params.string("username") ?? "",
                                    password: Secret(call.params.string("password") ?? ""), policy: sessions.policy,
-                                   code: call.params.string("code"))
+                                   code: call.params.string("code").map(LoginRules.typedCode))
         call.asAuthChange { [self] answer in
             accounts.logIn(request, peerUID: call.peer.uid, client: call.session.client,
                            charge: call.connection.queueCharge) { [self] result in
