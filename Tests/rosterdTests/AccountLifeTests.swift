@@ -129,6 +129,29 @@ struct AccountLifeTests {
 
     // MARK: Sessions
 
+    /// The register and login forms' tokens carry the hello's client too, not only `auth.login`'s.
+    @Test func aFormsTokenCarriesTheHellosClient() throws {
+        let daemon = try TestDaemon(config: Self.config())
+        let registering = try daemon.connect()
+        _ = try registering.call("session.hello", ["client": "register-form", "timing": ["debounce_ms": 0]])
+        _ = try registering.call("form.open", ["form": "register"])
+        for (field, value) in [("username", "formed1"), ("password", "secret1"), ("confirm", "secret1")] {
+            _ = try registering.call("form.input", ["form": "register", "field": .string(field), "value": .string(value)])
+            _ = try registering.waitForField(field, state: "valid")
+        }
+        #expect(try registering.call("form.submit", ["form": "register"])["result"]?["username"] == "formed1")
+        let logging = try daemon.connect()
+        _ = try logging.call("session.hello", ["client": "login-form", "timing": ["debounce_ms": 0]])
+        _ = try logging.call("form.open", ["form": "login"])
+        for (field, value) in [("username", "formed1"), ("password", "secret1")] {
+            _ = try logging.call("form.input", ["form": "login", "field": .string(field), "value": .string(value)])
+            _ = try logging.waitForField(field, state: "valid")
+        }
+        #expect(try logging.call("form.submit", ["form": "login"])["result"]?["username"] == "formed1")
+        let items = try #require(try logging.call("session.list")["result"]?["items"]?.arrayValue)
+        #expect(Set(items.compactMap { $0["client"]?.stringValue }) == ["register-form", "login-form"])
+    }
+
     @Test func sessionsAreListedRevokedAndRevokedOthersAcrossThreeConnections() throws {
         let daemon = try TestDaemon(config: Self.config())
         try register(daemon, "alice1")
@@ -267,5 +290,8 @@ func oathtool(_ secret: String, at unix: Int64) throws -> String {
     try process.run()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw HarnessError(description: "oathtool exited \(process.terminationStatus) for a code at \(unix)")
+    }
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -10,7 +10,7 @@ struct RosterctlAccountFormTests {
     private func enrolTOTP(_ ctl: Rosterctl) throws -> String {
         let enrolled = try ctl.run(["--json", "account", "totp", "enroll", "--password-stdin"], input: "secret1\n")
         let secret = try #require(try JSONParser.parse(Array(enrolled.stdout.utf8))["secret"]?.stringValue)
-        let code = try oathCode(secret, in: ctl.daemon.directory)
+        let code = try oathCode(secret)
         let confirmed = try ctl.run(["account", "totp", "confirm"], environment: ["ROSTER_CODE=\(code)"])
         guard confirmed.status == 0 else { throw HarnessError(description: "totp confirm failed: \(confirmed.stderr)") }
         return secret
@@ -64,7 +64,7 @@ struct RosterctlAccountFormTests {
         let secretLine = try #require(lines.first { $0.hasPrefix("Secret: ") })
         let secret = String(secretLine.dropFirst("Secret: ".count))
         #expect(lines.contains { $0.hasPrefix("otpauth://totp/Roster:alice12?secret=\(secret)") })
-        pane.type(try oathCode(secret, in: ctl.daemon.directory))
+        pane.type(try oathCode(secret))
         pane.send("Enter")
         #expect(pane.waitFor("EXIT=0"))
         #expect(pane.screen().contains("two-step log-in is on"))
@@ -86,7 +86,7 @@ struct RosterctlAccountFormTests {
         #expect(pane.waitFor("enter the 6-digit code"))
         #expect(pane.lineAndNext(containing: "One-time code")?.0.contains("› One-time code") == true)
         // The confirming step is used up; the next one is in the window.
-        pane.type(try oathCode(secret, offsetSteps: 1, in: ctl.daemon.directory))
+        pane.type(try oathCode(secret, offsetSteps: 1))
         #expect(eventually { !pane.screen().contains("not complete yet") })
         pane.send("Enter")
         #expect(pane.waitFor("EXIT=0"))

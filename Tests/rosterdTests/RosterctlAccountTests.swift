@@ -15,11 +15,8 @@ func untimed(_ text: String) -> String {
 
 /// A TOTP code for `secret` at now + `offsetSteps` × 30 s, by oathtool: an implementation other than the
 /// daemon's liboath call.
-func oathCode(_ secret: String, offsetSteps: Int = 0, in directory: TemporaryDirectory) throws -> String {
-    let when = Int(time(nil)) + 30 * offsetSteps
-    let result = try capture(["/usr/bin/oathtool", "--totp", "-b", secret, "-N", "@\(when)"], in: directory)
-    guard result.status == 0 else { throw HarnessError(description: "oathtool failed: \(result.stderr)") }
-    return result.stdout.trimmingSuffixNewline
+func oathCode(_ secret: String, offsetSteps: Int = 0) throws -> String {
+    try oathtool(secret, at: Int64(time(nil)) + 30 * Int64(offsetSteps))
 }
 
 /// A `session` event saying the connection is logged out (its own log-in's event comes first); waiting for one
@@ -179,7 +176,7 @@ struct RosterctlAccountTests {
         #expect(lines.count == 2)
         #expect(lines[0].hasPrefix("otpauth://totp/Roster:alice12?secret="))
         let secondSecret = String(lines[1].dropFirst("Secret: ".count))
-        let code = try oathCode(secondSecret, in: ctl.daemon.directory)
+        let code = try oathCode(secondSecret)
         let confirmed = try ctl.run(["--json", "account", "totp", "confirm"], environment: ["ROSTER_CODE=\(code)"])
         #expect(confirmed.status == 0)
         #expect(confirmed.stdout == "{\"totp\":true}\n")
@@ -190,7 +187,7 @@ struct RosterctlAccountTests {
         #expect(noCode.status == 1)
         #expect(noCode.stderr.contains("ROSTER_CODE"))
         // The confirming step is used up; the next one is in the window.
-        let next = try oathCode(secondSecret, offsetSteps: 1, in: ctl.daemon.directory)
+        let next = try oathCode(secondSecret, offsetSteps: 1)
         let login = try ctl.run(["--json", "login", "--username", "alice12", "--password-stdin"], input: "secret1\n\(next)\n")
         #expect(login.status == 0)
         #expect(login.stdout == "{\"username\":\"alice12\"}\n")

@@ -70,7 +70,8 @@ final class AccountProcedures {
     // MARK: Registration
 
     /// Carries `registration` out; `announce` runs once the account exists, before the completion.
-    func register(_ registration: Registration<Account>, charge: QueueCharge, announce: @escaping (Account) -> Void,
+    func register(_ registration: Registration<Account>, client: String? = nil, charge: QueueCharge,
+                  announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
         let driver = ProcedureDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
@@ -92,7 +93,7 @@ final class AccountProcedures {
             case .announce(let account):
                 announce(account)
             case .issueToken(let account):
-                issueToken(for: account, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+                issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
             case .finish(let result):
                 completion(result)
             }

@@ -185,7 +185,8 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     private func register(username: String, password: Secret, email: String?) {
         let registration = Registration<Account>(judged: RegistrationRequest(username: username, password: password,
                                                                              email: email), issuesToken: true)
-        environment.accounts.register(registration, charge: session.queueCharge, announce: { [weak self] account in
+        environment.accounts.register(registration, client: session.client, charge: session.queueCharge,
+                                      announce: { [weak self] account in
             guard let self else { return }
             self.session.registered(account, by: self)
         }, completion: { [weak self] result in
@@ -195,7 +196,8 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
 
     private func login(identifier: String, password: Secret, code: String?) {
         environment.accounts.logIn(LogInRequest(identifier: identifier, password: password, code: code),
-                                   peerUID: session.peerUID, charge: session.queueCharge) { [weak self] result in
+                                   peerUID: session.peerUID, client: session.client,
+                                   charge: session.queueCharge) { [weak self] result in
             self?.submitted(result.map { ($0.account, $0.token) })
         }
     }

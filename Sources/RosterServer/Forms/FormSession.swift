@@ -11,6 +11,8 @@ protocol FormSession: AnyObject {
     /// Who the form's checks and submits are charged to.
     var queueCharge: QueueCharge { get }
     var peerUID: UInt32 { get }
+    /// What the connection named itself in `session.hello`, stored with the token a submit issues.
+    var client: String? { get }
     /// The event sink: one of this form's events for the client.
     func emit(_ event: FormEvent)
     /// A submit of `form` created `account`; every other open register form must hear of it.

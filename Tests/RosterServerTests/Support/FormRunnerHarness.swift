@@ -90,6 +90,7 @@ final class RecordingFormSession: FormSession {
     var debounce: Duration = .milliseconds(500)
     var queueCharge = QueueCharge(payer: .peer(1000), connection: 1)
     var peerUID: UInt32 = 1000
+    var client: String? = nil
     /// Who the session is, for the password form; a test logs it in by setting these.
     var user: Account?
     var tokenHash: [UInt8]?
