@@ -6,9 +6,17 @@ import Testing
 func untimed(_ text: String) -> String {
     var result = ""
     var rest = Substring(text)
-    while let range = rest.firstRange(of: "_at\":\"") {
-        result += rest[..<range.upperBound] + "T"
-        rest = rest[range.upperBound...].drop { $0 != "\"" }
+    // Compact (`"created_at":"…"`) and pretty-printed (`"created_at": "…"`) alike: two exports a second apart
+    // must compare equal.
+    while let key = rest.firstRange(of: "_at\":") {
+        result += rest[..<key.upperBound]
+        rest = rest[key.upperBound...]
+        let spaces = rest.prefix { $0 == " " }
+        result += spaces
+        rest = rest.dropFirst(spaces.count)
+        guard rest.first == "\"" else { continue }
+        result += "\"T"
+        rest = rest.dropFirst().drop { $0 != "\"" }
     }
     return result + rest
 }
