@@ -118,7 +118,7 @@ final class AccountProcedures {
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
-                                        totp: $0.totp)
+                                        totp: $0.totp, locked: $0.account.locked)
                         })
                     }.orFailed())
                 }
@@ -184,13 +184,15 @@ final class AccountProcedures {
         }
     }
 
-    /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other.
+    /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other, and
+    /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them).
     func resume(bearer: String, charge: QueueCharge, completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
         storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: charge) { result in
             completion(result.mapError(\.rosterError).flatMap { account in
-                account.map { .success(($0, hash)) } ?? .failure(.notFound)
+                guard let account else { return .failure(.notFound) }
+                return account.locked ? .failure(.locked) : .success((account, hash))
             })
         }
     }
