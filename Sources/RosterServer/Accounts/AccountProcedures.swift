@@ -3,9 +3,9 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account,
-/// nothing of contacts.
-typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage
+/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account and
+/// what an administrator does to it, nothing of contacts.
+typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
