@@ -162,6 +162,21 @@ struct StorageFeedServerTests {
         #expect(try carols.call("contacts.list")["total"] == 1)
     }
 
+    /// Issue 16: a lock another daemon made while this one's listener was away: the resync's re-check ends the
+    /// locked account's sessions (its token is still stored, but dead), and no one else's.
+    @Test func aResyncEndsTheSessionsOfAnAccountLockedElsewhere() throws {
+        let server = try ServerOnFakeStorage()
+        let carol = try server.accountMadeElsewhere("carol1")
+        try server.accountMadeElsewhere("bob123")
+        let (bob, _) = try loggedIn(server, as: "bob123")
+        let (carols, _) = try loggedIn(server, as: "carol1")
+        server.storage.lockAccount(carol.id, reason: nil, charge: .daemon) { _ in }
+        server.storage.simulate(.resync)
+        try server.advance(ms: 300)
+        #expect(try carols.takeEvents() == ["session null"])
+        #expect(try bob.takeEvents() == [])
+    }
+
     /// A re-check the storage cannot answer now (an outage) ends nothing: nothing is known.
     @Test func aResyncDuringAnOutageEndsNoSession() throws {
         let server = try ServerOnFakeStorage()

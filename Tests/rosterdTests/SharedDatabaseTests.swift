@@ -113,6 +113,24 @@ struct SharedDatabaseTests {
                 == "mover1")
     }
 
+    /// Issue 16: a lock on A ends the user's session on B at once (the lock's `sessions-ended`), and B answers
+    /// `locked` to the log-in; an unlock on A brings the log-in back on B.
+    @Test func aLockOnAEndsTheSessionOnBAndBAnswersLocked() throws {
+        let (a, b) = try SharedDatabase().pair()
+        let onA = try a.connect()
+        try onA.register("locked1")
+        let onB = try b.connect()
+        try onB.logIn("locked1")
+
+        #expect(try a.connect().call("admin.users.lock", ["username": "locked1"])["result"] == [:])
+        _ = try onB.waitForEvent { $0["type"] == "session" && $0["user"] == .null }
+        #expect(failureReason(try b.connect().call("auth.login", ["username": "locked1", "password": "secret1"]))
+                == "locked")
+        #expect(try a.connect().call("admin.users.unlock", ["username": "locked1"])["result"] == [:])
+        #expect(try b.connect().call("auth.login", ["username": "locked1", "password": "secret1"])["result"]?["username"]
+                == "locked1")
+    }
+
     @Test func aContactAddedOnARefreshesBsOpenContactsForm() throws {
         let (a, b) = try SharedDatabase().pair()
         let onA = try a.connect()

@@ -13,7 +13,7 @@ import RosterStorage
 //   • Ended sessions (a lock or a password change elsewhere): every session of that account logs out.
 //   • Resync (changes may have been missed): every open form asks again about what the storage answered it,
 //     every contacts index is read again and open contacts forms refresh, and every token a session holds is
-//     asked about once (per token): a token that is gone ends its sessions; one that cannot be asked about now
+//     asked about once (per token): a token that is gone, or whose account is locked, ends its sessions; one that cannot be asked about now
 //     (an outage, a budget) leaves them be, as nothing is known.
 //   • A state change is logged once: a warning when the storage goes down, a notice when it is up again.
 extension Server {
@@ -66,7 +66,8 @@ extension Server {
         let idleMs = config.policy.sessionIdle.nanoseconds / 1_000_000
         for (hash, connection) in holders {
             storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: connection.queueCharge) { [weak self] result in
-                guard let self, case .success(nil) = result else { return }
+                // Gone, or dead since a lock another daemon made.
+                guard let self, case .success(let account) = result, account?.locked ?? true else { return }
                 self.tokenRevoked(hash)
             }
         }
