@@ -147,6 +147,10 @@ enum ProtocolMessages {
             .vi: "Câu trả lời ({size} byte) lớn hơn mức kết nối này được giữ ({limit} byte) nên không được gửi; yêu cầu đã được thực hiện. Hãy yêu cầu từng phần (limit, cursor)",
             .ko: "응답({size}바이트)이 이 연결이 보관할 수 있는 크기({limit}바이트)보다 커서 보내지 않았습니다. 요청은 처리되었습니다. 나누어 요청하세요(limit, cursor)",
         ],
+        "error.locked": [
+            .zhHans: "此账户已被管理员锁定", .en: "An administrator has locked this account",
+            .vi: "Quản trị viên đã khóa tài khoản này", .ko: "관리자가 이 계정을 잠갔습니다",
+        ],
         "error.code_required": [
             .zhHans: "密码正确，请输入身份验证器上的 6 位验证码", .en: "The password is right; enter the 6-digit code from your authenticator app",
             .vi: "Mật khẩu đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực", .ko: "비밀번호가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",

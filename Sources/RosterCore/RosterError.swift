@@ -24,6 +24,8 @@ public enum RosterError: Error, Equatable, Sendable {
     case notFound
     case wrongPassword
     case invalidCredentials
+    /// An administrator locked the account (contract §9): log-in, resume and recovery are refused until unlocked.
+    case locked
     /// The password was right and the account needs its one-time (TOTP) code (contract §8).
     case codeRequired
     /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
@@ -59,6 +61,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .notFound: "not_found"
         case .wrongPassword: "wrong_password"
         case .invalidCredentials: "invalid_credentials"
+        case .locked: "locked"
         case .codeRequired: "code_required"
         case .invalidCode: "invalid_code"
         case .rateLimited: "rate_limited"
@@ -73,8 +76,8 @@ public enum RosterError: Error, Equatable, Sendable {
     /// Extra `data` members beside `reason`, so a client need not parse the message.
     public var details: [(key: String, value: ErrorDetail)] {
         switch self {
-        case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .codeRequired,
-             .invalidCode, .storageFull, .internal:
+        case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .locked,
+             .codeRequired, .invalidCode, .storageFull, .internal:
             []
         case .invalidRequest(let problem): [("problem", .string(problem))]
         case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]

@@ -4,8 +4,11 @@ import RosterStorage
 // written by the statement that deletes it (the payload's prefix is bound, each hash's hex appended by
 // `encode(token_hash, 'hex')`), so the others hear of exactly the tokens that went, when they went.
 extension PostgreSQLQueries {
-    /// `userColumns` of `u`, then the confirmed TOTP (`sealed`, `last_step`) of the joined `t`.
-    static let credentialColumns = "u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step"
+    /// `userColumns` of `u`, then the confirmed TOTP (`sealed`, `last_step`) of the joined `t`, then whether the
+    /// account is locked (issue 16).
+    static let credentialColumns = """
+        u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step, u.locked_at IS NOT NULL
+        """
 
     static func credential(of account: AccountID) -> PGStatement {
         PGStatement("""

@@ -88,20 +88,34 @@ enum PostgreSQLQueries {
 
     static func storeToken(_ hash: [UInt8], for account: AccountID, client: String?, now: PGValue) -> PGStatement {
         PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            login AS (
+                UPDATE users SET last_login_at = GREATEST(COALESCE(last_login_at, 0), clock.ms) FROM clock
+                WHERE id = $3::bigint)
             INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client)
-            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms, $4::text FROM (SELECT \(Self.now(1)) AS ms) clock
+            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms, $4::text FROM clock
             """, [now, .bytes(hash), .int(account), .optional(client)])
     }
 
     /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),
-    /// then a live one's last use moves to now (never backwards) and its account comes back.
+    /// then a live one's last use moves to now (never backwards), as does its account's last log-in, and its
+    /// account comes back (id, canonical, display, email, created_at, locked). A locked account's token is left
+    /// as it is, dead until the unlock deletes it.
     static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue) -> [PGStatement] {
         [PGStatement("DELETE FROM session_tokens WHERE token_hash = $1::bytea AND \(Self.now(2)) - last_used_at >= $3::bigint",
                      [.bytes(hash), now, span(idleLimitMs)]),
          PGStatement("""
-            UPDATE session_tokens t SET last_used_at = GREATEST(t.last_used_at, \(Self.now(2)))
-            FROM users u WHERE t.token_hash = $1::bytea AND u.id = t.user_id
-            RETURNING u.id, u.canonical, u.display, u.email, u.created_at
+            WITH clock AS (SELECT \(Self.now(2)) AS ms),
+            found AS (
+                SELECT u.id, u.canonical, u.display, u.email, u.created_at, u.locked_at IS NOT NULL AS locked
+                FROM session_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1::bytea),
+            touched AS (
+                UPDATE session_tokens t SET last_used_at = GREATEST(t.last_used_at, clock.ms) FROM clock, found
+                WHERE t.token_hash = $1::bytea AND NOT found.locked),
+            login AS (
+                UPDATE users u SET last_login_at = GREATEST(COALESCE(u.last_login_at, 0), clock.ms) FROM clock, found
+                WHERE u.id = found.id AND NOT found.locked)
+            SELECT id, canonical, display, email, created_at, locked FROM found
             """, [.bytes(hash), now])]
     }
 

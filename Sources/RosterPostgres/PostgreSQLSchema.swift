@@ -97,6 +97,12 @@ public enum PostgreSQLSchema {
             )
             """,
         ]),
+        // Issue 16, as SQLite's 0007_admin_users: a lock's time and reason (null: unlocked), the last log-in.
+        (name: "0006_admin_users", statements: [
+            "ALTER TABLE users ADD COLUMN last_login_at bigint",
+            "ALTER TABLE users ADD COLUMN locked_at bigint",
+            "ALTER TABLE users ADD COLUMN locked_reason text CHECK (char_length(locked_reason) <= 200)",
+        ]),
     ]
 
     /// What a database holds before it is migrated: nothing, Roster's history (which must be a beginning of

@@ -109,7 +109,7 @@ extension PostgreSQLStorage: AccountStorage {
         guard let id = row.int(0), let canonical = row.text(1), let display = row.text(2), let hash = row.text(4),
               let createdAt = row.int(5) else { return nil }
         return Credential(account: Account(id: id, username: canonical, display: display, email: row.text(3),
-                                           createdAtMs: createdAt),
+                                           createdAtMs: createdAt, locked: row.bool(8) ?? false),
                           passwordHash: hash, totp: row.bytes(6).map { TOTPSeal(sealed: $0, lastStep: row.int(7)) })
     }
 }
@@ -132,7 +132,8 @@ extension PostgreSQLStorage: SessionTokenStorage {
             completion(result.map { results in
                 guard let row = results.last?.rows.first, let id = row.int(0), let canonical = row.text(1),
                       let display = row.text(2), let createdAt = row.int(4) else { return nil }
-                return Account(id: id, username: canonical, display: display, email: row.text(3), createdAtMs: createdAt)
+                return Account(id: id, username: canonical, display: display, email: row.text(3), createdAtMs: createdAt,
+                               locked: row.bool(5) ?? false)
             })
         }
     }

@@ -18,6 +18,7 @@ public enum ErrorCodes {
         case .notFound: 1011
         case .wrongPassword: 1012
         case .invalidCredentials: 1013
+        case .locked: 1014
         case .codeRequired: 1015
         case .invalidCode: 1016
         case .rateLimited: 1020

@@ -13,13 +13,17 @@ public struct Account: Equatable, Sendable {
     public var email: String?
     /// Unix time in milliseconds, by the backend's clock.
     public var createdAtMs: Int64
+    /// An administrator locked it (contract §9): log-in, resume and recovery answer `locked`.
+    public var locked: Bool
 
-    public init(id: AccountID, username: String, display: String, email: String?, createdAtMs: Int64) {
+    public init(id: AccountID, username: String, display: String, email: String?, createdAtMs: Int64,
+                locked: Bool = false) {
         self.id = id
         self.username = username
         self.display = display
         self.email = email
         self.createdAtMs = createdAtMs
+        self.locked = locked
     }
 }
 

@@ -227,7 +227,7 @@ public struct AccountLifeStore {
     }
 
     /// Inside a transaction: deletes the account's tokens but `keeping`, answering their hashes.
-    private func deleteTokens(userID: Int64, except keeping: [UInt8]?) throws(StoreError) -> [[UInt8]] {
+    func deleteTokens(userID: Int64, except keeping: [UInt8]?) throws(StoreError) -> [[UInt8]] {
         let delete = try database.cached("DELETE FROM session_tokens WHERE user_id = ? AND token_hash IS NOT ? RETURNING token_hash")
         defer { delete.reset() }
         try delete.bind(userID, at: 1)

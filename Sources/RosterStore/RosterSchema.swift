@@ -86,6 +86,13 @@ public enum RosterSchema {
                 CHECK(sealed IS NOT NULL OR pending IS NOT NULL)
             ) STRICT;
             """),
+        // Issue 16. A lock is its time and reason (null: unlocked); the last log-in or resume is kept for the
+        // administrator's list. No index: `admin.users.list` reads by username, which `canonical` has.
+        (name: "0007_admin_users", sql: """
+            ALTER TABLE users ADD COLUMN last_login_at INTEGER;
+            ALTER TABLE users ADD COLUMN locked_at INTEGER;
+            ALTER TABLE users ADD COLUMN locked_reason TEXT CHECK(length(locked_reason) <= 200);
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

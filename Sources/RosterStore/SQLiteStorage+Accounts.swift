@@ -158,6 +158,6 @@ extension Account {
     /// The account of a stored record, without its hash.
     init(_ record: UserRecord) {
         self.init(id: record.id, username: record.canonical, display: record.display, email: record.email,
-                  createdAtMs: record.createdAt)
+                  createdAtMs: record.createdAt, locked: record.locked)
     }
 }

@@ -22,6 +22,7 @@ public struct SessionTokenStore {
                 try insert.bind(now, at: 4)
                 try insert.bind(client, at: 5)
                 try insert.run()
+                try touchLastLogin(userID: userID, now: now)
             }
         } catch {
             throw error.relabelled("insert session token")
@@ -34,7 +35,8 @@ public struct SessionTokenStore {
         do {
             return try database.transaction { () throws(StoreError) -> UserRecord? in
                 let find = try database.cached("""
-                    SELECT t.last_used_at, u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at
+                    SELECT t.last_used_at, u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at,
+                        u.locked_at IS NOT NULL
                     FROM session_tokens t JOIN users u ON u.id = t.user_id
                     WHERE t.token_hash = ?
                     """)
@@ -42,8 +44,11 @@ public struct SessionTokenStore {
                 try find.bind(tokenHash, at: 1)
                 guard try find.step() else { return nil }
                 let lastUsed = find.int64(at: 0)
-                let user = UserRecord(row: find, offset: 1)
+                var user = UserRecord(row: find, offset: 1)
+                user.locked = find.int64(at: 7) != 0
                 find.reset()
+                // A locked account's token stays as it is, dead, until the unlock deletes it.
+                if user.locked { return user }
 
                 if Saturating.subtract(now, lastUsed) >= idleLimitMs {
                     try delete(tokenHash)
@@ -56,11 +61,20 @@ public struct SessionTokenStore {
                 try touch.bind(now, at: 1)
                 try touch.bind(tokenHash, at: 2)
                 try touch.run()
+                try touchLastLogin(userID: user.id, now: now)
                 return user
             }
         } catch {
             throw error.relabelled("resume session token")
         }
+    }
+
+    /// A log-in or a resume: `admin.users.list`'s `last_login_at` (one row by its key, in the same transaction).
+    private func touchLastLogin(userID: Int64, now: Int64) throws(StoreError) {
+        let touch = try database.cached("UPDATE users SET last_login_at = max(coalesce(last_login_at, 0), ?) WHERE id = ?")
+        try touch.bind(now, at: 1)
+        try touch.bind(userID, at: 2)
+        try touch.run()
     }
 
     /// Deletes the token; true when it existed.

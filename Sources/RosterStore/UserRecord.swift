@@ -12,15 +12,19 @@ public struct UserRecord: Equatable, Sendable {
     public var passwordHash: String
     /// Creation time in Unix milliseconds.
     public var createdAt: Int64
+    /// Whether `locked_at` is set (issue 16); read only where a log-in or a resume needs it, not in `columns`.
+    public var locked: Bool
 
     /// Makes a record from its column values.
-    public init(id: Int64, canonical: String, display: String, email: String?, passwordHash: String, createdAt: Int64) {
+    public init(id: Int64, canonical: String, display: String, email: String?, passwordHash: String, createdAt: Int64,
+                locked: Bool = false) {
         self.id = id
         self.canonical = canonical
         self.display = display
         self.email = email
         self.passwordHash = passwordHash
         self.createdAt = createdAt
+        self.locked = locked
     }
 }
 

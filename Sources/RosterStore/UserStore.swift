@@ -149,14 +149,16 @@ public struct UserStore {
     /// One read, the TOTP row joined, so a log-in learns whether it needs a code without a second query.
     private func fetchCredential(_ condition: String, _ key: SQLValue) throws(StoreError) -> Credential? {
         let statement = try database.cached("""
-            SELECT \(UserRecord.columns), t.sealed, t.last_step FROM users u LEFT JOIN totp t ON t.user_id = u.id
+            SELECT \(UserRecord.columns), t.sealed, t.last_step, u.locked_at IS NOT NULL
+            FROM users u LEFT JOIN totp t ON t.user_id = u.id
             WHERE \(condition)
             """)
         defer { statement.reset() }
         do {
             try statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
-            let record = UserRecord(row: statement)
+            var record = UserRecord(row: statement)
+            record.locked = statement.int64(at: 8) != 0
             return Credential(account: Account(record), passwordHash: record.passwordHash,
                               totp: AccountLifeStore.seal(statement, sealed: 6, lastStep: 7))
         } catch {

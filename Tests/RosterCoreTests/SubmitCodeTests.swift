@@ -11,8 +11,8 @@ struct SubmitCodeTests {
             .parseError, .invalidRequest(problem: "not_an_object"), .requestTooLarge(limit: 1),
             .methodNotFound(method: "m"), .unauthenticated, .forbidden, .unknownForm(form: "f"),
             .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"), .fieldDisabled(form: "f", field: "x"),
-            .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode,
-            .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
+            .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired,
+            .invalidCode, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
             .storageUnavailable(retryAfterMs: 1), .internal,
         ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
             + ["username", "password", "email", "query", "nonsense"].map { .taken(field: $0) }
@@ -22,8 +22,8 @@ struct SubmitCodeTests {
             switch error {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-                 .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .rateLimited, .busy,
-                 .answerTooLarge,
+                 .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .invalidCode, .rateLimited,
+                 .busy, .answerTooLarge,
                  .storageFull, .storageUnavailable, .internal:
                 break
             }
@@ -40,6 +40,7 @@ struct SubmitCodeTests {
         "not_submittable": .notSubmittable, "not_found": .notFound, "wrong_password": .wrongPassword,
         "invalid_credentials": .invalidCredentials, "rate_limited": .rateLimited, "busy": .busy,
         "storage_unavailable": .storageUnavailable, "code_required": .codeRequired, "invalid_code": .invalidCode,
+        "locked": .locked,
     ]
     private static let passwordCodes: [String: SubmitCode] = [
         "not_submittable": .notSubmittable, "wrong_password": .wrongPassword, "invalid_credentials": .invalidCredentials,

@@ -137,7 +137,7 @@ extension InMemoryStorage {
     }
 
     /// Removes the account's tokens but `keeping`; answers the removed hashes.
-    private func removeTokens(of account: AccountID, except keeping: [UInt8]?) -> [[UInt8]] {
+    func removeTokens(of account: AccountID, except keeping: [UInt8]?) -> [[UInt8]] {
         let revoked = tokens.filter { $0.value.account == account && $0.key != keeping }.map(\.key)
         for hash in revoked { tokens[hash] = nil }
         return revoked.sorted { $0.lexicographicallyPrecedes($1) }

@@ -31,6 +31,7 @@ public final class InMemoryStorage: Storage {
         case backup, statistics
         case security, credentialOf, changePassword, changeEmail, deleteAccount, sessions, revokeTokens
         case replaceRecoveryCodes, redeemRecoveryCode, storePendingTOTP, confirmTOTP, acceptTOTPStep, removeTOTP
+        case listAccounts, accountSummary, lockAccount, unlockAccount, resetFailures
     }
 
     /// How `stop()`'s later calls answer.
@@ -69,6 +70,9 @@ public final class InMemoryStorage: Storage {
         /// The confirmed secret and its last accepted step.
         var totp: TOTPSeal?
         var pendingTOTP: [UInt8]?
+        var lastLoginMs: Int64?
+        var lockedMs: Int64?
+        var lockedReason: String?
     }
 
     struct StoredToken {
@@ -208,6 +212,7 @@ public final class InMemoryStorage: Storage {
             guard self.hasRoom(for: 1) else { return .failure(.full) }
             let now = self.clock.nowMs()
             self.tokens[hash] = StoredToken(account: account, createdMs: now, lastUsedMs: now, client: client)
+            self.accounts[account]?.lastLoginMs = now
             return .success(())
         }
     }
@@ -222,6 +227,7 @@ public final class InMemoryStorage: Storage {
                 return .success(nil)
             }
             self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
+            self.accounts[token.account]?.lastLoginMs = now
             return .success(self.accounts[token.account]?.account)
         }
     }

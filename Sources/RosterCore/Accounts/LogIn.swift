@@ -16,7 +16,9 @@
 //   checks the code (within ±1 step, never a step at or before the last one accepted); a wrong or replayed code
 //   is recorded for both keys like a wrong password, then answered `invalid_code`. The attempt stays in the gate
 //   until the code's verdict, so guesses in flight count as failures too. A code sent for an account without
-//   TOTP is ignored. Then a session token is issued; a token that cannot be stored still leaves the attempt
+//   TOTP is ignored. A locked account (contract §9) is answered `locked` once its password is accepted and
+//   before any code is asked for: a wrong password reads and counts as it always has, so the answer tells a
+//   guesser nothing the password did not already prove, and the lock needs no code to be seen. Then a session token is issued; a token that cannot be stored still leaves the attempt
 //   accepted (the caller decides).
 //
 // THEORY OF OPERATION
@@ -62,12 +64,15 @@ public struct LogIn<Account: Sendable>: Sendable {
         public let passwordHash: String
         /// The confirmed TOTP secret, sealed; nil when the account logs in with its password alone.
         public let totp: TOTPSeal?
+        /// An administrator locked the account (contract §9).
+        public let locked: Bool
 
-        public init(account: Account, username: String, passwordHash: String, totp: TOTPSeal? = nil) {
+        public init(account: Account, username: String, passwordHash: String, totp: TOTPSeal? = nil, locked: Bool = false) {
             self.account = account
             self.username = username
             self.passwordHash = passwordHash
             self.totp = totp
+            self.locked = locked
         }
     }
 
@@ -198,6 +203,11 @@ public struct LogIn<Account: Sendable>: Sendable {
 
     /// The password is right (and its hash current): the token, or first the second step.
     private mutating func passwordAccepted(_ found: Found, _ attempt: LoginGate.Attempt, gate: inout LoginGate) -> [Effect] {
+        if found.locked {
+            // Only now, after the right password: before, `locked` would tell anyone the account exists.
+            gate.end(attempt)
+            return finish(.failure(.locked))
+        }
         guard let totp = found.totp else {
             gate.end(attempt)
             return issue(found.account)

@@ -309,6 +309,10 @@ enum FormMessages {
             .vi: "Mật khẩu đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực",
             .ko: "비밀번호가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",
         ],
+        "login.locked": [
+            .zhHans: "登录失败：此账户已被管理员锁定", .en: "Login failed: an administrator has locked this account",
+            .vi: "Đăng nhập thất bại: quản trị viên đã khóa tài khoản này", .ko: "로그인에 실패했습니다. 관리자가 이 계정을 잠갔습니다",
+        ],
         "login.invalid_code": [
             .zhHans: "验证码错误、已使用或已过期", .en: "The code is wrong, used already or expired",
             .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",

@@ -22,7 +22,7 @@
 //   distinctUntilChanged, flatMapLatest by token, diff-based emission, submit that flushes pending debounces
 //   and waits for outstanding checks, joined second submits. Submit sends `.login(...)`; the store's answer
 //   comes back through `loginCompleted`: `succeeded`, or `failed` with wrong_password, not_found,
-//   invalid_credentials, rate_limited, busy, code_required or invalid_code, keyed by the error's reason (else
+//   invalid_credentials, rate_limited, busy, code_required, invalid_code or locked, keyed by the error's reason (else
 //   failed; `SubmitCode.failure`), then `.finishSubmit`. A `code_required` also enables `code` (above); an
 //   `invalid_code` leaves it enabled, for the next code.
 
@@ -99,7 +99,8 @@ struct LoginRulebook: FormRulebook {
     static let form = FormName.login
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
     static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-                                             .rateLimited, .busy, .storageUnavailable, .codeRequired, .invalidCode]
+                                             .rateLimited, .busy, .storageUnavailable, .codeRequired, .invalidCode,
+                                             .locked]
 
     var policy: Policy
     /// The username and password a submit sent when the store answered `code_required`; nil before.

@@ -12,6 +12,8 @@ public enum SubmitCode: String, CaseIterable, Sendable {
     case notFound = "not_found"
     case wrongPassword = "wrong_password"
     case invalidCredentials = "invalid_credentials"
+    /// An administrator locked the account.
+    case locked
     case rateLimited = "rate_limited"
     /// The password was right and the account needs its one-time code: the login form's `code` field opens.
     case codeRequired = "code_required"

@@ -222,6 +222,8 @@ extension AccountProcedures {
                         guard let account, let codeHash = RecoveryCodes.hash(code, key: secrets.recoveryCodes) else {
                             return answer(.success(nil))
                         }
+                        // Before the code is used up: a locked account's password stays as it is.
+                        if account.locked { return answer(.failure(.locked)) }
                         storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
                                                    charge: charge) { answer($0.mapError(\.rosterError)) }
                     }

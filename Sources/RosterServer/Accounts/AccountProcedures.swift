@@ -3,9 +3,9 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account,
-/// nothing of contacts.
-typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage
+/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account and
+/// what an administrator does to it, nothing of contacts.
+typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
@@ -118,7 +118,7 @@ final class AccountProcedures {
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
-                                        totp: $0.totp)
+                                        totp: $0.totp, locked: $0.account.locked)
                         })
                     }.orFailed())
                 }
@@ -184,13 +184,15 @@ final class AccountProcedures {
         }
     }
 
-    /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other.
+    /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other, and
+    /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them).
     func resume(bearer: String, charge: QueueCharge, completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
         storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: charge) { result in
             completion(result.mapError(\.rosterError).flatMap { account in
-                account.map { .success(($0, hash)) } ?? .failure(.notFound)
+                guard let account else { return .failure(.notFound) }
+                return account.locked ? .failure(.locked) : .success((account, hash))
             })
         }
     }

@@ -40,6 +40,8 @@ public final class Server {
     /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
     /// `admin.*`, given the storage's maintenance and this server's figures.
     private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
+    /// `admin.users.*`, given the account procedures and this server's sessions.
+    private(set) lazy var adminUsersMethods = AdminUsersMethods(accounts: accounts, sessions: self)
     private(set) lazy var formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts,
                                                     forms: self)
     /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
@@ -84,7 +86,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + AdminMethods.table + FormMethods.table + AccountMethods.table
+        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + FormMethods.table + AccountMethods.table
             + AccountLifeMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }

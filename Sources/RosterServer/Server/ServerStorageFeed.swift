@@ -66,7 +66,8 @@ extension Server {
         let idleMs = config.policy.sessionIdle.nanoseconds / 1_000_000
         for (hash, connection) in holders {
             storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: connection.queueCharge) { [weak self] result in
-                guard let self, case .success(nil) = result else { return }
+                // Gone, or dead since a lock another daemon made.
+                guard let self, case .success(let account) = result, account?.locked ?? true else { return }
                 self.tokenRevoked(hash)
             }
         }

@@ -1,0 +1,124 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+/// An account as `admin.users.show` reads it: the summary, its failed log-ins in the current window, and its live
+/// sessions (none while locked: its tokens are dead).
+struct AdminAccountView {
+    let summary: AccountSummary
+    let failedLogins: Int
+    let sessions: Int
+}
+
+// What an administrator does to an account (contract §9), against the storage. The caller (a method) owns the
+// session changes: ending a locked account's sessions, propagating a deletion.
+extension AccountProcedures {
+    /// The account named by a username or an email, as a log-in names it; `not_found` when none.
+    func summary(of typed: String, charge: QueueCharge, completion: @escaping (Result<AccountSummary, RosterError>) -> Void) {
+        let identifier = AccountIdentifier(loginIdentifier: Normalization.canonicalLoginIdentifier(typed))
+        storage.accountSummary(identifier, charge: charge) { result in
+            completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.notFound) })
+        }
+    }
+
+    /// The rate limit's key of this account, as every log-in of it counts its failures.
+    static func failureKey(of account: Account) -> String {
+        LoginRateLimit.accountKey(found: account.username, identifier: account.username)
+    }
+
+    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+                      completion: @escaping (Result<AccountPage, RosterError>) -> Void) {
+        storage.listAccounts(matching: query, limit: limit, offset: offset, charge: charge) {
+            completion($0.mapError(\.rosterError))
+        }
+    }
+
+    /// `admin.users.show`: the summary, then the window's failures, then (unless locked) the live sessions.
+    func adminView(of typed: String, charge: QueueCharge, completion: @escaping (Result<AdminAccountView, RosterError>) -> Void) {
+        summary(of: typed, charge: charge) { [self] found in
+            guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
+            let key = Self.failureKey(of: summary.account)
+            storage.recentFailures(keys: [key], windowMs: LoginGate.windowMs(policy), charge: charge) { [self] failures in
+                guard case .success(let failures) = failures else {
+                    return completion(.failure(failures.failureValue?.rosterError ?? .internal))
+                }
+                let failed = failures.times[key]?.count ?? 0
+                guard !summary.account.locked else {
+                    return completion(.success(AdminAccountView(summary: summary, failedLogins: failed, sessions: 0)))
+                }
+                sessions(of: summary.account, charge: charge) { listed in
+                    completion(listed.map { AdminAccountView(summary: summary, failedLogins: failed, sessions: $0.count) })
+                }
+            }
+        }
+    }
+
+    /// Locks the account; answers it (the caller ends its sessions).
+    func lock(_ typed: String, reason: String?, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+        act(on: typed, charge: charge, completion: completion) { [self] account, done in
+            storage.lockAccount(account.id, reason: reason, charge: charge) { [logger] result in
+                if case .success(true) = result {
+                    logger.notice("account locked", [("ROSTER_EVENT", "locked"), ("ROSTER_USER", account.username)])
+                }
+                done(result)
+            }
+        }
+    }
+
+    /// Unlocks the account; its old tokens are deleted, so only a new log-in opens a session.
+    func unlock(_ typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+        act(on: typed, charge: charge, completion: completion) { [self] account, done in
+            storage.unlockAccount(account.id, charge: charge) { [logger] result in
+                if case .success(true) = result {
+                    logger.notice("account unlocked", [("ROSTER_EVENT", "unlocked"), ("ROSTER_USER", account.username)])
+                }
+                done(result)
+            }
+        }
+    }
+
+    /// Deletes the failed log-ins counted against the account (not those of the peers that made them).
+    func resetFailures(of typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+        act(on: typed, charge: charge, completion: completion) { [self] account, done in
+            storage.resetFailures(keys: [Self.failureKey(of: account)], charge: charge) { [logger] result in
+                if case .success = result {
+                    logger.notice("failed log-ins reset", [("ROSTER_EVENT", "failures_reset"), ("ROSTER_USER", account.username)])
+                }
+                done(result.map { true })
+            }
+        }
+    }
+
+    /// `admin.users.delete`: `account.delete`'s storage call, without the password.
+    func adminDelete(_ typed: String, charge: QueueCharge, completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
+        summary(of: typed, charge: charge) { [self] found in
+            guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
+            let account = summary.account
+            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], charge: charge) { [logger] result in
+                if case .success(.some) = result {
+                    logger.notice("account deleted by an administrator", [("ROSTER_EVENT", "deleted"), ("ROSTER_USER", account.username)])
+                }
+                completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.notFound) })
+            }
+        }
+    }
+
+    /// Finds the account, then runs `body` on it; a `false` from the storage means it went meanwhile: `not_found`.
+    private func act(on typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void,
+                     _ body: @escaping (Account, @escaping (Result<Bool, StorageFailure>) -> Void) -> Void) {
+        summary(of: typed, charge: charge) { found in
+            guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
+            body(summary.account) { result in
+                completion(result.mapError(\.rosterError).flatMap { $0 ? .success(summary.account) : .failure(.notFound) })
+            }
+        }
+    }
+}
+
+extension Result {
+    /// The error, when this is one.
+    var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
