@@ -102,8 +102,7 @@ enum UserAdmin {
 
     /// What a refused administrator reads (exit 1).
     static func forbidden(_ verb: String) -> CommandFailure {
-        CommandFailure(description: "\(verb): administrator commands need root or the daemon's own user "
-            + "(try sudo rosterctl \(verb)) (forbidden)")
+        CommandFailure(description: "\(verb): administrator commands need root or the daemon's own user (forbidden)")
     }
 
     /// `admin.users.list` items (or `show`'s user, with `details`) as a table; times as the daemon sends them
