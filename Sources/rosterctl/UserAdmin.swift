@@ -7,20 +7,10 @@ import RosterProtocol
 enum UserAdmin {
     static func list(query: String?, _ page: UserCommand.Page, _ context: VerbContext) throws -> Int32 {
         let connection = try context.connect(resume: false)
-        var items: [JSONValue] = []
-        var total: Int64 = 0
-        var offset = page.offset
-        while true {
-            let want = min(UserVerb.pageSize, page.limit.map { $0 - items.count } ?? UserVerb.pageSize)
-            var params: [(String, JSONValue)] = [("limit", .int(want)), ("offset", .int(offset))]
+        let (items, total) = try page.read(pageSize: UserVerb.pageSize) { limit, offset in
+            var params: [(String, JSONValue)] = [("limit", .int(limit)), ("offset", .int(offset))]
             if let query { params.insert(("query", .string(query)), at: 0) }
-            let result = try call(connection, "admin.users.list", .object(params), .forReads, verb: "user list")
-            let got = result["items"]?.arrayValue ?? []
-            items += got
-            total = result["total"]?.int64Value ?? Int64(items.count)
-            offset += got.count
-            let full = page.limit.map { items.count >= $0 } ?? false
-            if got.count < want || full || Int64(offset) >= total { break }
+            return try call(connection, "admin.users.list", .object(params), .forReads, verb: "user list")
         }
         if context.json != nil {
             context.printJSON(["items": .array(items), "total": .int(total)])
@@ -29,9 +19,8 @@ enum UserAdmin {
         let legend = !context.options.noLegend
         table(items, details: false).render(legend: legend, style: context.style).forEach(printLine)
         if legend {
-            let noun = total == 1 ? "user" : "users"
             printLine("")
-            printLine(Int64(items.count) == total ? "\(total) \(noun) listed." : "\(items.count) of \(total) \(noun) listed.")
+            printLine(ListPage.footer(shown: items.count, total: total, "user", "users"))
         }
         return 0
     }

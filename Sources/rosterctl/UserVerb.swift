@@ -4,10 +4,7 @@ import RosterProtocol
 /// What `rosterctl user …` was asked to do, parsed from its arguments.
 enum UserCommand: Equatable {
     /// Which slice of `user list` to print; no limit prints them all.
-    struct Page: Equatable {
-        var limit: Int?
-        var offset = 0
-    }
+    typealias Page = ListPage
 
     case add(String, email: String?, passwordStdin: Bool)
     case list(query: String?, Page)
@@ -67,7 +64,7 @@ struct UserVerb: Verb {
         case "list":
             let parsed = try VerbArguments(rest, verb: "user list", valued: ["--limit", "--offset"])
             let words = try parsed.positionals(min: 0, max: 1, verb: "user list", usage: usages.list)
-            return .list(query: words.first.flatMap { $0.isEmpty ? nil : $0 }, try page(parsed))
+            return .list(query: words.first.flatMap { $0.isEmpty ? nil : $0 }, try ListPage.parse(parsed, verb: "user list"))
         case "show":
             return .show(try name(rest, "user show", usages.show))
         case "lock":
@@ -93,19 +90,6 @@ struct UserVerb: Verb {
         let words = try VerbArguments(arguments, verb: verb).positionals(min: 1, max: 1, verb: verb, usage: usage)
         guard !words[0].isEmpty else { throw UsageError(description: "usage: rosterctl \(usage)") }
         return words[0]
-    }
-
-    private static func page(_ parsed: VerbArguments) throws(UsageError) -> UserCommand.Page {
-        var page = UserCommand.Page()
-        if let text = parsed.values["--limit"] {
-            guard let limit = Int(text), limit > 0 else { throw UsageError(description: "user list: --limit takes a number above 0, not '\(text)'") }
-            page.limit = limit
-        }
-        if let text = parsed.values["--offset"] {
-            guard let offset = Int(text), offset >= 0 else { throw UsageError(description: "user list: --offset takes a number, not '\(text)'") }
-            page.offset = offset
-        }
-        return page
     }
 
     /// Scripts must say what they mean before anything is asked or sent (exit 2).
