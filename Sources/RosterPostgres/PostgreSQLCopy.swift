@@ -44,10 +44,16 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
         let size = max(1, batchSize)
         try run("begin the snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do throws(CopyError) {
-            try read("SELECT \(PostgreSQLQueries.userColumns) FROM users ORDER BY id", size) { rows throws(CopyError) in
+            // The credential's columns (no TOTP: those rows are copied on their own), then issue 16's.
+            try read("""
+                SELECT \(PostgreSQLQueries.userColumns), NULL::bytea, NULL::bigint, locked_at IS NOT NULL, last_login_at,
+                    locked_at, locked_reason
+                FROM users ORDER BY id
+                """, size) { rows throws(CopyError) in
                 try body(.accounts(try rows.map { row throws(CopyError) in
                     guard let credential = PostgreSQLStorage.credential(row) else { throw self.unreadable("an account") }
-                    return CopiedAccount(account: credential.account, passwordHash: credential.passwordHash)
+                    return CopiedAccount(account: credential.account, passwordHash: credential.passwordHash,
+                                         lastLoginAtMs: row.int(9), lockedAtMs: row.int(10), lockedReason: row.text(11))
                 }))
             }
             try read("SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY token_hash",
@@ -98,12 +104,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
         case .accounts(let accounts):
             statements = Self.inserts(accounts, table: "users", columns: [
                 ("id", "bigint"), ("canonical", "text"), ("username_key", "text"), ("display", "text"), ("email", "text"),
-                ("email_key", "text"), ("password_hash", "text"), ("created_at", "bigint"),
+                ("email_key", "text"), ("password_hash", "text"), ("created_at", "bigint"), ("last_login_at", "bigint"),
+                ("locked_at", "bigint"), ("locked_reason", "text"),
             ]) { copied in
                 let account = copied.account
                 return [.int(account.id), .text(account.username), .text(UsernameKey.folded(account.username)),
                         .text(account.display), .optional(account.email), .optional(account.email.map(UsernameKey.folded)),
-                        .text(copied.passwordHash), .int(account.createdAtMs)]
+                        .text(copied.passwordHash), .int(account.createdAtMs), copied.lastLoginAtMs.map(PGValue.int) ?? .null,
+                        copied.lockedAtMs.map(PGValue.int) ?? .null, .optional(copied.lockedReason)]
             }
         case .tokens(let tokens):
             statements = Self.inserts(tokens, table: "session_tokens", columns: [

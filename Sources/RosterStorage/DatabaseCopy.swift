@@ -16,10 +16,18 @@ public enum CopyBatch: Sendable {
 public struct CopiedAccount: Equatable, Sendable {
     public var account: Account
     public var passwordHash: String
+    /// Issue 16: the last log-in and the lock, so that a copy never unlocks an account.
+    public var lastLoginAtMs: Int64?
+    public var lockedAtMs: Int64?
+    public var lockedReason: String?
 
-    public init(account: Account, passwordHash: String) {
+    public init(account: Account, passwordHash: String, lastLoginAtMs: Int64? = nil, lockedAtMs: Int64? = nil,
+                lockedReason: String? = nil) {
         self.account = account
         self.passwordHash = passwordHash
+        self.lastLoginAtMs = lastLoginAtMs
+        self.lockedAtMs = lockedAtMs
+        self.lockedReason = lockedReason
     }
 }
 

@@ -81,11 +81,14 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         let size = max(1, batchSize)
         try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
         defer { try? database.execute("ROLLBACK") }
-        try stream("SELECT \(UserRecord.columns) FROM users ORDER BY id", size, body, row: { row in
+        try stream("SELECT \(UserRecord.columns), last_login_at, locked_at, locked_reason FROM users ORDER BY id", size,
+                   body, row: { row in
             let record = UserRecord(row: row)
             return CopiedAccount(account: Account(id: record.id, username: record.canonical, display: record.display,
-                                                  email: record.email, createdAtMs: record.createdAt),
-                                 passwordHash: record.passwordHash)
+                                                  email: record.email, createdAtMs: record.createdAt,
+                                                  locked: !row.isNull(at: 7)),
+                                 passwordHash: record.passwordHash, lastLoginAtMs: row.isNull(at: 6) ? nil : row.int64(at: 6),
+                                 lockedAtMs: row.isNull(at: 7) ? nil : row.int64(at: 7), lockedReason: row.string(at: 8))
         }, batch: CopyBatch.accounts)
         try stream("""
             SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY user_id, created_at
@@ -116,12 +119,15 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                 switch batch {
                 case .accounts(let rows):
                     let insert = try database.prepare("""
-                        INSERT INTO users(\(UserRecord.columns)) VALUES (?, ?, ?, ?, ?, ?)
+                        INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """)
                     for row in rows {
                         try insert.bind([.integer(row.account.id), .text(row.account.username), .text(row.account.display),
                                          row.account.email.map(SQLValue.text) ?? .null, .text(row.passwordHash),
-                                         .integer(row.account.createdAtMs)])
+                                         .integer(row.account.createdAtMs), row.lastLoginAtMs.map(SQLValue.integer) ?? .null,
+                                         row.lockedAtMs.map(SQLValue.integer) ?? .null,
+                                         row.lockedReason.map(SQLValue.text) ?? .null])
                         try insert.run()
                     }
                 case .tokens(let rows):

@@ -335,3 +335,57 @@ struct LogInTests {
         #expect(LogInRequest(identifier: "alice1", password: password).code == nil)
     }
 }
+
+/// A locked account (issue 16): `locked` only once the password is right, before any code; a wrong password reads
+/// and counts as it always has, so a guesser learns nothing of the lock.
+@Suite("Log-in of a locked account")
+struct LockedLogInTests {
+    typealias Attempt = LogIn<TestAccount>
+
+    let alice = TestAccount(id: 7, username: "alice1")
+    let password = Secret("secret1")
+    let t0: Int64 = 1_700_000_000_000
+
+    func found(totp: TOTPSeal?) -> Attempt.Found {
+        Attempt.Found(account: alice, username: "alice1", passwordHash: "$argon2id$old", totp: totp, locked: true)
+    }
+
+    @Test(arguments: [nil, TOTPSeal(sealed: [9, 9, 9], lastStep: 1)], [nil, "123456"])
+    func theRightPasswordIsAnsweredLockedBeforeAnyCodeAndNothingIsRecorded(totp: TOTPSeal?, code: String?) {
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password, code: code), peerUID: 1000, policy: .seed)
+        var gate = LoginGate()
+        var effects = login.start()
+        for fact: Attempt.Fact in [.accountFound(found(totp: totp)), .failuresRead(times: [:], nowMs: t0),
+                                   .verified(.accepted(upgradedHash: nil))] {
+            effects += login.step(fact, gate: &gate)
+        }
+        #expect(effects.last == .finish(.failure(.locked)))
+        #expect(!effects.contains { if case .issueToken = $0 { true } else { false } })
+        #expect(!effects.contains { if case .verifyCode = $0 { true } else { false } })
+        #expect(!effects.contains { if case .recordFailure = $0 { true } else { false } })
+        #expect(gate.isIdle)
+    }
+
+    @Test func aWrongPasswordIsAFailedLogInAsEver() {
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password), peerUID: 1000, policy: .seed)
+        var gate = LoginGate()
+        _ = login.start()
+        _ = login.step(.accountFound(found(totp: nil)), gate: &gate)
+        _ = login.step(.failuresRead(times: [:], nowMs: t0), gate: &gate)
+        #expect(login.step(.verified(.refused), gate: &gate) == [.recordFailure(keys: ["account:alice1", "uid:1000"])])
+        #expect(login.step(.failureRecorded, gate: &gate) == [.finish(.failure(.wrongPassword))])
+    }
+
+    @Test func aRateLimitComesFirst() {
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password), peerUID: 1000, policy: .seed)
+        var gate = LoginGate()
+        _ = login.start()
+        _ = login.step(.accountFound(found(totp: nil)), gate: &gate)
+        let full = [Int64](repeating: t0, count: Policy.seed.rateLimitBurst)
+        let effects = login.step(.failuresRead(times: ["account:alice1": full], nowMs: t0), gate: &gate)
+        guard case .finish(.failure(.rateLimited)) = effects.last else {
+            Issue.record("expected rate_limited, got \(effects)")
+            return
+        }
+    }
+}

@@ -57,6 +57,8 @@ struct PostgreSQLCopyTests {
         let csv = "name,phone,email,note\n张三,555-0100,,\nRenée,,renee@example.com,\"a, b\"\n김민준,,,\n"
         _ = try value { source.importContacts(csv, format: .csv, for: owners[1], charge: .daemon, completion: $0) }
         _ = try value { source.addContact(ContactDraft(name: "Dan"), for: owners[0], charge: .daemon, completion: $0) }
+        // Issue 16: a copy keeps a lock (and the last log-in the tokens above moved).
+        #expect(try value { source.lockAccount(owners[2], reason: "stolen", charge: .daemon, completion: $0) })
 
         let reader = try PostgreSQLCopy(conninfo: from)
         let writer = try PostgreSQLCopy(conninfo: to)
@@ -69,6 +71,7 @@ struct PostgreSQLCopyTests {
         let original = try everything(reader, batchSize: 1_000)
         #expect(original.count == 14)
         #expect(original.contains { $0.contains("rosterctl 1") }, "the token's client is read")
+        #expect(original.contains { $0.contains("lockedReason: Optional(\"stolen\")") }, "the lock is read")
         #expect(try everything(writer, batchSize: 3) == original)
 
         // The copy serves: its names still clash without regard to case, and new ids come after the copied.
@@ -89,6 +92,8 @@ struct PostgreSQLCopyTests {
                 == TOTPSeal(sealed: [9, 9], lastStep: 77))
         #expect(try value { copy.security(of: owners[1], charge: .daemon, completion: $0) }
                 == AccountSecurity(totp: nil, pendingTOTP: [8], recoveryCodesLeft: 0))
+        #expect(try value { copy.credential(for: .username("carol1"), charge: .daemon, completion: $0) }?.account.locked == true)
+        #expect(try value { copy.accountSummary(.username("alice1"), charge: .daemon, completion: $0) }?.lastLoginAtMs != nil)
     }
 
     @Test func aRowThatPostgreSQLCannotHoldStopsTheCopyAndWritesNothingOfItsBatch() throws {

@@ -58,7 +58,8 @@ extension AccountProcedures {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
             storage.lockAccount(account.id, reason: reason, charge: charge) { [logger] result in
                 if case .success(true) = result {
-                    logger.notice("account locked", [("ROSTER_EVENT", "locked"), ("ROSTER_USER", account.username)])
+                    let fields = [("ROSTER_EVENT", "locked"), ("ROSTER_USER", account.username)]
+                    logger.notice("account locked", fields + (reason.map { [("ROSTER_LOCK_REASON", $0)] } ?? []))
                 }
                 done(result)
             }

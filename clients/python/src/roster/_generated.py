@@ -23,6 +23,12 @@ METHODS: dict[str, tuple[str, ...]] = {
     'account.totp_enroll': ('password',),
     'admin.backup': ('path',),
     'admin.stats': (),
+    'admin.users.delete': ('username',),
+    'admin.users.list': ('query?', 'limit?', 'offset?'),
+    'admin.users.lock': ('username', 'reason?'),
+    'admin.users.reset_failures': ('username',),
+    'admin.users.show': ('username',),
+    'admin.users.unlock': ('username',),
     'auth.login': ('username', 'password', 'code?'),
     'auth.recover': ('username', 'code', 'new_password'),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
@@ -143,6 +149,51 @@ class AdminStatsResult(TypedDict):
     username_directory: str | None
     queues: Any
     storage: AdminStatsResultStorage
+
+
+class AdminUsersDeleteResult(TypedDict):
+    pass
+
+
+class AdminUsersListResultItemsItem(TypedDict):
+    username: str
+    email: str | None
+    created_at: str
+    last_login_at: str | None
+    locked: bool
+    totp: bool
+
+
+class AdminUsersListResult(TypedDict):
+    items: list[AdminUsersListResultItemsItem]
+    total: int
+
+
+class AdminUsersLockResult(TypedDict):
+    pass
+
+
+class AdminUsersResetFailuresResult(TypedDict):
+    pass
+
+
+class AdminUsersShowResultUser(TypedDict):
+    username: str
+    email: str | None
+    created_at: str
+    last_login_at: str | None
+    locked: bool
+    totp: bool
+    failed_logins: int
+    sessions: int
+
+
+class AdminUsersShowResult(TypedDict):
+    user: AdminUsersShowResultUser
+
+
+class AdminUsersUnlockResult(TypedDict):
+    pass
 
 
 class AuthLoginResult(TypedDict):
@@ -329,6 +380,30 @@ class BlockingMethods:
         """Counters of the running daemon (root or the daemon's own uid only)."""
         return cast('AdminStatsResult', self.call('admin.stats', {}))
 
+    def admin_users_delete(self, *, username: str) -> AdminUsersDeleteResult:
+        """Delete an account as account.delete does, without its password (admin only)."""
+        return cast('AdminUsersDeleteResult', self.call('admin.users.delete', _present({'username': username})))
+
+    def admin_users_list(self, *, query: str | None = None, limit: int | None = None, offset: int | None = None) -> AdminUsersListResult:
+        """Accounts by username, a page at a time; query: a part of the username or email (admin only)."""
+        return cast('AdminUsersListResult', self.call('admin.users.list', _present({'query': query, 'limit': limit, 'offset': offset})))
+
+    def admin_users_lock(self, *, username: str, reason: str | None = None) -> AdminUsersLockResult:
+        """Lock an account: log-in, resume and recovery answer locked; its sessions end at once (admin only)."""
+        return cast('AdminUsersLockResult', self.call('admin.users.lock', _present({'username': username, 'reason': reason})))
+
+    def admin_users_reset_failures(self, *, username: str) -> AdminUsersResetFailuresResult:
+        """Clear the account's failed log-ins, lifting its rate limit (admin only)."""
+        return cast('AdminUsersResetFailuresResult', self.call('admin.users.reset_failures', _present({'username': username})))
+
+    def admin_users_show(self, *, username: str) -> AdminUsersShowResult:
+        """One account by username or email, with its failed log-ins and live sessions (admin only)."""
+        return cast('AdminUsersShowResult', self.call('admin.users.show', _present({'username': username})))
+
+    def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
+        """Unlock an account: log-in works again; its old sessions do not come back (admin only)."""
+        return cast('AdminUsersUnlockResult', self.call('admin.users.unlock', _present({'username': username})))
+
     def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
         return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
@@ -471,6 +546,30 @@ class AsyncMethods:
     async def admin_stats(self) -> AdminStatsResult:
         """Counters of the running daemon (root or the daemon's own uid only)."""
         return cast('AdminStatsResult', await self.call('admin.stats', {}))
+
+    async def admin_users_delete(self, *, username: str) -> AdminUsersDeleteResult:
+        """Delete an account as account.delete does, without its password (admin only)."""
+        return cast('AdminUsersDeleteResult', await self.call('admin.users.delete', _present({'username': username})))
+
+    async def admin_users_list(self, *, query: str | None = None, limit: int | None = None, offset: int | None = None) -> AdminUsersListResult:
+        """Accounts by username, a page at a time; query: a part of the username or email (admin only)."""
+        return cast('AdminUsersListResult', await self.call('admin.users.list', _present({'query': query, 'limit': limit, 'offset': offset})))
+
+    async def admin_users_lock(self, *, username: str, reason: str | None = None) -> AdminUsersLockResult:
+        """Lock an account: log-in, resume and recovery answer locked; its sessions end at once (admin only)."""
+        return cast('AdminUsersLockResult', await self.call('admin.users.lock', _present({'username': username, 'reason': reason})))
+
+    async def admin_users_reset_failures(self, *, username: str) -> AdminUsersResetFailuresResult:
+        """Clear the account's failed log-ins, lifting its rate limit (admin only)."""
+        return cast('AdminUsersResetFailuresResult', await self.call('admin.users.reset_failures', _present({'username': username})))
+
+    async def admin_users_show(self, *, username: str) -> AdminUsersShowResult:
+        """One account by username or email, with its failed log-ins and live sessions (admin only)."""
+        return cast('AdminUsersShowResult', await self.call('admin.users.show', _present({'username': username})))
+
+    async def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
+        """Unlock an account: log-in works again; its old sessions do not come back (admin only)."""
+        return cast('AdminUsersUnlockResult', await self.call('admin.users.unlock', _present({'username': username})))
 
     async def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
