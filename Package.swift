@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient",
                                                          "RosterPostgresTesting",
                                                          "RosterHostIO", "CLinux"]),
-        .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol",
+        .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
         .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore"]),
     ],

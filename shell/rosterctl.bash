@@ -14,7 +14,7 @@ _rosterctl() {
     case $prev in
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --locale) COMPREPLY=($(compgen -W "zh-Hans en vi ko" -- "$cur")); return ;;
-        --username|--email|--name|--phone|--note|--limit|--offset) return ;;
+        --username|--email|--name|--phone|--note|--limit|--offset|--reason) return ;;
         --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac
 
@@ -64,8 +64,17 @@ _rosterctl() {
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list revoke revoke-others" -- "$cur")); return; fi ;;
         recover) options="--username --password-stdin" ;;
         user)
-            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "add" -- "$cur")); return; fi
-            options="--email --password-stdin" ;;
+            # Names are the daemon's, and listing them needs an administrator's connection, so only the commands.
+            if [[ $cword -eq $((i + 1)) ]]; then
+                COMPREPLY=($(compgen -W "add list show lock unlock rm reset-limit" -- "$cur"))
+                return
+            fi
+            case ${words[i+1]} in
+                add) options="--email --password-stdin" ;;
+                list) options="--limit --offset" ;;
+                lock) options="--reason" ;;
+                rm) options="--yes" ;;
+            esac ;;
         contacts)
             if [[ $cword -eq $((i + 1)) ]]; then
                 COMPREPLY=($(compgen -W "list search add edit rm import export" -- "$cur"))
@@ -93,7 +102,9 @@ _rosterctl() {
                     contacts.list contacts.search contacts.add contacts.update contacts.remove contacts.import
                     contacts.export account.show account.change_password account.change_email account.delete
                     account.export account.recovery_codes account.totp_enroll account.totp_confirm
-                    account.totp_disable session.list session.revoke session.revoke_others auth.recover" -- "$cur"))
+                    account.totp_disable session.list session.revoke session.revoke_others auth.recover
+                    admin.users.list admin.users.show admin.users.lock admin.users.unlock admin.users.delete
+                    admin.users.reset_failures" -- "$cur"))
                 return
             fi ;;
     esac

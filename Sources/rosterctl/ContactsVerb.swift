@@ -5,10 +5,7 @@ import RosterProtocol
 /// What `rosterctl contacts …` was asked to do, parsed from its arguments.
 enum ContactsCommand: Equatable {
     /// Which slice of a list to print; no limit prints them all.
-    struct Page: Equatable {
-        var limit: Int?
-        var offset = 0
-    }
+    typealias Page = ListPage
 
     /// The fields a command sets; nil leaves a field alone, "" clears it (edit).
     struct Fields: Equatable {
@@ -81,11 +78,11 @@ struct ContactsVerb: Verb {
         case "list":
             let parsed = try VerbArguments(rest, verb: "contacts list", valued: ["--limit", "--offset"])
             _ = try parsed.positionals(min: 0, max: 0, verb: "contacts list", usage: usages.list)
-            return .list(try page(parsed, verb: "contacts list"))
+            return .list(try ListPage.parse(parsed, verb: "contacts list"))
         case "search":
             let parsed = try VerbArguments(rest, verb: "contacts search", valued: ["--limit", "--offset"])
             let words = try parsed.positionals(min: 1, max: 1, verb: "contacts search", usage: usages.search)
-            return .search(words[0], try page(parsed, verb: "contacts search"))
+            return .search(words[0], try ListPage.parse(parsed, verb: "contacts search"))
         case "add":
             let parsed = try VerbArguments(rest, verb: "contacts add", valued: fieldOptions)
             let words = try parsed.positionals(min: 1, max: 1, verb: "contacts add", usage: usages.add)
@@ -116,19 +113,6 @@ struct ContactsVerb: Verb {
             throw UsageError(description: "contacts: unknown command '\(action)'; "
                 + "use list, search, add, edit, rm, import or export (see rosterctl contacts --help)")
         }
-    }
-
-    private static func page(_ parsed: VerbArguments, verb: String) throws(UsageError) -> ContactsCommand.Page {
-        var page = ContactsCommand.Page()
-        if let text = parsed.values["--limit"] {
-            guard let limit = Int(text), limit > 0 else { throw UsageError(description: "\(verb): --limit takes a number above 0, not '\(text)'") }
-            page.limit = limit
-        }
-        if let text = parsed.values["--offset"] {
-            guard let offset = Int(text), offset >= 0 else { throw UsageError(description: "\(verb): --offset takes a number, not '\(text)'") }
-            page.offset = offset
-        }
-        return page
     }
 
     private static func contactID(_ text: String, verb: String) throws(UsageError) -> Int64 {
@@ -166,24 +150,13 @@ struct ContactsVerb: Verb {
     private func list(_ query: String?, _ page: ContactsCommand.Page, _ context: VerbContext) throws -> Int32 {
         let verb = query == nil ? "contacts list" : "contacts search"
         let connection = try context.connectLoggedIn()
-        var items: [JSONValue] = []
-        var total: Int64 = 0
-        var offset = page.offset
-        while true {
-            let want = min(ContactsVerb.pageSize, page.limit.map { $0 - items.count } ?? ContactsVerb.pageSize)
-            var params: [(String, JSONValue)] = [("limit", .int(want)), ("offset", .int(offset))]
+        let (items, total) = try page.read(pageSize: ContactsVerb.pageSize) { limit, offset in
+            var params: [(String, JSONValue)] = [("limit", .int(limit)), ("offset", .int(offset))]
             if let query { params.insert(("query", .string(query)), at: 0) }
-            let result: JSONValue
             switch try callRetryingBusy(connection, query == nil ? "contacts.list" : "contacts.search", .object(params)) {
-            case .success(let value): result = value
+            case .success(let value): return value
             case .failure(let error): throw failure(verb, error)
             }
-            let got = result["items"]?.arrayValue ?? []
-            items += got
-            total = result["total"]?.int64Value ?? Int64(items.count)
-            offset += got.count
-            let full = page.limit.map { items.count >= $0 } ?? false
-            if got.count < want || full || Int64(offset) >= total { break }
         }
         if context.json != nil {
             context.printJSON(["items": .array(items), "total": .int(total)])
@@ -192,9 +165,8 @@ struct ContactsVerb: Verb {
         let legend = !context.options.noLegend
         contactsTable(items.compactMap(ContactRecord.init)).render(legend: legend, style: context.style).forEach(printLine)
         if legend {
-            let noun = total == 1 ? "contact" : "contacts"
             printLine("")
-            printLine(Int64(items.count) == total ? "\(total) \(noun) listed." : "\(items.count) of \(total) \(noun) listed.")
+            printLine(ListPage.footer(shown: items.count, total: total, "contact", "contacts"))
         }
         return 0
     }

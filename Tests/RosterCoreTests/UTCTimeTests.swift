@@ -15,4 +15,18 @@ struct UTCTimeTests {
     func unixMillisecondsReadAsRFC3339(unixMs: Int64, text: String) {
         #expect(UTCTime.rfc3339(unixMs: unixMs) == text)
     }
+
+    @Test func daysFromCivilInvertsCivilFromDays() {
+        for days: Int64 in [-800_000, -719_468, -146_097, -1, 0, 1, 59, 60, 365, 10_957, 20_788, 47_541, 2_932_896] {
+            #expect(UTCTime.days(fromCivil: UTCTime.civil(fromDays: days)) == days, "\(days)")
+        }
+    }
+
+    @Test func monthLengthsFollowTheGregorianLeapYears() {
+        #expect(UTCTime.daysIn(month: 2, year: 2024) == 29)
+        #expect(UTCTime.daysIn(month: 2, year: 2026) == 28)
+        #expect(UTCTime.daysIn(month: 2, year: 1900) == 28)
+        #expect(UTCTime.daysIn(month: 2, year: 2000) == 29)
+        #expect((1...12).map { UTCTime.daysIn(month: Int64($0), year: 2026) } == [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+    }
 }

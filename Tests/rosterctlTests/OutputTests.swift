@@ -44,9 +44,7 @@ struct OutputTests {
 
     @Test func verbsParseTheirOwnArguments() throws {
         let user = try UserVerb(arguments: ["add", "alice1", "--email=a@example.com", "--password-stdin"])
-        #expect(user.username == "alice1")
-        #expect(user.email == "a@example.com")
-        #expect(user.passwordStdin)
+        #expect(user.command == .add("alice1", email: "a@example.com", passwordStdin: true))
         #expect(throws: UsageError.self) { try UserVerb(arguments: ["remove", "alice1"]) }
         #expect(throws: UsageError.self) { try UserVerb(arguments: ["add", "alice1", "--password", "x"]) }
         #expect(throws: UsageError.self) { try CheckUsernameVerb(arguments: []) }
