@@ -24,6 +24,21 @@ let bob = contactJSON(3, "Bob Jones")
 
 @Suite("contact search screen")
 struct ContactsScreenTests {
+    /// A lock, a deletion or a log-out elsewhere ends the session under the screen: it must end, not go on
+    /// showing a list it will never refresh. A session event naming a user (a resume) changes nothing.
+    @Test func theEndOfTheSessionEndsTheScreen() {
+        for ending: JSONValue in [["type": "session", "user": nil],
+                                  ["type": "form", "form": "contacts", "submittable": false, "closed": true]] {
+            var screen = ContactsScreen(snapshot: contactsSnapshot)
+            screen.apply(event: resultsEvent("", [alice]))
+            screen.apply(event: ["type": "session", "user": "alice1"])
+            screen.apply(event: ["type": "form", "form": "register", "submittable": false, "closed": true])
+            #expect(!screen.sessionEnded)
+            screen.apply(event: ending)
+            #expect(screen.sessionEnded, "\(ending)")
+        }
+    }
+
     @Test func typingSendsTheWholeQueryEachTime() {
         var screen = ContactsScreen(snapshot: contactsSnapshot)
         #expect(screen.placeholder == "Search by name, initials, pinyin or phone")

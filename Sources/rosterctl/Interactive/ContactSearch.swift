@@ -12,15 +12,20 @@ enum ContactSearch {
     enum Outcome {
         case chosen(ContactRecord)
         case cancelled(signal: Int32?)
+        /// The daemon ended the session under the screen.
+        case sessionEnded
     }
 
-    /// Runs the search and prints the chosen contact; exit 0, or 130 when cancelled.
+    /// Runs the search and prints the chosen contact; exit 0, 130 when cancelled, 1 when the session ended.
     static func run(_ context: VerbContext) throws -> Int32 {
         let text = ContactsText.forLocale(context.locale)
         switch try search(context, text: text) {
         case .chosen(let contact):
             if context.json != nil { context.printJSON(contact.raw) } else { contact.detail.forEach(printLine) }
             return 0
+        case .sessionEnded:
+            writeError("rosterctl: \(text.sessionEnded)")
+            return 1
         case .cancelled(let signal):
             writeError("rosterctl: \(text.cancelled)")
             guard let signal, signal != SIGINT else { return 130 }
@@ -47,6 +52,7 @@ enum ContactSearch {
             while connection.hasBufferedInput, let incoming = try connection.receive(timeoutMs: 0) {
                 if case .event(let event) = incoming { screen.apply(event: event) }
             }
+            if screen.sessionEnded { return .sessionEnded }
             painter.paint(ContactsRenderer(text: text, rows: painter.size.rows, columns: painter.size.columns).frame(screen))
             let turn = TerminalTurn.next(decoder: &decoder, connection: connection, signals: signals)
             if turn.inputClosed { return .cancelled(signal: nil) }

@@ -22,6 +22,9 @@ struct ContactsScreen: Equatable {
     /// The query `items` are for; nil until the first results arrive.
     var resultsQuery: String?
     var selected = 0
+    /// The daemon ended the session (a `session` event with `user: null`, or the contacts form closed): the
+    /// screen has nothing left to show.
+    var sessionEnded = false
 
     /// Builds the screen from `form.open`'s snapshot of the contacts form.
     init(snapshot: JSONValue) {
@@ -48,11 +51,16 @@ struct ContactsScreen: Equatable {
         return []
     }
 
-    /// Takes a `results` event of the contacts form; anything else changes nothing.
+    /// Takes a `results` event of the contacts form, or the end of the session; anything else changes nothing.
     ///
     /// A new query starts the selection at the best match; fresh results for the same query (a contact changed
     /// somewhere) keep the selected contact if it is still listed, so the highlight does not jump under the user.
     mutating func apply(event: JSONValue) {
+        if (event["type"] == "session" && event["user"] == .null)
+            || (event["type"] == "form" && event["form"] == "contacts" && event["closed"] == true) {
+            sessionEnded = true
+            return
+        }
         guard event["type"] == "results", event["form"] == "contacts" else { return }
         let keep = event["query"]?.stringValue == resultsQuery ? selectedContact?.id : nil
         items = ContactRecord.list(event["items"])
