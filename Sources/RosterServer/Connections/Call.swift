@@ -1,6 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
+import RosterStorage
 
 /// What a call is answered through: a connection in the daemon, a recording double in a unit test.
 protocol CallHost: AnyObject {
@@ -54,6 +55,15 @@ final class RequestCall<Host: CallHost> {
 
     var session: Session { connection.session }
     var peer: PeerCredentials { connection.peer }
+
+    /// The session's user, for a method that needs one; nil after answering `unauthenticated`.
+    func loggedInUser() -> Account? {
+        guard let user = session.user else {
+            fail(.unauthenticated)
+            return nil
+        }
+        return user
+    }
 
     func succeed(_ result: JSONValue) {
         guard begin() else { return }

@@ -32,21 +32,12 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         self.sessions = sessions
     }
 
-    /// The session's user, or the call answered `unauthenticated`.
-    private func user(_ call: LifeCall) -> Account? {
-        guard let user = call.session.user else {
-            call.fail(.unauthenticated)
-            return nil
-        }
-        return user
-    }
-
     private func secret(_ call: LifeCall, _ name: String) -> Secret { Secret(call.params.string(name) ?? "") }
 
     // MARK: Reading
 
     func show(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.security(of: user, charge: call.connection.queueCharge) { result in
             call.finish(result.map { Self.described(user, $0) })
         }
@@ -64,7 +55,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func export(_ call: LifeCall) where Sessions.Host: ContactsCallHost {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         let charge = call.connection.queueCharge
         let current = call.session.tokenHash
         accounts.security(of: user, charge: charge) { [self] security in
@@ -105,7 +96,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func listSessions(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         let current = call.session.tokenHash
         accounts.sessions(of: user, charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["items": .array($0.map { Self.described($0, current: current) })] })
@@ -113,7 +104,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func revokeSession(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         let id = call.params.string("id") ?? ""
         let charge = call.connection.queueCharge
         call.asAuthChange { [self] answer in
@@ -134,7 +125,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func revokeOthers(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         let keeping = call.session.tokenHash
         accounts.revokeTokens(of: user, except: keeping, charge: call.connection.queueCharge) { [self] result in
             call.finish(result.map { revoked in
@@ -147,7 +138,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     // MARK: Changes
 
     func changePassword(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.changePassword(of: user, current: secret(call, "current"), new: secret(call, "new"),
                                 keeping: call.session.tokenHash, peerUID: call.peer.uid,
                                 charge: call.connection.queueCharge) { [self] result in
@@ -159,7 +150,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func changeEmail(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.changeEmail(of: user, password: secret(call, "password"), email: call.params.string("email") ?? "",
                              peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
             call.finish(result.map { changed in
@@ -170,7 +161,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func delete(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         call.asAuthChange { [self] answer in
             accounts.deleteAccount(user, password: secret(call, "password"), peerUID: call.peer.uid,
                                    charge: call.connection.queueCharge) { [self] result in
@@ -185,7 +176,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     // MARK: Recovery
 
     func recoveryCodes(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.replaceRecoveryCodes(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
                                       charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["codes": .array($0.map(JSONValue.string))] })
@@ -217,7 +208,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     // MARK: TOTP
 
     func enrollTOTP(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.enrollTOTP(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
                             charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["secret": .string($0.secret), "uri": .string($0.uri)] })
@@ -225,7 +216,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func confirmTOTP(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.confirmTOTP(of: user, code: LoginRules.typedCode(call.params.string("code") ?? ""), peerUID: call.peer.uid,
                              charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
@@ -233,7 +224,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 
     func disableTOTP(_ call: LifeCall) {
-        guard let user = user(call) else { return }
+        guard let user = call.loggedInUser() else { return }
         accounts.disableTOTP(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
                              charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })

@@ -53,13 +53,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
     }
 
     /// The logged-in user's id, or `unauthenticated`.
-    private func owner(_ call: ContactsCall) -> Int64? {
-        guard let user = call.session.user else {
-            call.fail(.unauthenticated)
-            return nil
-        }
-        return user.id
-    }
+    private func owner(_ call: ContactsCall) -> Int64? { call.loggedInUser()?.id }
 
     func list(_ call: ContactsCall) { page(call, query: "") }
 
