@@ -60,6 +60,7 @@ let package = Package(
         // A throwaway PostgreSQL server (Debian's, run as the postgres user) for every test that needs one.
         .target(name: "RosterPostgresTesting", path: "Tests/RosterPostgresTesting"),
         .testTarget(name: "RosterPostgresTests", dependencies: ["RosterPostgres", "RosterPostgresTesting", "RosterStorage",
+                                                              "RosterStorageTesting",
                                                               "RosterRuntime", "RosterCore", "CLibPQ"]),
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterCore", "RosterTestSupport"]),

@@ -29,7 +29,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
         guard acceptable(passwordHash, completion) else { return }
         let logger = self.logger
@@ -46,7 +46,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
@@ -69,7 +69,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
         deleteAccount(account, failureKeys: failureKeys, charge: charge, attempt: 1, completion: completion)
@@ -123,7 +123,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
         query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix), charge: charge,
               force: true, "token revocation") { result in
@@ -131,7 +131,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
         query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes), transaction: true, charge: charge,
               "recovery codes") { result in
@@ -139,7 +139,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         guard acceptable(newPasswordHash, completion) else { return }
         let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
@@ -156,7 +156,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.confirmTOTP(of: account, step: step), charge: charge, "TOTP confirmation") { result in
             completion(result.map { $0.affectedRows > 0 })
         }
@@ -169,7 +169,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         query(PostgreSQLQueries.removeTOTP(of: account), charge: charge, "TOTP removal") { result in
             completion(result.map { _ in () })
         }

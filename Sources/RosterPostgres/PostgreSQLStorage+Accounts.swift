@@ -37,7 +37,7 @@ extension PostgreSQLStorage: AccountStorage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
         guard new.passwordHash.hasPrefix("$argon2id$") else {
             logger.error("refused to store a password hash that is not Argon2id")
@@ -115,7 +115,7 @@ extension PostgreSQLStorage: AccountStorage {
 }
 
 extension PostgreSQLStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
         let client = client.flatMap { PGText.storable($0) ? $0 : nil }
@@ -125,7 +125,7 @@ extension PostgreSQLStorage: SessionTokenStorage {
         }
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now), transaction: true, charge: charge,
               "session resume") { result in
@@ -138,7 +138,7 @@ extension PostgreSQLStorage: SessionTokenStorage {
         }
     }
 
-    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let revoked = notification(.tokenRevoked(hash: hash))
         query(PostgreSQLQueries.revokeToken(hash, notification: revoked), charge: charge, force: true,
               "session token revocation") { result in
@@ -165,7 +165,7 @@ extension PostgreSQLStorage: LoginFailureStorage {
         }
     }
 
-    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
         guard !keys.isEmpty else { return completion(.success(())) }
         query(PostgreSQLQueries.recordFailure(keys: keys, now: now), charge: charge, force: true,

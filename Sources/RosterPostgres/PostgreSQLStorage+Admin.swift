@@ -30,7 +30,7 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func lockAccount(_ account: AccountID, reason: String?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
         guard PGText.storable(reason) else { return completion(.failure(unstorable("account lock"))) }
         let statement = PostgreSQLQueries.lockAccount(account, reason: reason, now: now,
@@ -40,13 +40,13 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func unlockAccount(_ account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.unlockAccount(account), charge: charge, "account unlock") { result in
             completion(result.map { !$0.rows.isEmpty })
         }
     }
 
-    public func resetFailures(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard PGText.storable(keys.joined()) else { return completion(.failure(unstorable("failure reset"))) }
         query(PostgreSQLQueries.resetFailures(keys: keys), charge: charge, force: true, "failure reset") { result in
             completion(result.map { _ in () })

@@ -71,6 +71,7 @@ public final class PostgreSQLStorage: Storage {
 
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?
+    public var onAudit: ((AuditEntry, AuditOrigin) -> Void)?
     public private(set) var state: StorageState
 
     private init(settings: PostgreSQLSettings, loop: EventLoop, server: ServerSettings, cores: Int,

@@ -8,6 +8,9 @@ import RosterRuntime
 ///
 /// On a shared database (PostgreSQL) each write that other daemons must hear of is announced in its own
 /// transaction, as `createAccount` is: a revoked token as `tokenRevoked`, a deletion as `accountDeleted`.
+///
+/// A write's `audit` entry commits in its transaction, and only when the write changed something (the account
+/// was there, the code was unused, a secret was pending); a nil entry writes none.
 public protocol AccountLifeStorage: AnyObject {
     /// What `account.show` and the second factor need: TOTP state and how many recovery codes are left.
     func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>)
@@ -17,18 +20,18 @@ public protocol AccountLifeStorage: AnyObject {
 
     /// Replaces the password hash and revokes every token of the account except `keeping`, in one transaction;
     /// answers the hashes it revoked. Never refused by a budget: it follows a hash that was paid for.
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
+    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                         completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Sets (or, with nil, removes) the canonical email; `.conflict(.email)` when another account holds it.
     /// Answers the account as it is now; nil when it is gone.
-    func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>)
 
     /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP, and
     /// the failed-log-in rows under `failureKeys`. The backend's username directory forgets the name. Answers what
     /// was deleted (nil when it was gone already). Never refused by a budget.
-    func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                        completion: @escaping StorageCompletion<DeletedAccount?>)
 
     /// The account's tokens used within the last `idleLimitMs`, oldest first.
@@ -37,17 +40,18 @@ public protocol AccountLifeStorage: AnyObject {
 
     /// Revokes every token of the account except `keeping`; answers the hashes it revoked. Never refused by a
     /// budget: a revocation must take effect.
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
+    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                       completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Replaces every recovery code of the account with these hashes.
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Void>)
 
     /// Uses up the unused recovery code with this hash, sets the new password hash and revokes every token of
     /// the account, in one transaction; answers the revoked hashes, or nil when there is no such unused code
     /// (then nothing changed). Never refused by a budget.
-    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
+    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
+                            charge: QueueCharge,
                             completion: @escaping StorageCompletion<[[UInt8]]?>)
 
     /// Stores a pending (unconfirmed) TOTP secret, replacing any pending one; a confirmed secret stays in force
@@ -57,7 +61,7 @@ public protocol AccountLifeStorage: AnyObject {
 
     /// Makes the pending secret the account's TOTP, with `step` as its last accepted step; false when nothing was
     /// pending.
-    func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
 
     /// Records `step` as used, atomically, only if it is later than the last accepted step: true when it was,
     /// false for a replay (or when the account has no confirmed TOTP). Never refused by a budget.
@@ -65,7 +69,7 @@ public protocol AccountLifeStorage: AnyObject {
                         completion: @escaping StorageCompletion<Bool>)
 
     /// Removes the account's TOTP, confirmed and pending.
-    func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
 }
 
 /// An account's second factor and recovery state.

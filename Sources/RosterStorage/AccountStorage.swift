@@ -24,8 +24,8 @@ public protocol AccountStorage: AnyObject {
 
     /// Creates the account durably before answering; `.conflict(field)` when the username or email is held
     /// (also when another writer took it an instant earlier). Never refused by a budget: it follows a hash that
-    /// was already paid for.
-    func createAccount(_ account: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>)
+    /// was already paid for. `audit` commits with the account.
+    func createAccount(_ account: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>)
 
     /// Replaces an account's password hash (an upgrade to the parameters in force). Never refused by a budget.
     func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,

@@ -7,6 +7,8 @@ import RosterRuntime
 /// the server can say `locked`, not an unknown token), and the unlock deletes them, in its own transaction, so
 /// unlocking restores log-in and never an old session. On a shared database (PostgreSQL) a lock is announced as
 /// `sessionsEnded`, which ends that account's sessions on every other daemon.
+///
+/// Each write's `audit` entry commits in its transaction, and only when the account was there.
 public protocol AdminStorage: AnyObject {
     /// Accounts ordered by canonical username, `limit` of them after `offset`, and how many match in all; `query`
     /// (nil or empty: every account) as a substring of the username or the email, ASCII letters without case.
@@ -20,14 +22,14 @@ public protocol AdminStorage: AnyObject {
     /// Locks the account at the backend's now, with an optional reason (a lock of a locked account keeps its
     /// first time and takes the new reason); false when it is gone. Never refused by a budget: a lock must take
     /// effect.
-    func lockAccount(_ account: AccountID, reason: String?, charge: QueueCharge,
+    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Bool>)
 
     /// Unlocks the account and deletes its tokens (dead since the lock), in one transaction; false when it is gone.
-    func unlockAccount(_ account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
 
     /// Deletes every failed log-in recorded under `keys`. Never refused by a budget.
-    func resetFailures(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
+    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
 }
 
 /// An account as `admin.users.list` and `admin.users.show` describe it (never its hash).

@@ -8,8 +8,9 @@ public protocol LoginFailureStorage: AnyObject {
                         completion: @escaping StorageCompletion<RecentFailures>)
 
     /// Records one failure for each key, durably, before answering. Never refused by a budget: it follows a
-    /// verification that was already paid for, and a limit must not be escaped by flooding the queue.
-    func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
+    /// verification that was already paid for, and a limit must not be escaped by flooding the queue. `audit`
+    /// (nil when the per-peer cap left it out) commits with the failures.
+    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
 }
 
 /// Failure times per key, and the backend's "now" they are measured against.

@@ -6,5 +6,6 @@
 /// - uniqueness of usernames and emails holds across every writer, without regard to case (callers canonicalize);
 /// - one user's contact writes, imports, exports and index loads complete in the order they were made;
 /// - failures are `StorageFailure`s; details go to the backend's log, never stored values.
-public protocol Storage: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage, LoginFailureStorage, ContactStorage, StorageMaintenance,
+public protocol Storage: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage, LoginFailureStorage, ContactStorage, AuditStorage,
+    StorageMaintenance,
     StorageChangeFeed {}

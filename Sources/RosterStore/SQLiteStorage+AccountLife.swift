@@ -16,21 +16,21 @@ extension SQLiteStorage: AccountLifeStorage {
         read("user database read", completion) { () throws(StoreError) in try users.credential(id: account) }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
         write(charge, force: true, "password change", { store in
             try store.changePassword(userID: account, hash: passwordHash, keeping: keeping)
         }, completion: completion)
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         write(charge, "email change", { store in
             try store.changeEmail(userID: account, to: email).map(Account.init)
         }, completion: completion)
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
         write(charge, order: .contacts(userID: account), force: true, "account deletion", { store in
@@ -57,21 +57,21 @@ extension SQLiteStorage: AccountLifeStorage {
         }, completion: completion)
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
         write(charge, force: true, "token revocation", { store in
             try store.revokeTokens(userID: account, except: keeping)
         }, completion: completion)
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
         write(charge, "recovery codes", { store in
             try store.replaceRecoveryCodes(userID: account, hashes: hashes)
         }, completion: completion)
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         write(charge, force: true, "recovery", { store in
             try store.redeemRecoveryCode(userID: account, codeHash: codeHash, newHash: newPasswordHash)
@@ -85,7 +85,7 @@ extension SQLiteStorage: AccountLifeStorage {
         }, completion: completion)
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         write(charge, "TOTP confirmation", { store in
             try store.confirmTOTP(userID: account, step: step)
         }, completion: completion)
@@ -98,7 +98,7 @@ extension SQLiteStorage: AccountLifeStorage {
         }, completion: completion)
     }
 
-    public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         write(charge, "TOTP removal", { store in
             try store.removeTOTP(userID: account)
         }, completion: completion)

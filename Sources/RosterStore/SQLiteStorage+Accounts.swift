@@ -35,7 +35,7 @@ extension SQLiteStorage: AccountStorage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, force: true, { worker in
@@ -78,7 +78,7 @@ extension SQLiteStorage: AccountStorage {
 }
 
 extension SQLiteStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         let clock = self.clock
         let logger = self.logger
@@ -95,7 +95,7 @@ extension SQLiteStorage: SessionTokenStorage {
         }, completion: completion)
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         let clock = self.clock
         let logger = self.logger
@@ -113,7 +113,7 @@ extension SQLiteStorage: SessionTokenStorage {
         }, completion: completion)
     }
 
-    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let logger = self.logger
         work(charge, force: true, { worker in
             do throws(StoreError) {
@@ -139,7 +139,7 @@ extension SQLiteStorage: LoginFailureStorage {
         }
     }
 
-    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, force: true, { worker in

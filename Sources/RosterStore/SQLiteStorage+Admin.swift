@@ -17,7 +17,7 @@ extension SQLiteStorage: AdminStorage {
         admin(charge, "account summary", { (store: Store) throws(StoreError) in try store.summary(identifier) }, completion: completion)
     }
 
-    public func lockAccount(_ account: AccountID, reason: String?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
         let clock = self.clock
         admin(charge, write: true, force: true, "account lock", { (store: Store) throws(StoreError) in
@@ -25,11 +25,11 @@ extension SQLiteStorage: AdminStorage {
         }, completion: completion)
     }
 
-    public func unlockAccount(_ account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         admin(charge, write: true, "account unlock", { (store: Store) throws(StoreError) in try store.unlock(userID: account) }, completion: completion)
     }
 
-    public func resetFailures(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         admin(charge, write: true, force: true, "failure reset", { (store: Store) throws(StoreError) in try store.resetFailures(keys: keys) },
               completion: completion)
     }

@@ -38,6 +38,7 @@ public final class SQLiteStorage: Storage {
     /// This daemon is the file's only writer, so nobody else changes it; the feed stays silent.
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?
+    public var onAudit: ((AuditEntry, AuditOrigin) -> Void)?
     /// A file is up from the moment it is open.
     public let state: StorageState
 

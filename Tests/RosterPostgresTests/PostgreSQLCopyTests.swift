@@ -3,6 +3,7 @@ import RosterCore
 import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
+import RosterStorageTesting
 import Testing
 
 /// `--copy-database`'s PostgreSQL side: what is read is every row as stored, a copy into another database reads

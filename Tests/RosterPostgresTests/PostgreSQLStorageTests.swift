@@ -3,6 +3,7 @@ import RosterCore
 import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
+import RosterStorageTesting
 import Testing
 
 /// What PostgreSQL adds to the storage contract (which `RosterStorageContractTests` checks): two instances on

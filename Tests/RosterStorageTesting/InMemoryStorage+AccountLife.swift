@@ -21,18 +21,19 @@ extension InMemoryStorage {
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.changePassword, completion) {
             // What the SQLite schema's CHECK refuses, refused alike.
             guard passwordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
             guard self.accounts[account] != nil else { return .success([]) }
             self.accounts[account]?.passwordHash = passwordHash
+            self.audited(audit)
             return .success(self.removeTokens(of: account, except: keeping))
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         answer(.changeEmail, completion) {
             guard email != "" else { return .failure(.other) }
@@ -43,11 +44,12 @@ extension InMemoryStorage {
             if let old = stored.account.email { self.accountByEmail[Self.noCase(old)] = nil }
             if let email { self.accountByEmail[Self.noCase(email)] = account }
             self.accounts[account]?.account.email = email
+            self.audited(audit)
             return .success(self.accounts[account]?.account)
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         answer(.deleteAccount, completion) {
             guard let stored = self.accounts.removeValue(forKey: account) else { return .success(nil) }
@@ -56,6 +58,7 @@ extension InMemoryStorage {
             let revoked = self.removeTokens(of: account, except: nil)
             self.contacts = self.contacts.filter { $0.value.owner != account }
             for key in failureKeys { self.failureTimes[key] = nil }
+            self.audited(audit)
             return .success(DeletedAccount(account: stored.account, revokedTokens: revoked))
         }
     }
@@ -77,26 +80,32 @@ extension InMemoryStorage {
         }
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        answer(.revokeTokens, completion) { .success(self.removeTokens(of: account, except: keeping)) }
+        answer(.revokeTokens, completion) {
+            guard self.accounts[account] != nil else { return .success([]) }
+            self.audited(audit)
+            return .success(self.removeTokens(of: account, except: keeping))
+        }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
         answer(.replaceRecoveryCodes, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.recoveryCodes = Set(hashes)
+            self.audited(audit)
             return .success(())
         }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {
             guard newPasswordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
             guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
             self.accounts[account]?.passwordHash = newPasswordHash
+            self.audited(audit)
             return .success(self.removeTokens(of: account, except: nil))
         }
     }
@@ -109,11 +118,12 @@ extension InMemoryStorage {
         }
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.confirmTOTP, completion) {
             guard let pending = self.accounts[account]?.pendingTOTP else { return .success(false) }
             self.accounts[account]?.totp = TOTPSeal(sealed: pending, lastStep: step)
             self.accounts[account]?.pendingTOTP = nil
+            self.audited(audit)
             return .success(true)
         }
     }
@@ -128,10 +138,12 @@ extension InMemoryStorage {
         }
     }
 
-    public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.removeTOTP, completion) {
+            guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.totp = nil
             self.accounts[account]?.pendingTOTP = nil
+            self.audited(audit)
             return .success(())
         }
     }

@@ -28,7 +28,7 @@ extension InMemoryStorage {
         }
     }
 
-    public func lockAccount(_ account: AccountID, reason: String?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
         answer(.lockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
@@ -36,24 +36,27 @@ extension InMemoryStorage {
             if self.accounts[account]?.lockedMs == nil { self.accounts[account]?.lockedMs = now }
             self.accounts[account]?.lockedReason = reason
             self.accounts[account]?.account.locked = true
+            self.audited(audit)
             return .success(true)
         }
     }
 
-    public func unlockAccount(_ account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.unlockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
             self.accounts[account]?.lockedMs = nil
             self.accounts[account]?.lockedReason = nil
             self.accounts[account]?.account.locked = false
             _ = self.removeTokens(of: account, except: nil)
+            self.audited(audit)
             return .success(true)
         }
     }
 
-    public func resetFailures(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.resetFailures, completion) {
             for key in keys { self.failureTimes[key] = nil }
+            self.audited(audit)
             return .success(())
         }
     }

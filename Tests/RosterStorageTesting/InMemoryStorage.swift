@@ -32,6 +32,7 @@ public final class InMemoryStorage: Storage {
         case security, credentialOf, changePassword, changeEmail, deleteAccount, sessions, revokeTokens
         case replaceRecoveryCodes, redeemRecoveryCode, storePendingTOTP, confirmTOTP, acceptTOTPStep, removeTOTP
         case listAccounts, accountSummary, lockAccount, unlockAccount, resetFailures
+        case appendAudit, auditEntries, pruneAudit
     }
 
     /// How `stop()`'s later calls answer.
@@ -39,6 +40,7 @@ public final class InMemoryStorage: Storage {
 
     public var answering: Answering
     public var onChange: ((StorageChange) -> Void)?
+    public var onAudit: ((AuditEntry, AuditOrigin) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?
     /// Up from the start; a test sets it (`changeState`) to play an outage.
     public private(set) var state = StorageState(backend: "memory", phase: .up, sinceMs: 0)
@@ -89,6 +91,9 @@ public final class InMemoryStorage: Storage {
     var tokens: [[UInt8]: StoredToken] = [:]
     var failureTimes: [String: [Int64]] = [:]
     var contacts: [Int64: (owner: AccountID, stored: StoredContact)] = [:]
+    /// The audit log, oldest first.
+    public internal(set) var auditLog: [AuditEntry] = []
+    var nextAuditID: Int64 = 1
     private var nextContactID: Int64 = 1
 
     /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
@@ -163,7 +168,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
             guard !new.username.isEmpty, new.email != "", new.passwordHash.hasPrefix("$argon2id$") else {
@@ -178,6 +183,7 @@ public final class InMemoryStorage: Storage {
             self.accounts[account.id] = StoredAccount(account: account, passwordHash: new.passwordHash)
             self.accountByUsername[Self.noCase(new.username)] = account.id
             if let email = new.email { self.accountByEmail[Self.noCase(email)] = account.id }
+            self.audited(audit)
             return .success(account)
         }
     }
@@ -205,7 +211,7 @@ public final class InMemoryStorage: Storage {
 
     // MARK: SessionTokenStorage
 
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
@@ -213,11 +219,12 @@ public final class InMemoryStorage: Storage {
             let now = self.clock.nowMs()
             self.tokens[hash] = StoredToken(account: account, createdMs: now, lastUsedMs: now, client: client)
             self.accounts[account]?.lastLoginMs = now
+            self.audited(audit)
             return .success(())
         }
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
         answer(.resumeToken, completion) {
             guard let token = self.tokens[hash] else { return .success(nil) }
@@ -228,12 +235,18 @@ public final class InMemoryStorage: Storage {
             }
             self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
             self.accounts[token.account]?.lastLoginMs = now
-            return .success(self.accounts[token.account]?.account)
+            let account = self.accounts[token.account]?.account
+            if account?.locked == false { self.audited(audit) }
+            return .success(account)
         }
     }
 
-    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        answer(.revokeToken, completion) { .success(self.tokens.removeValue(forKey: hash) != nil) }
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        answer(.revokeToken, completion) {
+            guard self.tokens.removeValue(forKey: hash) != nil else { return .success(false) }
+            self.audited(audit)
+            return .success(true)
+        }
     }
 
     static func elapsed(since start: Int64, now: Int64) -> Int64 {
@@ -255,11 +268,12 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.recordFailure, completion) {
             guard self.hasRoom(for: keys.count) else { return .failure(.full) }
             let now = self.clock.nowMs()
             for key in keys { self.failureTimes[key, default: []].append(now) }
+            self.audited(audit)
             return .success(())
         }
     }

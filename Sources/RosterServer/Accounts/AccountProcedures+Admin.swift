@@ -56,7 +56,7 @@ extension AccountProcedures {
     /// Locks the account; answers it (the caller ends its sessions).
     func lock(_ typed: String, reason: String?, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.lockAccount(account.id, reason: reason, charge: charge) { [logger] result in
+            storage.lockAccount(account.id, reason: reason, audit: nil, charge: charge) { [logger] result in
                 if case .success(true) = result {
                     let fields = [("ROSTER_EVENT", "locked"), ("ROSTER_USER", account.username)]
                     logger.notice("account locked", fields + (reason.map { [("ROSTER_LOCK_REASON", $0)] } ?? []))
@@ -69,7 +69,7 @@ extension AccountProcedures {
     /// Unlocks the account; its old tokens are deleted, so only a new log-in opens a session.
     func unlock(_ typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.unlockAccount(account.id, charge: charge) { [logger] result in
+            storage.unlockAccount(account.id, audit: nil, charge: charge) { [logger] result in
                 if case .success(true) = result {
                     logger.notice("account unlocked", [("ROSTER_EVENT", "unlocked"), ("ROSTER_USER", account.username)])
                 }
@@ -81,7 +81,7 @@ extension AccountProcedures {
     /// Deletes the failed log-ins counted against the account (not those of the peers that made them).
     func resetFailures(of typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.resetFailures(keys: [Self.failureKey(of: account)], charge: charge) { [logger] result in
+            storage.resetFailures(keys: [Self.failureKey(of: account)], audit: nil, charge: charge) { [logger] result in
                 if case .success = result {
                     logger.notice("failed log-ins reset", [("ROSTER_EVENT", "failures_reset"), ("ROSTER_USER", account.username)])
                 }
@@ -95,7 +95,7 @@ extension AccountProcedures {
         summary(of: typed, charge: charge) { [self] found in
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let account = summary.account
-            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], charge: charge) { [logger] result in
+            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: nil, charge: charge) { [logger] result in
                 if case .success(.some) = result {
                     logger.notice("account deleted by an administrator", [("ROSTER_EVENT", "deleted"), ("ROSTER_USER", account.username)])
                 }

@@ -56,7 +56,7 @@ extension AccountProcedures {
             case .checkCode(let code, let account):
                 checkCode(code, account) { driver.feed($0.map { .codeChecked($0) }.orFailed()) }
             case .recordFailure(let keys):
-                storage.recordFailure(keys: keys, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                storage.recordFailure(keys: keys, audit: nil, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .finish(let result):
                 completion(result)
             }
@@ -111,7 +111,7 @@ extension AccountProcedures {
                 }
                 passwords.hash(newPassword, charge: charge) { [self] hashed in
                     guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
-                    storage.changePassword(of: account.id, to: hash, keeping: keeping, charge: charge) { [logger] result in
+                    storage.changePassword(of: account.id, to: hash, keeping: keeping, audit: nil, charge: charge) { [logger] result in
                         if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
                         completion(result.mapError(\.rosterError))
                     }
@@ -137,7 +137,7 @@ extension AccountProcedures {
             return completion(.failure(.internal))
         }
         provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            storage.changeEmail(of: account.id, to: email, charge: charge) { result in
+            storage.changeEmail(of: account.id, to: email, audit: nil, charge: charge) { result in
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
         }, failure: { completion(.failure($0)) })
@@ -150,7 +150,7 @@ extension AccountProcedures {
                        completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
         provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
             let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
-            storage.deleteAccount(account.id, failureKeys: keys, charge: charge) { [logger] result in
+            storage.deleteAccount(account.id, failureKeys: keys, audit: nil, charge: charge) { [logger] result in
                 if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
@@ -176,7 +176,7 @@ extension AccountProcedures {
     /// Revokes every token of `account` but `keeping`; answers the revoked hashes.
     func revokeTokens(of account: Account, except keeping: [UInt8]?, charge: QueueCharge,
                       completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
-        storage.revokeTokens(of: account.id, except: keeping, charge: charge) { completion($0.mapError(\.rosterError)) }
+        storage.revokeTokens(of: account.id, except: keeping, audit: nil, charge: charge) { completion($0.mapError(\.rosterError)) }
     }
 
     // MARK: Recovery codes
@@ -192,7 +192,7 @@ extension AccountProcedures {
                 logger.error("recovery codes could not be generated: \(error)")
                 return completion(.failure(.internal))
             }
-            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, charge: charge) { [logger] result in
+            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: nil, charge: charge) { [logger] result in
                 if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
                 completion(result.map { issued.codes }.mapError(\.rosterError))
             }
@@ -225,7 +225,7 @@ extension AccountProcedures {
                         // Before the code is used up: a locked account's password stays as it is.
                         if account.locked { return answer(.failure(.locked)) }
                         storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
-                                                   charge: charge) { answer($0.mapError(\.rosterError)) }
+                                                   audit: nil, charge: charge) { answer($0.mapError(\.rosterError)) }
                     }
                 }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
                     switch result {
@@ -281,7 +281,7 @@ extension AccountProcedures {
                 case .success(nil):
                     answer(.success(nil))
                 case .success(let step?):
-                    storage.confirmTOTP(of: account.id, step: step, charge: charge) { confirmed in
+                    storage.confirmTOTP(of: account.id, step: step, audit: nil, charge: charge) { confirmed in
                         answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
                     }
                 }
@@ -296,7 +296,7 @@ extension AccountProcedures {
     func disableTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
         provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            storage.removeTOTP(of: account.id, charge: charge) { [logger] result in
+            storage.removeTOTP(of: account.id, audit: nil, charge: charge) { [logger] result in
                 if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError))
             }

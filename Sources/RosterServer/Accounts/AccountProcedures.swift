@@ -87,7 +87,7 @@ final class AccountProcedures {
                 }
             case .create(let username, let email, let hash):
                 let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
-                storage.createAccount(account, charge: charge) { result in
+                storage.createAccount(account, audit: nil, charge: charge) { result in
                     driver.feed(result.map { .created($0) }.orFailed())
                 }
             case .announce(let account):
@@ -129,7 +129,7 @@ final class AccountProcedures {
             case .verify(let password, let hash):
                 passwords.verify(password, against: hash, charge: charge) { driver.feed($0.map { .verified($0) }.orFailed()) }
             case .recordFailure(let keys):
-                storage.recordFailure(keys: keys, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                storage.recordFailure(keys: keys, audit: nil, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .replaceHash(let hash, let account):
                 storage.replacePasswordHash(hash, of: account.id, charge: charge) { [logger] result in
                     if case .success = result {
@@ -179,7 +179,7 @@ final class AccountProcedures {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))
         }
-        storage.storeToken(hash: token.hash, for: account.id, client: client, charge: charge) { result in
+        storage.storeToken(hash: token.hash, for: account.id, client: client, audit: nil, charge: charge) { result in
             completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
     }
@@ -189,7 +189,7 @@ final class AccountProcedures {
     func resume(bearer: String, charge: QueueCharge, completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
-        storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: charge) { result in
+        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: charge) { result in
             completion(result.mapError(\.rosterError).flatMap { account in
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
@@ -199,7 +199,7 @@ final class AccountProcedures {
 
     /// Revokes a token; the storage never refuses it, so a log-out takes effect even while the budget is spent.
     func revoke(tokenHash: [UInt8], charge: QueueCharge, completion: @escaping (Result<Void, RosterError>) -> Void) {
-        storage.revokeToken(hash: tokenHash, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
+        storage.revokeToken(hash: tokenHash, audit: nil, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
     }
 }
 

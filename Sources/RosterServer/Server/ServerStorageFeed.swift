@@ -65,7 +65,8 @@ extension Server {
         }
         let idleMs = config.policy.sessionIdle.nanoseconds / 1_000_000
         for (hash, connection) in holders {
-            storage.resumeToken(hash: hash, idleLimitMs: idleMs, charge: connection.queueCharge) { [weak self] result in
+            // The daemon's own re-check, not a resume anybody asked for: nothing to audit.
+            storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: connection.queueCharge) { [weak self] result in
                 // Gone, or dead since a lock another daemon made.
                 guard let self, case .success(let account) = result, account?.locked ?? true else { return }
                 self.tokenRevoked(hash)

@@ -1,0 +1,133 @@
+import RosterRuntime
+
+/// The audit log (contract §9): an append-only record of who did what, when and from where. An entry for a change
+/// is passed to the write that makes the change and commits in its transaction, so a crash keeps both or neither;
+/// an entry for something that changed nothing (a refused log-in, a backup) is appended on its own.
+///
+/// Entries hold usernames, peer credentials, the hello's client name, outcomes and reasons: never a password, a
+/// code or a token, and no backend adds any.
+public protocol AuditStorage: AnyObject {
+    /// Set by the server before `warmUp`, and called on the loop thread for every committed entry: this daemon's
+    /// (after its transaction committed) and, on a shared database, other daemons' (`origin == .elsewhere`).
+    var onAudit: ((AuditEntry, AuditOrigin) -> Void)? { get set }
+
+    /// Appends an entry for something that changed nothing else, durably, before answering; answers it as stored.
+    /// Never refused by a budget: a refused log-in must leave its trace however full the queue is.
+    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>)
+
+    /// The entries that match, newest first (by id), at most `query.limit` of them.
+    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>)
+
+    /// Deletes every entry older than `beforeMs` (Unix milliseconds); answers how many went.
+    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>)
+}
+
+/// What an audit entry records; the raw values are the wire's `event` strings.
+public enum AuditEvent: String, CaseIterable, Equatable, Sendable {
+    case register
+    case login
+    case logout
+    case resume
+    case passwordChanged = "password_changed"
+    case emailChanged = "email_changed"
+    case deleted
+    case locked
+    case unlocked
+    case recoveryCodesCreated = "recovery_codes_created"
+    case recovered
+    case totpEnabled = "totp_enabled"
+    case totpDisabled = "totp_disabled"
+    case sessionRevoked = "session_revoked"
+    case failuresReset = "failures_reset"
+    case backup
+}
+
+/// Whether what an entry records happened.
+public enum AuditOutcome: String, CaseIterable, Equatable, Sendable {
+    case succeeded
+    case failed
+}
+
+/// Where a committed entry was written, for `onAudit`.
+public enum AuditOrigin: Equatable, Sendable {
+    /// By this daemon: it goes to the journal too.
+    case here
+    /// By another daemon on the same database: only followers hear of it.
+    case elsewhere
+}
+
+/// Who asked for what an entry records: the connection's SO_PEERCRED and what it said in `session.hello`.
+public struct AuditPeer: Equatable, Sendable {
+    public var uid: UInt32
+    public var pid: Int32
+    /// `session.hello` `client`, when the connection named one.
+    public var client: String?
+
+    public init(uid: UInt32, pid: Int32, client: String?) {
+        self.uid = uid
+        self.pid = pid
+        self.client = client
+    }
+}
+
+/// One entry to write; the backend stamps its time (its clock) and id when it commits.
+public struct AuditRecord: Equatable, Sendable {
+    public var event: AuditEvent
+    /// The canonical username the entry is about; nil when no account answered (a log-in as an unknown user: the
+    /// identifier typed is not stored, since people type passwords into username fields).
+    public var username: String?
+    public var peer: AuditPeer
+    public var outcome: AuditOutcome
+    /// A failure's stable reason (`wrong_password`, `invalid_code`, `locked`, `rate_limited`, …), or a lock's
+    /// reason as the administrator gave it; nil otherwise.
+    public var reason: String?
+    /// How many of this peer's failed-log-in entries were left out just before this one, by the per-minute cap.
+    public var suppressed: Int
+
+    public init(event: AuditEvent, username: String?, peer: AuditPeer, outcome: AuditOutcome = .succeeded,
+                reason: String? = nil, suppressed: Int = 0) {
+        self.event = event
+        self.username = username
+        self.peer = peer
+        self.outcome = outcome
+        self.reason = reason
+        self.suppressed = suppressed
+    }
+}
+
+/// An entry as stored.
+public struct AuditEntry: Equatable, Sendable {
+    /// Unique in its database and increasing as entries are written (newest first is by id, `beforeID` pages by
+    /// it, and a follower de-duplicates by it).
+    public var id: Int64
+    /// Unix milliseconds, by the backend's clock.
+    public var timeMs: Int64
+    public var record: AuditRecord
+
+    public init(id: Int64, timeMs: Int64, record: AuditRecord) {
+        self.id = id
+        self.timeMs = timeMs
+        self.record = record
+    }
+}
+
+/// Which entries `auditEntries` answers; every filter that is set must hold.
+public struct AuditQuery: Equatable, Sendable {
+    /// A canonical username.
+    public var username: String?
+    public var event: AuditEvent?
+    /// Only entries at or after this Unix millisecond.
+    public var sinceMs: Int64?
+    /// Only entries with a smaller id (the next page, newest first).
+    public var beforeID: Int64?
+    public var limit: Int
+
+    public init(username: String? = nil, event: AuditEvent? = nil, sinceMs: Int64? = nil, beforeID: Int64? = nil,
+                limit: Int) {
+        self.username = username
+        self.event = event
+        self.sinceMs = sinceMs
+        self.beforeID = beforeID
+        self.limit = limit
+    }
+}
