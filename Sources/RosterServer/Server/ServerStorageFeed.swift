@@ -21,6 +21,7 @@ extension Server {
     func listenToStorage() {
         storage.onChange = { [unowned self] change in self.storageChanged(change) }
         storage.onStateChange = { [unowned self] state in self.storageStateChanged(state) }
+        storage.onAudit = { [unowned self] entry, origin in self.auditCommitted(entry, origin) }
     }
 
     func storageChanged(_ change: StorageChange) {
