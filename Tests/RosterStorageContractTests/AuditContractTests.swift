@@ -346,13 +346,17 @@ private struct AuditProbe {
         }
     }
 
+    /// The log, and how many entries `onAudit` heard, a second after the last write.
+    private func aSecondLater(_ sourceLocation: SourceLocation) throws -> (log: [AuditEntry], heard: Int) {
+        backend.clock.advance(byMs: 1_000)
+        return (try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation), backend.heard.entries.count)
+    }
+
     /// `call`'s value, a second after the last write, given `record` (or nil) and checked as `withEntries` says.
     @discardableResult
     func write<T>(_ record: AuditRecord, sourceLocation: SourceLocation = #_sourceLocation,
                   _ call: (AuditRecord?, @escaping StorageCompletion<T>) -> Void) throws -> T {
-        backend.clock.advance(byMs: 1_000)
-        let before = try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation)
-        let heardBefore = backend.heard.entries.count
+        let (before, heardBefore) = try aSecondLater(sourceLocation)
         var heardByTheAnswer = -1
         let value = try backend.value(sourceLocation: sourceLocation) { done in
             call(withEntries ? record : nil) { result in
@@ -385,9 +389,7 @@ private struct AuditProbe {
     /// What `call` answers when given `record` for a write that must change nothing: the log stays as it was.
     func unchanged<T>(_ record: AuditRecord, sourceLocation: SourceLocation = #_sourceLocation,
                       _ call: (AuditRecord, @escaping StorageCompletion<T>) -> Void) throws -> Result<T, StorageFailure> {
-        backend.clock.advance(byMs: 1_000)
-        let before = try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation)
-        let heardBefore = backend.heard.entries.count
+        let (before, heardBefore) = try aSecondLater(sourceLocation)
         let answer = try backend.answer(sourceLocation: sourceLocation) { call(record, $0) }
         #expect(try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation) == before,
                 "\(record.event) logged an entry for a write that changed nothing", sourceLocation: sourceLocation)
