@@ -271,17 +271,22 @@ struct AuditContractTests {
 
     // MARK: Queries
 
+    /// `records` appended one a second, from the backend's now on.
+    private func appended(_ records: [AuditRecord], to backend: Backend) throws -> [AuditEntry] {
+        try records.map { appended in
+            defer { backend.clock.advance(byMs: 1_000) }
+            return try backend.value { backend.storage.appendAudit(appended, charge: peerCharge, completion: $0) }
+        }
+    }
+
     @Test(arguments: BackendKind.withAuditLog)
     func queriesAnswerNewestFirstThroughEveryFilter(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
         let start = backend.clock.nowMs()
-        var written: [AuditEntry] = []
-        for appended in [record(.register, "alice1"), record(.login, "alice1"), record(.login, "bobby1"),
-                         record(.login, nil, outcome: .failed, reason: "unknown_user"), record(.logout, "alice1")] {
-            written.append(try backend.value { storage.appendAudit(appended, charge: peerCharge, completion: $0) })
-            backend.clock.advance(byMs: 1_000)
-        }
+        let written = try appended([record(.register, "alice1"), record(.login, "alice1"), record(.login, "bobby1"),
+                                    record(.login, nil, outcome: .failed, reason: "unknown_user"),
+                                    record(.logout, "alice1")], to: backend)
         let (register, aliceLogin, bobLogin, unknown, logout) = (written[0], written[1], written[2], written[3], written[4])
         func query(_ query: AuditQuery) throws -> [AuditEntry] {
             try backend.value { storage.auditEntries(query, charge: .daemon, completion: $0) }
@@ -309,11 +314,7 @@ struct AuditContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let start = backend.clock.nowMs()
-        var written: [AuditEntry] = []
-        for event in [AuditEvent.register, .login, .logout] {
-            written.append(try backend.value { storage.appendAudit(record(event), charge: peerCharge, completion: $0) })
-            backend.clock.advance(byMs: 1_000)
-        }
+        let written = try appended([record(.register), record(.login), record(.logout)], to: backend)
         let heard = backend.heard.entries
         #expect(try backend.value { storage.pruneAudit(before: start + 1_000, charge: .daemon, completion: $0) } == 1)
         #expect(try AuditProbe.log(of: storage, backend) == [written[2], written[1]])
