@@ -1,0 +1,90 @@
+"""`python -m roster.web`: serves the pages on 127.0.0.1:8080 until SIGINT or SIGTERM."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import socket
+import ssl
+import sys
+
+from aiohttp import web
+
+from .._socket import default_socket_path
+from .app import Gateway, Settings
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, separator, port = value.rpartition(":")
+    if not separator or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not HOST:PORT")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="roster-web", description="The Roster web front end: a gateway from "
+                                     "browsers to rosterd, one daemon connection per browser tab.")
+    parser.add_argument("--listen", type=parse_listen, default=("127.0.0.1", 8080), metavar="HOST:PORT",
+                        help="where to listen (default 127.0.0.1:8080; port 0 picks a free one)")
+    parser.add_argument("--socket", help="rosterd's socket (default: $ROSTER_SOCKET, then as rosterctl finds it)")
+    parser.add_argument("--host", action="append", default=[], metavar="NAME[:PORT]",
+                        help="another name browsers use for this gateway (e.g. a reverse proxy's); repeatable")
+    parser.add_argument("--tls-certificate", metavar="FILE", help="serve HTTPS with this certificate chain")
+    parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
+    parser.add_argument("--max-queued-bytes", type=int, default=1024 * 1024, help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if bool(options.tls_certificate) != bool(options.tls_key):
+        parser.error("--tls-certificate and --tls-key go together")
+    return options
+
+
+async def serve(options: argparse.Namespace) -> None:
+    try:
+        socket_path = options.socket or default_socket_path()
+    except LookupError as error:
+        sys.exit(f"roster-web: {error}")
+    tls = None
+    if options.tls_certificate:
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(options.tls_certificate, options.tls_key)
+    gateway = Gateway(Settings(socket_path=socket_path, extra_hosts=tuple(options.host), tls=tls is not None,
+                               max_queued_bytes=options.max_queued_bytes))
+    runner = web.AppRunner(gateway.application(), access_log=None, handle_signals=False)
+    await runner.setup()
+    host, port = options.listen
+    site = web.TCPSite(runner, host, port, ssl_context=tls, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as error:
+        await runner.cleanup()
+        sys.exit(f"roster-web: cannot listen on {host}:{port}: {error.strerror}")
+    bound = _bound_port(runner) or port
+    gateway.listening_on(host, bound)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"roster-web serves {'https' if tls else 'http'}://{shown}:{bound}/ for rosterd at {socket_path}",
+          flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signal_number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signal_number, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+
+def _bound_port(runner: web.AppRunner) -> int | None:
+    for server in runner.sites:
+        underlying = getattr(server, "_server", None)
+        for bound in getattr(underlying, "sockets", None) or []:
+            if bound.family in (socket.AF_INET, socket.AF_INET6):
+                return int(bound.getsockname()[1])
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="roster-web: %(message)s", stream=sys.stderr)
+    asyncio.run(serve(arguments(argv)))
+
+
+if __name__ == "__main__":
+    main()
