@@ -242,13 +242,14 @@ function hangulInitial(character) {
 /** Which characters of `text` the query matched, as a set of indices into [...text]; empty when it is unclear. */
 function matchedCharacters(text, query) {
   const characters = [...text];
-  const wanted = [...query.trim()].map(foldChar).join("").replace(/\s+/g, "");
+  const wanted = [...query.trim()].map(foldChar).join("").replace(/\s+/g, " ");
   const marked = new Set();
   if (!wanted) return marked;
-  // Anywhere in the name, spaces ignored (the daemon's "exact", "prefix" and "contains").
+  // Anywhere in the name (the daemon's "exact", "prefix" and "contains"); words stay apart, so "nva" is not
+  // found across "Nguyễn Văn" but as its initials below.
   const folded = [];
   characters.forEach((character, index) => {
-    for (const piece of foldChar(character)) if (!/\s/.test(piece)) folded.push({ piece, index });
+    for (const piece of foldChar(character)) folded.push({ piece: /\s/.test(piece) ? " " : piece, index });
   });
   const flat = folded.map((entry) => entry.piece).join("");
   const at = flat.indexOf(wanted);
@@ -307,7 +308,8 @@ function phoneMatches(phone, query) {
   const positions = [];
   [...phone].forEach((character, index) => { if (/\d/.test(character)) positions.push(index); });
   const at = positions.map((index) => phone[index]).join("").indexOf(digits);
-  if (at >= 0) positions.slice(at, at + digits.length).forEach((index) => marked.add(index));
+  // From the first matched digit to the last, the spaces and dashes between them too: one mark, as typed.
+  if (at >= 0) for (let index = positions[at]; index <= positions[at + digits.length - 1]; index++) marked.add(index);
   return marked;
 }
 
