@@ -138,7 +138,8 @@ sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
-# The units name /usr/bin/rosterd so they verify as they are in the repo; installing rewrites that one path.
+# The units name /usr/bin/rosterd (and roster-web's /usr/lib/roster/python, where the Python package `roster` goes)
+# so they verify as they are in the repo; installing rewrites those paths.
 install: release install-only
 
 install-only:
@@ -149,6 +150,10 @@ install-only:
 	sed 's|/usr/bin/rosterd|$(BINDIR)/rosterd|' systemd/user/rosterd.service > $(DESTDIR)$(USERUNITDIR)/rosterd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/rosterd.service $(DESTDIR)$(USERUNITDIR)/rosterd.service
 	install -m644 systemd/rosterd.socket $(DESTDIR)$(UNITDIR)/rosterd.socket
+	sed 's|/usr/lib/roster/python|$(LIBDIR)/roster/python|' systemd/roster-web.service > $(DESTDIR)$(UNITDIR)/roster-web.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/roster-web.service
+	cd clients/python/src && find roster -type f \( -name '*.py' -o -name py.typed -o -path 'roster/web/pages/*' \
+	  -o -path 'roster/web/static/*' \) ! -path '*__pycache__*' -exec install -Dm644 {} $(DESTDIR)$(LIBDIR)/roster/python/{} \;
 	install -m644 systemd/user/rosterd.socket $(DESTDIR)$(USERUNITDIR)/rosterd.socket
 	install -Dm644 sysusers.d/roster.conf $(DESTDIR)$(LIBDIR)/sysusers.d/roster.conf
 	install -Dm644 tmpfiles.d/roster.conf $(DESTDIR)$(LIBDIR)/tmpfiles.d/roster.conf

@@ -52,11 +52,12 @@ def browser() -> Iterator[WebDriver]:
         pytest.fail(f"{CHROMEDRIVER} is missing: apt-get install chromium chromium-driver (make test-deps)")
     options = webdriver.ChromeOptions()
     options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless", "--disable-gpu", "--window-size=1000,860", "--disable-dev-shm-usage",
-                     "--no-first-run", "--disable-extensions"):
-        options.add_argument(argument)
+    arguments = ["--headless", "--disable-gpu", "--window-size=1000,860", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-extensions"]
     if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")
+        arguments.append("--no-sandbox")
+    for argument in arguments:
+        options.add_argument(argument)  # type: ignore[no-untyped-call]  # untyped in selenium 4.8
     options.add_experimental_option("prefs", {"intl.accept_languages": "en-US,en"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
@@ -75,6 +76,11 @@ def page(browser: WebDriver, gateway: Gateway) -> Iterator[WebDriver]:
     browser.switch_to.window(browser.window_handles[0])
     browser.delete_all_cookies()
     browser.get("about:blank")
+
+
+def script(driver: WebDriver, source: str, *arguments: Any) -> Any:
+    """Runs JavaScript in the page (selenium 4.8 leaves execute_script untyped)."""
+    return driver.execute_script(source, *arguments)  # type: ignore[no-untyped-call]
 
 
 def wait_for(driver: WebDriver, condition: Callable[[WebDriver], Any], timeout: float = 10) -> Any:
@@ -102,7 +108,7 @@ def screenshot(driver: WebDriver, name: str) -> None:
     """The whole page, however long: the window is made as tall as the page for the picture."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     size = driver.get_window_size()
-    height = driver.execute_script("return document.documentElement.scrollHeight")
+    height = script(driver, "return document.documentElement.scrollHeight")
     driver.set_window_size(size["width"], max(size["height"], int(height) + 100))
     driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
     driver.set_window_size(size["width"], size["height"])
@@ -132,27 +138,28 @@ def register_in_page(driver: WebDriver, gateway: Gateway, username: str, passwor
 
 def test_a_short_name_shows_nothing_until_the_debounce_ends_then_too_short(page: WebDriver, gateway: Gateway) -> None:
     open_page(page, gateway, "/register?lang=zh-Hans")
-    page.execute_script(RECORDER, "username")
+    script(page, RECORDER, "username")
     assert status(page, "username").get_attribute("data-code") == "empty"
     page.find_element(By.ID, "username").send_keys("abc")
     wait_code(page, "username", "too_short")
     assert status(page, "username").text == "用户名长度至少为6位"
-    seen = page.execute_script("return window.seen.username")
+    seen = script(page, "return window.seen.username")
     # The first change after the keystrokes is the verdict itself, and it came no sooner than the debounce.
     assert [change["code"] for change in seen["changes"]][:1] == ["too_short"], seen
     assert seen["changes"][0]["at"] - seen["lastInput"] >= DEBOUNCE_MS - 20, seen
     assert page.find_element(By.ID, "submit").is_enabled() is False
     assert page.find_element(By.ID, "password").is_enabled() is False
+    screenshot(page, "register-zh-Hans")
 
 
 def test_a_taken_name_shows_validating_then_taken(page: WebDriver, daemon: Daemon, gateway: Gateway) -> None:
     with roster.Client(daemon.socket_path) as client:
         client.users_register(username="alice1", password="secret1")
     open_page(page, gateway, "/register")
-    page.execute_script(RECORDER, "username")
+    script(page, RECORDER, "username")
     page.find_element(By.ID, "username").send_keys("alice1")
     wait_code(page, "username", "taken")
-    states = [change["state"] for change in page.execute_script("return window.seen.username.changes")]
+    states = [change["state"] for change in script(page, "return window.seen.username.changes")]
     assert states[0] == "validating" and states[-1] == "invalid", states
     assert "validating" not in states[states.index("invalid"):]
     assert status(page, "username").text == "This username is already taken"
@@ -180,7 +187,7 @@ def search(driver: WebDriver, query: str) -> None:
 
 def results(driver: WebDriver) -> Any:
     """The contacts shown, each with its highlighted pieces, read in one go (the list is redrawn as results come)."""
-    return driver.execute_script("""return [...document.querySelectorAll('#results li:not(.empty)')].map(item => ({
+    return script(driver, """return [...document.querySelectorAll('#results li:not(.empty)')].map(item => ({
         name: item.querySelector('.name').textContent,
         marks: [...item.querySelectorAll('mark')].map(mark => mark.textContent)}));""")
 
@@ -210,12 +217,14 @@ def test_register_add_contacts_and_search_by_pinyin_initials(page: WebDriver, ga
 
 def test_log_out_deletes_the_cookie_and_the_old_cookie_logs_nobody_in(page: WebDriver, gateway: Gateway) -> None:
     register_in_page(page, gateway, "dave01")
-    cookie = page.get_cookie("roster_session")
-    assert cookie is not None and cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
-    assert page.execute_script("return document.cookie") == ""
+    found = page.get_cookie("roster_session")
+    assert found is not None
+    cookie: dict[str, Any] = found
+    assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
+    assert script(page, "return document.cookie") == ""
     open_page(page, gateway, "/account")
     assert page.find_element(By.ID, "account-username").text == "dave01"
-    wait_for(page, lambda d: d.execute_script(
+    wait_for(page, lambda d: script(d, 
         "return [...document.querySelectorAll('#sessions tbody tr td:first-child')].map(c => c.textContent)")
         == ["roster-web (this session)"])
     # The password form validates as the daemon says: the current password again is refused as the new one.
@@ -232,7 +241,6 @@ def test_log_out_deletes_the_cookie_and_the_old_cookie_logs_nobody_in(page: WebD
     page.find_element(By.ID, "logout").click()
     wait_for(page, lambda d: d.current_url.endswith("/login"))
     assert page.get_cookie("roster_session") is None
-    screenshot(page, "login")
     # The old cookie put back into the browser: the page's WebSocket is not logged in, so it is sent away.
     page.add_cookie({"name": "roster_session", "value": cookie["value"], "path": "/", "httpOnly": True,
                      "sameSite": "Strict"})
@@ -302,16 +310,22 @@ def test_the_pages_work_from_the_keyboard(page: WebDriver, daemon: Daemon, gatew
     """Labels name every field, and Tab and Enter alone log a person in."""
     with roster.Client(daemon.socket_path) as client:
         client.users_register(username="frank1", password="secret1")
-    open_page(page, gateway, "/login")
-    for field in ("username", "password"):
-        label = page.find_element(By.CSS_SELECTOR, f"label[for={field}]")
-        assert label.text and status(page, field).get_attribute("aria-live") == "polite"
+    for path in ("/register", "/login"):
+        open_page(page, gateway, path)
+        # Every field has a label, and its state line is announced (aria-live) and tied to it (aria-describedby).
+        unlabelled = script(page, """return [...document.querySelectorAll('input:not([hidden])')].filter(input =>
+            !document.querySelector(`label[for="${input.id}"]`)?.textContent.trim()
+            || (input.dataset.field && document.getElementById(input.getAttribute('aria-describedby'))
+                  ?.getAttribute('aria-live') !== 'polite')).map(input => input.id)""")
+        assert unlabelled == [], path
     page.find_element(By.ID, "username").click()
     active = page.switch_to.active_element
     active.send_keys("frank1")
     active.send_keys("\t")
     page.switch_to.active_element.send_keys("secret1")
     wait_for(page, lambda d: d.find_element(By.ID, "submit").is_enabled())
+    wait_code(page, "username", "available")
+    screenshot(page, "login")
     started = time.monotonic()
     page.switch_to.active_element.send_keys("\n")
     wait_for(page, lambda d: d.current_url.endswith("/contacts"))

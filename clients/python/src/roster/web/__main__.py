@@ -53,13 +53,13 @@ async def serve(options: argparse.Namespace) -> None:
     runner = web.AppRunner(gateway.application(), access_log=None, handle_signals=False)
     await runner.setup()
     host, port = options.listen
-    site = web.TCPSite(runner, host, port, ssl_context=tls, reuse_address=True)
     try:
-        await site.start()
+        listener = _listen(host, port)
     except OSError as error:
         await runner.cleanup()
         sys.exit(f"roster-web: cannot listen on {host}:{port}: {error.strerror}")
-    bound = _bound_port(runner) or port
+    await web.SockSite(runner, listener, ssl_context=tls).start()
+    bound = int(listener.getsockname()[1])
     gateway.listening_on(host, bound)
     shown = f"[{host}]" if ":" in host else host
     print(f"roster-web serves {'https' if tls else 'http'}://{shown}:{bound}/ for rosterd at {socket_path}",
@@ -72,13 +72,19 @@ async def serve(options: argparse.Namespace) -> None:
     await runner.cleanup()
 
 
-def _bound_port(runner: web.AppRunner) -> int | None:
-    for server in runner.sites:
-        underlying = getattr(server, "_server", None)
-        for bound in getattr(underlying, "sockets", None) or []:
-            if bound.family in (socket.AF_INET, socket.AF_INET6):
-                return int(bound.getsockname()[1])
-    return None
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that port 0's real port is known before the first request."""
+    family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    listener = socket.socket(family, kind, protocol)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(128)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def main(argv: list[str] | None = None) -> None:
