@@ -15,6 +15,7 @@ import aiohttp
 import pytest
 
 from conftest import Daemon, Gateway
+from roster.web.guard import Guard
 from roster.web.locale import from_accept_language, map_tag
 from roster.web.policy import Refuse, Relay, judge_frame, without_tokens
 
@@ -71,6 +72,41 @@ def test_accept_language_maps_as_rosterctl_maps_lang() -> None:
     assert from_accept_language("de, fr;q=0.5") == "en"
     assert from_accept_language(None) == "en"
     assert from_accept_language("ko;q=0, vi;q=0.1") == "vi"
+
+
+def test_the_guard_knows_the_gateways_own_names_and_origins() -> None:
+    guard = Guard.listening("127.0.0.1", 8080, tls=False, extra_hosts=("https://roster.example.org", "intra:9000"))
+    for host in ("127.0.0.1:8080", "LOCALHOST:8080", "roster.example.org", "roster.example.org:443", "intra:9000"):
+        assert guard.host_allowed(host), host
+    strangers: list[str | None] = ["127.0.0.1:8081", "127.0.0.1", "evil.example:8080", "roster.example.org:8080", "",
+                                   None]
+    for stranger in strangers:
+        assert not guard.host_allowed(stranger), stranger
+    for origin in ("http://127.0.0.1:8080", "http://localhost:8080", "https://roster.example.org", "http://intra:9000"):
+        assert guard.origin_allowed(origin), origin
+    foreign: list[str | None] = ["https://127.0.0.1:8080", "http://roster.example.org",
+                                 "http://127.0.0.1:8080.evil.example", "null", "http://evil.example", None]
+    for stranger in foreign:
+        assert not guard.origin_allowed(stranger), stranger
+    tls = Guard.listening("::1", 443, tls=True)
+    assert tls.hosts == {"[::1]:443", "[::1]", "localhost:443", "localhost"}
+    assert tls.origins == {"https://[::1]:443", "https://[::1]", "https://localhost:443", "https://localhost"}
+
+
+def test_the_cookie_is_secure_behind_a_tls_proxy(daemon: Daemon) -> None:
+    gateway = Gateway(daemon, "--host", "https://roster.example.org")
+    try:
+        async def flow() -> None:
+            proxied = {"Host": "roster.example.org", "Origin": "https://roster.example.org"}
+            async with browser() as session:
+                response = await session.post(f"{gateway.url}/register", headers=proxied,
+                                              json={"username": "alice1", "password": "secret1"})
+                assert response.status == 200, await response.text()
+                cookie = response.headers["Set-Cookie"]
+                assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        run(flow())
+    finally:
+        gateway.stop()
 
 
 def test_pages_speak_the_browsers_language(daemon: Daemon, gateway: Gateway) -> None:

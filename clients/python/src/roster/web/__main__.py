@@ -28,8 +28,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--listen", type=parse_listen, default=("127.0.0.1", 8080), metavar="HOST:PORT",
                         help="where to listen (default 127.0.0.1:8080; port 0 picks a free one)")
     parser.add_argument("--socket", help="rosterd's socket (default: $ROSTER_SOCKET, then as rosterctl finds it)")
-    parser.add_argument("--host", action="append", default=[], metavar="NAME[:PORT]",
-                        help="another name browsers use for this gateway (e.g. a reverse proxy's); repeatable")
+    parser.add_argument("--host", action="append", default=[], metavar="[https://]NAME[:PORT]",
+                        help="another name browsers use for this gateway; https://NAME for a TLS reverse proxy "
+                             "in front of it; repeatable")
     parser.add_argument("--tls-certificate", metavar="FILE", help="serve HTTPS with this certificate chain")
     parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
     parser.add_argument("--max-queued-bytes", type=int, default=1024 * 1024, help=argparse.SUPPRESS)

@@ -60,13 +60,13 @@ class Gateway:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.guard = Guard(frozenset(), "https" if settings.tls else "http")
+        self.guard = Guard(frozenset(), frozenset())
         self.sockets = SocketBudget(settings.max_sockets_per_session, settings.max_sockets)
         self._posts = asyncio.Semaphore(settings.max_posts)
 
     def listening_on(self, host: str, port: int) -> None:
         """Called once the port is bound (it may have been 0): from now on only these names are served."""
-        self.guard = Guard.listening(host, port, self.guard.scheme, self.settings.extra_hosts)
+        self.guard = Guard.listening(host, port, self.settings.tls, self.settings.extra_hosts)
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[self._check_host], client_max_size=self.settings.max_frame_bytes)
@@ -127,8 +127,7 @@ class Gateway:
         if not isinstance(outcome, str):
             return outcome
         response = web.json_response({"redirect": "/contacts"})
-        response.set_cookie(COOKIE, outcome, path="/", httponly=True, samesite="Strict",
-                            secure=True if self.settings.tls else None)
+        response.set_cookie(COOKIE, outcome, path="/", httponly=True, samesite="Strict", secure=_secure(request))
         return response
 
     async def _logout(self, request: web.Request) -> web.StreamResponse:
@@ -150,7 +149,7 @@ class Gateway:
                 return outcome
         response = web.json_response({"redirect": "/login"})
         response.set_cookie(COOKIE, "", path="/", max_age=0, expires="Thu, 01 Jan 1970 00:00:00 GMT",
-                            httponly=True, samesite="Strict", secure=True if self.settings.tls else None)
+                            httponly=True, samesite="Strict", secure=_secure(request))
         return response
 
     async def _with_daemon(self, locale: str,
@@ -212,6 +211,12 @@ async def _form(request: web.Request) -> dict[str, str] | None:
     if not isinstance(body, dict) or not all(isinstance(value, str) for value in body.values()):
         return None
     return body
+
+
+def _secure(request: web.Request) -> bool | None:
+    """`Secure` for a page served over TLS, by this gateway or by a proxy in front of it (the Origin, which the
+    middleware has checked against the gateway's own, says which)."""
+    return True if (request.headers.get("Origin") or "").startswith("https://") else None
 
 
 def _locale(request: web.Request, chosen: str | None = None) -> str:
