@@ -77,7 +77,7 @@ web-test: python-env test-deps
 # rosterd and roster-web in the foreground (Ctrl-C stops both): register, log in and search at
 # http://127.0.0.1:8080/ (WEB_ARGS, e.g. --listen 127.0.0.1:9000, go to roster-web).
 web: python-env build
-	@echo "rosterd listens on $(SOCKET_HINT); roster-web serves http://127.0.0.1:8080/ (Ctrl-C stops both)"
+	@echo "rosterd listens on $(SOCKET_HINT); roster-web says where it serves the pages (Ctrl-C stops both)"
 	@socket="$(SOCKET_HINT)"; \
 	  $(CURDIR)/.build/debug/rosterd & daemon=$$!; \
 	  trap 'kill $$daemon 2>/dev/null; wait $$daemon' EXIT INT TERM; \
