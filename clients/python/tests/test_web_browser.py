@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.server
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -330,3 +331,33 @@ def test_the_pages_work_from_the_keyboard(page: WebDriver, daemon: Daemon, gatew
     page.switch_to.active_element.send_keys("\n")
     wait_for(page, lambda d: d.current_url.endswith("/contacts"))
     assert time.monotonic() - started < 10
+
+
+def oathtool(secret: str, at: float) -> str:
+    """The TOTP code for `secret` at Unix time `at`, from Debian's oathtool, not from the daemon's own code."""
+    return subprocess.run(["/usr/bin/oathtool", "--totp", "-b", secret, "-N", f"@{int(at)}"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_log_in_with_two_step_log_in_asks_for_the_code(page: WebDriver, daemon: Daemon, gateway: Gateway) -> None:
+    with roster.Client(daemon.socket_path) as client:
+        client.users_register(username="grace1", password="secret1")
+        client.auth_login(username="grace1", password="secret1")
+        secret = client.account_totp_enroll(password="secret1")["secret"]
+        client.account_totp_confirm(code=oathtool(secret, time.time()))
+    open_page(page, gateway, "/login")
+    assert page.find_element(By.ID, "code-field").is_displayed() is False
+    fill(page, {"username": "grace1", "password": "secret1"})
+    submit = page.find_element(By.ID, "submit")
+    wait_for(page, lambda _: submit.is_enabled())
+    submit.click()
+    # The password was right: the gateway answers code_required, and the page asks for the code.
+    wait_for(page, lambda d: d.find_element(By.ID, "form-status").get_attribute("data-reason") == "code_required")
+    assert page.find_element(By.ID, "code-field").is_displayed()
+    assert page.switch_to.active_element.get_attribute("id") == "code"
+    assert submit.is_enabled() is False
+    # The step after the one the enrolment used: each step's code is good once.
+    page.switch_to.active_element.send_keys(oathtool(secret, time.time() + 30))
+    wait_for(page, lambda _: submit.is_enabled())
+    submit.click()
+    wait_for(page, lambda d: d.current_url.endswith("/contacts"))

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .._wire import decode_object
+
 # The methods the pages use. Everything that logs in, resumes or hands out a token or secret (auth.*,
 # users.register, session.resume, account.recovery_codes, account.totp_*), that changes who the connection is
 # (session.hello's locale is the gateway's to set, session.logout is POST /logout), and every admin.* stays out.
@@ -63,13 +65,8 @@ def judge_frame(text: str, refusal_message: str) -> Relay | Refuse:
 def without_tokens(line: bytes) -> str | None:
     """The daemon's line as a frame for the page, every `token` member removed at any depth; None for a blank or
     unreadable line (the daemon writes neither, and the page has no use for them)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(message, dict):
-        return None
-    return json.dumps(_strip(message), ensure_ascii=False, separators=(",", ":"))
+    message = decode_object(line)
+    return None if message is None else json.dumps(_strip(message), ensure_ascii=False, separators=(",", ":"))
 
 
 def _strip(value: Any) -> Any:

@@ -12,7 +12,7 @@ from enum import Enum
 
 from aiohttp import WSMsgType, web
 
-from .._wire import MAX_LINE_BYTES
+from .._wire import MAX_LINE_BYTES, decode_object
 from .policy import Refuse, judge_frame, without_tokens
 
 HELLO_ID = "roster-web:hello"
@@ -140,8 +140,8 @@ async def _open_session(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
         line = await reader.readline()
         if not line:
             raise ConnectionError("rosterd closed the connection")
-        message = json.loads(line)
-        answer_id = message.get("id") if isinstance(message, dict) else None
+        message = decode_object(line) or {}
+        answer_id = message.get("id")
         if answer_id in waiting:
             waiting.discard(answer_id)
             if answer_id == RESUME_ID:
