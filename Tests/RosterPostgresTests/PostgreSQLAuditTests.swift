@@ -35,7 +35,7 @@ struct PostgreSQLAuditTests {
                                                     audit: record(.locked, "alice1", reason: "stolen laptop, 2 = too many"),
                                                     charge: .daemon, completion: $0) })
         // A client name too large for a payload: announced by id, read by the other from the table.
-        let huge = String(repeating: "x", count: 20_000)
+        let huge = String(repeating: "x", count: AuditNotification.maxPayloadBytes + 1)
         _ = try pair.value { pair.a.appendAudit(record(.backup, nil, client: huge), charge: .daemon, completion: $0) }
         // One write of the other's own, whose entry must not come back to it.
         try pair.value { pair.b.recordFailure(keys: ["account:alice1"],
