@@ -7,15 +7,20 @@ struct AuditWrite: Sendable {
     let record: AuditRecord
     let payload: (head: String, tail: String)
 
-    /// PostgreSQL's text holds no NUL: one in a field (a client name, say) becomes U+FFFD, so that the entry is
-    /// written with the rest of it, and the write it records never fails for it.
     init(_ record: AuditRecord, origin: String) {
+        self.record = Self.storable(record)
+        payload = AuditNotification.payload(for: self.record, origin: origin)
+    }
+
+    /// PostgreSQL's text holds no NUL: one in a field (a client name, say) becomes U+FFFD, so that the entry is
+    /// written with the rest of it, and neither the write it records nor a copy of the log fails for it (a peer
+    /// could otherwise make every log-in, or every copy into PostgreSQL, fail with one crafted client name).
+    static func storable(_ record: AuditRecord) -> AuditRecord {
         var stored = record
-        stored.username = record.username.map(Self.storable)
-        stored.peer.client = record.peer.client.map(Self.storable)
-        stored.reason = record.reason.map(Self.storable)
-        self.record = stored
-        payload = AuditNotification.payload(for: stored, origin: origin)
+        stored.username = record.username.map(storable)
+        stored.peer.client = record.peer.client.map(storable)
+        stored.reason = record.reason.map(storable)
+        return stored
     }
 
     private static func storable(_ text: String) -> String {

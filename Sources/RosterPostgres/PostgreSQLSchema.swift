@@ -114,7 +114,7 @@ public enum PostgreSQLSchema {
                 id bigserial PRIMARY KEY,
                 time_ms bigint NOT NULL,
                 event text NOT NULL CHECK (event <> ''),
-                username text,
+                username text CHECK (username <> ''),
                 peer_uid bigint NOT NULL CHECK (peer_uid BETWEEN 0 AND 4294967295),
                 peer_pid integer NOT NULL,
                 client text,
