@@ -82,7 +82,8 @@ extension PostgreSQLStorage: AuditStorage {
         case .entry(let entry):
             onAudit?(entry, .elsewhere)
         case .stored(let id):
-            query(PostgreSQLQueries.auditEntry(id), charge: .daemon, force: true, "audit entry read") { [weak self] result in
+            // Not forced: following is best effort under load, and the entry stays in the log whatever happens here.
+            query(PostgreSQLQueries.auditEntry(id), charge: .daemon, "audit entry read") { [weak self] result in
                 guard let self, !self.stopped else { return }
                 switch result {
                 case .success(let found):
