@@ -52,6 +52,8 @@ public final class Server {
     var statusNotifier: SystemdNotifier?
     var stats = Stats()
     let startedAt: Instant
+    /// The wall clock stored times are read against (what the audit log's retention counts back from).
+    let wallClock: any WallClock
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
     /// read's lines are served straight from it before the next read (see `LineFramer.feedBorrowing`).
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 65_536)
@@ -86,6 +88,7 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
+        self.wallClock = clock
         for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + FormMethods.table + AccountMethods.table
             + AccountLifeMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
