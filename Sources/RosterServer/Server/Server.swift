@@ -42,6 +42,8 @@ public final class Server {
     private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
     /// `admin.users.*`, given the account procedures and this server's sessions.
     private(set) lazy var adminUsersMethods = AdminUsersMethods(accounts: accounts, sessions: self)
+    /// `admin.audit` and its followers, given the storage's log, the account procedures and this server.
+    private(set) lazy var adminAuditMethods = AdminAuditMethods(storage: storage, accounts: accounts, desk: self)
     private(set) lazy var formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts,
                                                     forms: self)
     /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
@@ -89,7 +91,8 @@ public final class Server {
         self.logger = logger
         self.startedAt = loop.now
         self.wallClock = clock
-        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + FormMethods.table + AccountMethods.table
+        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + AdminAuditMethods.table
+            + FormMethods.table + AccountMethods.table
             + AccountLifeMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
@@ -194,6 +197,7 @@ public final class Server {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.session.closeAllForms()
         dropHeld(of: connection)
+        adminAuditMethods.connectionClosed(connection.id)
         if let user = connection.session.user { releaseIfUnused(user.id) }
         let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
         connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
