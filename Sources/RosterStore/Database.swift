@@ -9,6 +9,8 @@ import CSQLite
 public final class Database {
     private var handle: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
+    /// True inside `enclosingTransaction`, whose body's own `transaction` calls join it.
+    private var enclosing = false
 
     /// The file this connection was opened on.
     public let path: String
@@ -135,9 +137,29 @@ public final class Database {
     ///
     /// IMMEDIATE takes the write lock up front, so reads inside `body` see the state the write will
     /// be applied to (no check-then-insert race with another connection). With synchronous=FULL the
-    /// commit is on disk when this returns. Transactions do not nest.
+    /// commit is on disk when this returns. Transactions do not nest, except inside `enclosingTransaction`, where
+    /// `body` runs as part of the enclosing one (which alone commits or rolls back).
     public func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        if enclosing { return try body() }
         try execute("BEGIN IMMEDIATE")
+        let result: T
+        do {
+            result = try body()
+            try execute("COMMIT")
+        } catch {
+            rollbackIfOpen()
+            throw error
+        }
+        return result
+    }
+
+    /// A BEGIN IMMEDIATE transaction around `body` that the stores' own `transaction` calls inside it join, so a
+    /// store's write and what must commit with it (its audit entry) are one commit: a crash keeps both or neither.
+    /// Any error, of whatever type, rolls all of it back and is rethrown.
+    public func enclosingTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        enclosing = true
+        defer { enclosing = false }
         let result: T
         do {
             result = try body()
