@@ -141,29 +141,27 @@ public final class Database {
     /// `body` runs as part of the enclosing one (which alone commits or rolls back).
     public func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
         if enclosing { return try body() }
-        try execute("BEGIN IMMEDIATE")
-        let result: T
-        do {
-            result = try body()
-            try execute("COMMIT")
-        } catch {
-            rollbackIfOpen()
-            throw error
-        }
-        return result
+        return try committing(body, failing: { $0 })
     }
 
     /// A BEGIN IMMEDIATE transaction around `body` that the stores' own `transaction` calls inside it join, so a
     /// store's write and what must commit with it (its audit entry) are one commit: a crash keeps both or neither.
     /// Any error, of whatever type, rolls all of it back and is rethrown.
     public func enclosingTransaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
-        enclosing = true
-        defer { enclosing = false }
+        try committing({ () throws -> T in
+            enclosing = true
+            defer { enclosing = false }
+            return try body()
+        }, failing: { $0 })
+    }
+
+    /// `body` between BEGIN IMMEDIATE and COMMIT, rolled back on any error; SQLite's own failures as `failing` says.
+    private func committing<T, E: Error>(_ body: () throws(E) -> T, failing: (StoreError) -> E) throws(E) -> T {
+        do throws(StoreError) { try execute("BEGIN IMMEDIATE") } catch { throw failing(error) }
         let result: T
-        do {
+        do throws(E) {
             result = try body()
-            try execute("COMMIT")
+            do throws(StoreError) { try execute("COMMIT") } catch { throw failing(error) }
         } catch {
             rollbackIfOpen()
             throw error

@@ -2,8 +2,9 @@ import RosterRuntime
 import RosterStorage
 
 // The life of an account (issue 15). Its security state and credential are point reads on the loop's connection;
-// everything else runs on the workers, each write in the write turn. Revocations, deletion, a redeemed code and a
-// TOTP step are forced (the protocol says they are never refused); the rest a budget may refuse.
+// everything else runs on the workers, each write in the write turn, an audited one with its entry in its
+// transaction (`auditedWrite`). Revocations, deletion, a redeemed code and a TOTP step are forced (the protocol
+// says they are never refused); the rest a budget may refuse.
 
 extension SQLiteStorage: AccountLifeStorage {
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {

@@ -271,17 +271,22 @@ struct AuditContractTests {
 
     // MARK: Queries
 
+    /// `records` appended one a second, from the backend's now on.
+    private func appended(_ records: [AuditRecord], to backend: Backend) throws -> [AuditEntry] {
+        try records.map { appended in
+            defer { backend.clock.advance(byMs: 1_000) }
+            return try backend.value { backend.storage.appendAudit(appended, charge: peerCharge, completion: $0) }
+        }
+    }
+
     @Test(arguments: BackendKind.withAuditLog)
     func queriesAnswerNewestFirstThroughEveryFilter(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let storage = backend.storage
         let start = backend.clock.nowMs()
-        var written: [AuditEntry] = []
-        for appended in [record(.register, "alice1"), record(.login, "alice1"), record(.login, "bobby1"),
-                         record(.login, nil, outcome: .failed, reason: "unknown_user"), record(.logout, "alice1")] {
-            written.append(try backend.value { storage.appendAudit(appended, charge: peerCharge, completion: $0) })
-            backend.clock.advance(byMs: 1_000)
-        }
+        let written = try appended([record(.register, "alice1"), record(.login, "alice1"), record(.login, "bobby1"),
+                                    record(.login, nil, outcome: .failed, reason: "unknown_user"),
+                                    record(.logout, "alice1")], to: backend)
         let (register, aliceLogin, bobLogin, unknown, logout) = (written[0], written[1], written[2], written[3], written[4])
         func query(_ query: AuditQuery) throws -> [AuditEntry] {
             try backend.value { storage.auditEntries(query, charge: .daemon, completion: $0) }
@@ -309,11 +314,7 @@ struct AuditContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let start = backend.clock.nowMs()
-        var written: [AuditEntry] = []
-        for event in [AuditEvent.register, .login, .logout] {
-            written.append(try backend.value { storage.appendAudit(record(event), charge: peerCharge, completion: $0) })
-            backend.clock.advance(byMs: 1_000)
-        }
+        let written = try appended([record(.register), record(.login), record(.logout)], to: backend)
         let heard = backend.heard.entries
         #expect(try backend.value { storage.pruneAudit(before: start + 1_000, charge: .daemon, completion: $0) } == 1)
         #expect(try AuditProbe.log(of: storage, backend) == [written[2], written[1]])
@@ -346,13 +347,17 @@ private struct AuditProbe {
         }
     }
 
+    /// The log, and how many entries `onAudit` heard, a second after the last write.
+    private func aSecondLater(_ sourceLocation: SourceLocation) throws -> (log: [AuditEntry], heard: Int) {
+        backend.clock.advance(byMs: 1_000)
+        return (try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation), backend.heard.entries.count)
+    }
+
     /// `call`'s value, a second after the last write, given `record` (or nil) and checked as `withEntries` says.
     @discardableResult
     func write<T>(_ record: AuditRecord, sourceLocation: SourceLocation = #_sourceLocation,
                   _ call: (AuditRecord?, @escaping StorageCompletion<T>) -> Void) throws -> T {
-        backend.clock.advance(byMs: 1_000)
-        let before = try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation)
-        let heardBefore = backend.heard.entries.count
+        let (before, heardBefore) = try aSecondLater(sourceLocation)
         var heardByTheAnswer = -1
         let value = try backend.value(sourceLocation: sourceLocation) { done in
             call(withEntries ? record : nil) { result in
@@ -385,9 +390,7 @@ private struct AuditProbe {
     /// What `call` answers when given `record` for a write that must change nothing: the log stays as it was.
     func unchanged<T>(_ record: AuditRecord, sourceLocation: SourceLocation = #_sourceLocation,
                       _ call: (AuditRecord, @escaping StorageCompletion<T>) -> Void) throws -> Result<T, StorageFailure> {
-        backend.clock.advance(byMs: 1_000)
-        let before = try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation)
-        let heardBefore = backend.heard.entries.count
+        let (before, heardBefore) = try aSecondLater(sourceLocation)
         let answer = try backend.answer(sourceLocation: sourceLocation) { call(record, $0) }
         #expect(try Self.log(of: backend.storage, backend, sourceLocation: sourceLocation) == before,
                 "\(record.event) logged an entry for a write that changed nothing", sourceLocation: sourceLocation)
