@@ -70,6 +70,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
             let previous = followers.filter(of: connection)
             switch follow {
             case true?:
+                // Closed while the email was looked up: nobody reads the answer, and a follower would never be freed.
                 guard desk.isConnectionOpen(connection) else { return call.fail(.internal) }
                 guard followers.follow(connection, AuditFilter(username: username, event: event),
                                        limit: desk.auditSettings.maxFollowers) else {
