@@ -47,18 +47,22 @@
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
+/// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
+/// | `MaxFollowers=` | 1…1000000 (default 16) |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
     public var policy: Policy
     public var server: ServerSettings
     public var storage: StorageSettings
+    public var audit: AuditSettings
 
     public init(policy: Policy = .seed, server: ServerSettings = ServerSettings(),
-                storage: StorageSettings = StorageSettings()) {
+                storage: StorageSettings = StorageSettings(), audit: AuditSettings = AuditSettings()) {
         self.policy = policy
         self.server = server
         self.storage = storage
+        self.audit = audit
     }
 
     /// What a reload puts in force when `fresh` was read while `self` was: all of `fresh` except the storage keys,
@@ -154,6 +158,7 @@ enum ConfigSection: String, CaseIterable {
     case storage = "Storage"
     case postgreSQL = "PostgreSQL"
     case secrets = "Secrets"
+    case audit = "Audit"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -178,6 +183,7 @@ enum ConfigKey: CaseIterable {
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
     case backend, postgresqlConnection, postgresqlConnections
     case keyFile
+    case retentionDays, maxFollowers
 
     var section: ConfigSection {
         switch self {
@@ -202,6 +208,8 @@ enum ConfigKey: CaseIterable {
             .postgreSQL
         case .keyFile:
             .secrets
+        case .retentionDays, .maxFollowers:
+            .audit
         }
     }
 
@@ -251,6 +259,8 @@ enum ConfigKey: CaseIterable {
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
         case .keyFile: "KeyFile"
+        case .retentionDays: "RetentionDays"
+        case .maxFollowers: "MaxFollowers"
         }
     }
 
@@ -383,6 +393,10 @@ enum ConfigKey: CaseIterable {
                        try value.integer(StorageSettings.connectionsRange, " of connections"))
         case .keyFile:
             return set(\.storage.keyFilePath, try value.absolutePath(maxBytes: nil))
+        case .retentionDays:
+            return set(\.audit.retentionDays, try value.integer(AuditSettings.retentionDaysRange, " of days"))
+        case .maxFollowers:
+            return set(\.audit.maxFollowers, try value.integer(AuditSettings.maxFollowersRange, " of connections"))
         }
     }
 

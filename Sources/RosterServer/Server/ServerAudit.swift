@@ -12,5 +12,12 @@ extension Server {
     /// Called on the loop thread for each committed entry.
     func auditCommitted(_ entry: AuditEntry, _ origin: AuditOrigin) {
         // SKELETON (issue 16): the journal line and the followers' events land with their branches.
+        tellAuditFollowers(entry)
+    }
+
+    /// The followers' half: every following admin connection whose filter matches hears the entry, wherever it
+    /// was written.
+    func tellAuditFollowers(_ entry: AuditEntry) {
+        adminAuditMethods.entryCommitted(entry)
     }
 }
