@@ -154,6 +154,9 @@ struct ConfigDaemonConfigTests {
 
         [Secrets]
         KeyFile=/etc/roster/roster.key
+
+        [Audit]
+        FailedLoginEntriesPerMinute=25
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -176,7 +179,8 @@ struct ConfigDaemonConfigTests {
                 storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
-                                     postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"))
+                                     postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"),
+            audit: AuditSettings(failedLoginEntriesPerMinute: 25))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -242,7 +246,7 @@ struct ConfigDaemonConfigTests {
         let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
                              (path: Self.dropIn, text: "# x\n\n[Network]\n")])
         #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
-                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets]"))
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets], [Audit]"))
         #expect(error?.reason == "unknown_section")
         #expect(failure("[timing]\nDebounceMs=1\n")?.detail
                 == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")
@@ -473,5 +477,21 @@ struct ConfigDaemonConfigTests {
         let (config, kept) = running.reloaded(from: try parse("[Secrets]\nKeyFile=/other.key\n"))
         #expect(config.storage.keyFilePath == "/srv/roster/roster.key")
         #expect(kept == ["[Secrets] KeyFile="])
+    }
+
+    // MARK: audit (issue 16)
+
+    @Test func failedLoginEntriesPerMinuteIsACountPerPeerThatAReloadApplies() throws {
+        #expect(try DaemonConfig.parse(files: []).audit.failedLoginEntriesPerMinute == 10)
+        let text = "[Audit]\nFailedLoginEntriesPerMinute=3\n"
+        #expect(try parse(text).audit.failedLoginEntriesPerMinute == 3)
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Audit]\nFailedLoginEntriesPerMinute=\n")])
+        #expect(reset.audit.failedLoginEntriesPerMinute == 10)
+        #expect(failure("[Audit]\nFailedLoginEntriesPerMinute=0\n")?.reason == "out_of_range")
+        #expect(failure("[Audit]\nFailedLoginEntriesPerMinute=lots\n")?.reason == "invalid_value")
+        let (config, kept) = try DaemonConfig().reloaded(from: parse(text))
+        #expect(config.audit.failedLoginEntriesPerMinute == 3)
+        #expect(kept == [])
     }
 }

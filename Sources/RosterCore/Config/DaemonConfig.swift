@@ -47,18 +47,21 @@
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
+/// | `[Audit] FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
     public var policy: Policy
     public var server: ServerSettings
     public var storage: StorageSettings
+    public var audit: AuditSettings
 
     public init(policy: Policy = .seed, server: ServerSettings = ServerSettings(),
-                storage: StorageSettings = StorageSettings()) {
+                storage: StorageSettings = StorageSettings(), audit: AuditSettings = AuditSettings()) {
         self.policy = policy
         self.server = server
         self.storage = storage
+        self.audit = audit
     }
 
     /// What a reload puts in force when `fresh` was read while `self` was: all of `fresh` except the storage keys,
@@ -154,6 +157,7 @@ enum ConfigSection: String, CaseIterable {
     case storage = "Storage"
     case postgreSQL = "PostgreSQL"
     case secrets = "Secrets"
+    case audit = "Audit"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -178,6 +182,7 @@ enum ConfigKey: CaseIterable {
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
     case backend, postgresqlConnection, postgresqlConnections
     case keyFile
+    case failedLoginEntriesPerMinute
 
     var section: ConfigSection {
         switch self {
@@ -202,6 +207,8 @@ enum ConfigKey: CaseIterable {
             .postgreSQL
         case .keyFile:
             .secrets
+        case .failedLoginEntriesPerMinute:
+            .audit
         }
     }
 
@@ -251,6 +258,7 @@ enum ConfigKey: CaseIterable {
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
         case .keyFile: "KeyFile"
+        case .failedLoginEntriesPerMinute: "FailedLoginEntriesPerMinute"
         }
     }
 
@@ -383,6 +391,8 @@ enum ConfigKey: CaseIterable {
                        try value.integer(StorageSettings.connectionsRange, " of connections"))
         case .keyFile:
             return set(\.storage.keyFilePath, try value.absolutePath(maxBytes: nil))
+        case .failedLoginEntriesPerMinute:
+            return set(\.audit.failedLoginEntriesPerMinute, try value.integer(Self.countsRange, " of entries per peer"))
         }
     }
 
