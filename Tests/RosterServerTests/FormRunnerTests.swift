@@ -303,7 +303,7 @@ struct FormRunnerTests {
         harness.existingAccount("alice1", password: "secret1")
         var answers: [Result<LogIn<Account>.SignedIn, RosterError>] = []
         for _ in 0..<3 {
-            harness.accounts.logIn(LogInRequest(identifier: "alice1", password: Secret("nope123")), peerUID: 1000,
+            harness.accounts.logIn(LogInRequest(identifier: "alice1", password: Secret("nope123")), peer: harness.session.peer,
                                    charge: harness.session.queueCharge) { answers.append($0) }
         }
         harness.releaseEverything()
