@@ -4,15 +4,16 @@ PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-d
             libqrencode-dev cracklib-runtime pkg-config \
             tmux socat \
             systemd python3
-PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy
+PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy python3-aiohttp python3-selenium
 PYTHON_VENV := .build/python
 # What only the tests need: a PostgreSQL server they start themselves in a temporary directory (issue 14);
 # oathtool, a TOTP implementation other than the daemon's own, to compute the tests' codes; and zbar-tools,
-# whose zbarimg reads back the QR code rosterctl draws (issue 15).
-TEST_PACKAGES := postgresql oathtool zbar-tools
+# whose zbarimg reads back the QR code rosterctl draws (issue 15); and chromium with its chromedriver, the real
+# browser roster-web's pages are tested in (issue 17).
+TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps test-deps python-deps python-env python-test python-methods build release run test bench clean install install-only \
+.PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test bench clean install install-only \
         fuzz sanitize
 
 FUZZ_SECONDS ?= 60
@@ -62,10 +63,26 @@ $(PYTHON_VENV)/installed: clients/python/pyproject.toml
 
 python-env: python-deps $(PYTHON_VENV)/installed
 
-# mypy --strict and pytest against the debug rosterd that `swift build` made.
+# mypy --strict and pytest against the debug rosterd that `swift build` made (the browser tests apart).
 python-test: python-env
 	cd clients/python && $(CURDIR)/$(PYTHON_VENV)/bin/python -m mypy --strict
-	cd clients/python && ROSTERD=$(CURDIR)/.build/debug/rosterd $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider
+	cd clients/python && ROSTERD=$(CURDIR)/.build/debug/rosterd $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not browser"
+
+# roster-web's pages in Debian's headless chromium (selenium, /usr/bin/chromedriver), against the debug rosterd and
+# the real gateway. Screenshots go to .build/web-screenshots; WEB_SCREENSHOTS=docs/screenshots refreshes the README's.
+web-test: python-env test-deps
+	cd clients/python && ROSTERD=$(CURDIR)/.build/debug/rosterd ROSTER_SCREENSHOTS=$(abspath $(WEB_SCREENSHOTS)) \
+	  $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser
+
+# rosterd and roster-web in the foreground (Ctrl-C stops both): register, log in and search at
+# http://127.0.0.1:8080/ (WEB_ARGS, e.g. --listen 127.0.0.1:9000, go to roster-web).
+web: python-env build
+	@echo "rosterd listens on $(SOCKET_HINT); roster-web says where it serves the pages (Ctrl-C stops both)"
+	@socket="$(SOCKET_HINT)"; \
+	  $(CURDIR)/.build/debug/rosterd & daemon=$$!; \
+	  trap 'kill $$daemon 2>/dev/null; wait $$daemon' EXIT INT TERM; \
+	  for i in $$(seq 200); do [ -S "$$socket" ] && break; kill -0 $$daemon 2>/dev/null || exit 1; sleep 0.05; done; \
+	  $(CURDIR)/$(PYTHON_VENV)/bin/python -m roster.web --socket "$$socket" $(WEB_ARGS)
 
 # After a change to the daemon's methods: regenerate the Python clients' methods from its rpc.describe.
 python-methods: python-env build
@@ -96,6 +113,7 @@ test: deps test-deps python-env
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory python-test
+	$(MAKE) --no-print-directory web-test
 
 # Issue 8: the standard benchmark set against the C floor (a few minutes; not part of `make test`).
 bench: release
@@ -120,7 +138,8 @@ sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
-# The units name /usr/bin/rosterd so they verify as they are in the repo; installing rewrites that one path.
+# The units name /usr/bin/rosterd (and roster-web's /usr/lib/roster/python, where the Python package `roster` goes)
+# so they verify as they are in the repo; installing rewrites those paths.
 install: release install-only
 
 install-only:
@@ -131,6 +150,10 @@ install-only:
 	sed 's|/usr/bin/rosterd|$(BINDIR)/rosterd|' systemd/user/rosterd.service > $(DESTDIR)$(USERUNITDIR)/rosterd.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/rosterd.service $(DESTDIR)$(USERUNITDIR)/rosterd.service
 	install -m644 systemd/rosterd.socket $(DESTDIR)$(UNITDIR)/rosterd.socket
+	sed 's|/usr/lib/roster/python|$(LIBDIR)/roster/python|' systemd/roster-web.service > $(DESTDIR)$(UNITDIR)/roster-web.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/roster-web.service
+	cd clients/python/src && find roster -type f \( -name '*.py' -o -name py.typed -o -path 'roster/web/pages/*' \
+	  -o -path 'roster/web/static/*' \) ! -path '*__pycache__*' -exec install -Dm644 {} $(DESTDIR)$(LIBDIR)/roster/python/{} \;
 	install -m644 systemd/user/rosterd.socket $(DESTDIR)$(USERUNITDIR)/rosterd.socket
 	install -Dm644 sysusers.d/roster.conf $(DESTDIR)$(LIBDIR)/sysusers.d/roster.conf
 	install -Dm644 tmpfiles.d/roster.conf $(DESTDIR)$(LIBDIR)/tmpfiles.d/roster.conf

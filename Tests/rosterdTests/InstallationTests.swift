@@ -45,10 +45,14 @@ struct InstallationTests {
                      "/usr/local/lib/systemd/system/rosterd.socket", "/usr/local/lib/systemd/user/rosterd.service",
                      "/usr/local/lib/sysusers.d/roster.conf", "/usr/local/lib/tmpfiles.d/roster.conf",
                      "/etc/roster/rosterd.conf", "/usr/local/share/man/man8/rosterd.8", "/usr/local/share/man/man1/rosterctl.1",
-                     "/usr/local/share/man/man5/rosterd.conf.5", "/usr/local/share/bash-completion/completions/rosterctl"] {
+                     "/usr/local/share/man/man5/rosterd.conf.5", "/usr/local/share/bash-completion/completions/rosterctl",
+                     "/usr/local/lib/systemd/system/roster-web.service", "/usr/local/lib/roster/python/roster/web/app.py",
+                     "/usr/local/lib/roster/python/roster/web/static/roster.js"] {
             #expect(access(directory.path + file, F_OK) == 0, "\(file) missing")
         }
         let unit = try readFile(directory.path + "/usr/local/lib/systemd/system/rosterd.service")
         #expect(unit.contains("ExecStart=/usr/local/bin/rosterd"))
+        let web = try readFile(directory.path + "/usr/local/lib/systemd/system/roster-web.service")
+        #expect(web.contains("Environment=PYTHONPATH=/usr/local/lib/roster/python"))
     }
 }

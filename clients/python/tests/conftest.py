@@ -5,6 +5,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -85,3 +86,43 @@ def connect(daemon: Daemon, *, debounce_ms: int | None = 0) -> roster.Client:
 def client(daemon: Daemon) -> Iterator[roster.Client]:
     with connect(daemon) as connected:
         yield connected
+
+
+class Gateway:
+    """A real roster-web (`python -m roster.web`) on a free loopback port, in front of `daemon`."""
+
+    def __init__(self, daemon: Daemon, *extra: str) -> None:
+        self.log_path = daemon.directory / f"roster-web-{time.monotonic_ns()}.log"
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "roster.web", "--listen", "127.0.0.1:0", "--socket", daemon.socket_path, *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._log)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode()
+        if not line.startswith("roster-web serves "):
+            self.stop()
+            pytest.fail(f"roster-web did not start: {line!r} {self.log()}")
+        self.url = line.split()[2].rstrip("/")
+        self.host = self.url.removeprefix("http://")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self._log.close()
+
+
+@pytest.fixture
+def gateway(daemon: Daemon) -> Iterator[Gateway]:
+    started = Gateway(daemon)
+    try:
+        yield started
+    finally:
+        started.stop()

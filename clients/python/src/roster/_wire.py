@@ -31,15 +31,21 @@ class Answer:
     error: RosterError | None
 
 
-def parse_line(line: bytes) -> Answer | Event | None:
-    """What one line from the daemon is; None for a blank line or anything that is neither answer nor event."""
+def decode_object(line: bytes) -> dict[str, Any] | None:
+    """The JSON object a line holds; None for a blank line, one that is not JSON, or JSON that is not an object."""
     if not line.strip():
         return None
     try:
         message = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(message, dict):
+    return message if isinstance(message, dict) else None
+
+
+def parse_line(line: bytes) -> Answer | Event | None:
+    """What one line from the daemon is; None for a blank line or anything that is neither answer nor event."""
+    message = decode_object(line)
+    if message is None:
         return None
     if message.get("method") == "event":
         params = message.get("params")

@@ -1,0 +1,232 @@
+"""The aiohttp application: the pages, log-in, registration and log-out by POST, and the WebSocket relay."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from ..async_client import AsyncClient
+from ..errors import ConnectionLost, RosterError
+from .budget import SocketBudget
+from .guard import Guard
+from .locale import from_accept_language, map_tag
+from .pages import LOGGED_IN_PAGES, PAGES, render
+from .relay import Ending, RelayLimits, relay
+from .words import WORDS
+
+COOKIE = "roster_session"
+STATIC_DIRECTORY = Path(__file__).with_name("static")
+# 'self' covers the page's own ws:// (CSP 3); nothing inline runs, and no other site may frame the pages.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+                               "form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+# How the daemon's refusal of a POST maps to HTTP: the page shows the daemon's message whatever the status.
+STATUS_BY_REASON = {"rate_limited": 429, "busy": 503, "storage_unavailable": 503, "taken": 409,
+                    "wrong_password": 401, "invalid_credentials": 401, "not_found": 401, "code_required": 401,
+                    "invalid_code": 401, "locked": 403}
+log = logging.getLogger("roster.web")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the gateway needs to know and may hold."""
+
+    socket_path: str
+    extra_hosts: tuple[str, ...] = ()
+    tls: bool = False
+    max_frame_bytes: int = 64 * 1024
+    max_sockets_per_session: int = 8
+    max_sockets: int = 512
+    max_queued_bytes: int = 1024 * 1024
+    # Log-ins, registrations and log-outs waiting on rosterd at once; past it a POST is answered 503 busy.
+    max_posts: int = 32
+
+
+class Gateway:
+    """One roster-web: its settings, whom it serves (`guard`, known once it listens) and its open sockets."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.guard = Guard(frozenset(), frozenset())
+        self.sockets = SocketBudget(settings.max_sockets_per_session, settings.max_sockets)
+        self._posts = asyncio.Semaphore(settings.max_posts)
+
+    def listening_on(self, host: str, port: int) -> None:
+        """Called once the port is bound (it may have been 0): from now on only these names are served."""
+        self.guard = Guard.listening(host, port, self.settings.tls, self.settings.extra_hosts)
+
+    def application(self) -> web.Application:
+        app = web.Application(middlewares=[self._check_host], client_max_size=self.settings.max_frame_bytes)
+        app.router.add_get("/", self._home)
+        for page in PAGES:
+            app.router.add_get(f"/{page}", self._page)
+        app.router.add_post("/register", self._register)
+        app.router.add_post("/login", self._login)
+        app.router.add_post("/logout", self._logout)
+        app.router.add_get("/ws", self._websocket)
+        app.router.add_static("/static", STATIC_DIRECTORY, show_index=False, follow_symlinks=False)
+        app.on_response_prepare.append(_add_security_headers)
+        return app
+
+    @web.middleware
+    async def _check_host(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not self.guard.host_allowed(request.headers.get("Host")):
+            log.info("refused a request for Host %r", request.headers.get("Host"))
+            return web.Response(status=421, text="This gateway does not serve that host name.\n")
+        if request.method not in ("GET", "HEAD") and not self.guard.origin_allowed(request.headers.get("Origin")):
+            log.info("refused a %s from Origin %r", request.method, request.headers.get("Origin"))
+            return web.Response(status=403, text="Cross-origin requests are refused.\n")
+        return await handler(request)
+
+    async def _home(self, request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("/contacts" if request.cookies.get(COOKIE) else "/login")
+
+    async def _page(self, request: web.Request) -> web.StreamResponse:
+        page = request.path.strip("/")
+        if page in LOGGED_IN_PAGES and not request.cookies.get(COOKIE):
+            raise web.HTTPFound("/login")
+        return web.Response(text=render(page, _locale(request)), content_type="text/html", charset="utf-8")
+
+    async def _register(self, request: web.Request) -> web.StreamResponse:
+        async def register(client: AsyncClient, form: dict[str, str]) -> str:
+            email = form.get("email") or None
+            created = await client.users_register(username=form.get("username", ""),
+                                                  password=form.get("password", ""), email=email)
+            login = await client.auth_login(username=created["username"], password=form.get("password", ""))
+            return login["token"]
+        return await self._log_in(request, register)
+
+    async def _login(self, request: web.Request) -> web.StreamResponse:
+        async def login(client: AsyncClient, form: dict[str, str]) -> str:
+            answer = await client.auth_login(username=form.get("username", ""), password=form.get("password", ""),
+                                             code=form.get("code") or None)
+            return answer["token"]
+        return await self._log_in(request, login)
+
+    async def _log_in(self, request: web.Request,
+                      action: Callable[[AsyncClient, dict[str, str]], Awaitable[str]]) -> web.StreamResponse:
+        form = await _form(request)
+        if form is None:
+            return web.json_response({"reason": "invalid_request"}, status=400)
+        fields: dict[str, str] = form
+        locale = _locale(request, fields.get("locale"))
+        outcome = await self._with_daemon(locale, lambda client: action(client, fields))
+        if not isinstance(outcome, str):
+            return outcome
+        response = web.json_response({"redirect": "/contacts"})
+        response.set_cookie(COOKIE, outcome, path="/", httponly=True, samesite="Strict", secure=_secure(request))
+        return response
+
+    async def _logout(self, request: web.Request) -> web.StreamResponse:
+        cookie = request.cookies.get(COOKIE)
+        if cookie:
+            token: str = cookie
+
+            async def logout(client: AsyncClient) -> str:
+                try:
+                    await client.session_resume(token=token)
+                except RosterError as error:
+                    if error.reason != "not_found":
+                        raise
+                    return ""
+                await client.session_logout()
+                return ""
+            outcome = await self._with_daemon(_locale(request), logout)
+            if not isinstance(outcome, str):
+                return outcome
+        response = web.json_response({"redirect": "/login"})
+        response.set_cookie(COOKIE, "", path="/", max_age=0, expires="Thu, 01 Jan 1970 00:00:00 GMT",
+                            httponly=True, samesite="Strict", secure=_secure(request))
+        return response
+
+    async def _with_daemon(self, locale: str,
+                           action: Callable[[AsyncClient], Awaitable[str]]) -> str | web.StreamResponse:
+        """Runs `action` on a connection of its own in `locale`; a refusal becomes the JSON answer for the page."""
+        if self._posts.locked():
+            return web.json_response({"reason": "busy", "retry_after_ms": 1000}, status=503,
+                                     headers={"Retry-After": "1"})
+        async with self._posts:
+            try:
+                client = await AsyncClient.connect(self.settings.socket_path, timeout=30.0)
+            except ConnectionLost:
+                return web.json_response({"reason": "unavailable"}, status=503)
+            try:
+                await client.session_hello(locale=locale, client="roster-web")
+                return await action(client)
+            except RosterError as error:
+                answer: dict[str, Any] = {"reason": error.reason, "message": error.message}
+                for key in ("field", "retry_after_ms"):
+                    if key in error.data:
+                        answer[key] = error.data[key]
+                return web.json_response(answer, status=STATUS_BY_REASON.get(error.reason, 400))
+            except (ConnectionLost, TimeoutError):
+                return web.json_response({"reason": "unavailable"}, status=503)
+            finally:
+                await client.close()
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        # The middleware checked Host; a WebSocket upgrade is a GET, so its Origin is checked here.
+        if not self.guard.origin_allowed(request.headers.get("Origin")):
+            log.info("refused a WebSocket from Origin %r", request.headers.get("Origin"))
+            return web.Response(status=403, text="Cross-origin WebSockets are refused.\n")
+        token = request.cookies.get(COOKIE) or None
+        key = self.sockets.acquire(token)
+        if key is None:
+            return web.Response(status=429, text="Too many open pages for this session.\n",
+                                headers={"Retry-After": "5"})
+        try:
+            ws = web.WebSocketResponse(max_msg_size=self.settings.max_frame_bytes, heartbeat=30.0)
+            await ws.prepare(request)
+            locale = _locale(request, request.query.get("locale"))
+            ending = await relay(ws, request, self.settings.socket_path, locale, token,
+                        RelayLimits(self.settings.max_queued_bytes), WORDS[locale]["not_relayed"])
+            if ending is Ending.TOO_SLOW:
+                log.info("closed a WebSocket whose browser stopped reading (1008)")
+            return ws
+        finally:
+            self.sockets.release(key)
+
+
+async def _form(request: web.Request) -> dict[str, str] | None:
+    """The POST's JSON object of strings. Only JSON is read: another site's plain HTML form cannot send it."""
+    if request.content_type != "application/json":
+        return None
+    try:
+        body = json.loads(await request.text())
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not all(isinstance(value, str) for value in body.values()):
+        return None
+    return body
+
+
+def _secure(request: web.Request) -> bool | None:
+    """`Secure` for a page served over TLS, by this gateway or by a proxy in front of it (the Origin, which the
+    middleware has checked against the gateway's own, says which)."""
+    return True if (request.headers.get("Origin") or "").startswith("https://") else None
+
+
+def _locale(request: web.Request, chosen: str | None = None) -> str:
+    """`?lang=` (or the page's own choice) when it names one of the four languages, else Accept-Language."""
+    for tag in (chosen, request.query.get("lang")):
+        if tag and (mapped := map_tag(tag)) is not None:
+            return mapped
+    return from_accept_language(request.headers.get("Accept-Language"))
+
+
+async def _add_security_headers(_: web.Request, response: web.StreamResponse) -> None:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)

@@ -1,0 +1,40 @@
+"""The four pages, rendered in the page's language from pages/*.html: `{{word}}` is a word of words.py."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from .words import WORDS
+
+PAGES_DIRECTORY = Path(__file__).with_name("pages")
+PAGES = ("register", "login", "account", "contacts")
+# Pages that make no sense without a log-in; without a cookie they send the browser to the log-in page at once.
+LOGGED_IN_PAGES = frozenset({"account", "contacts"})
+PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
+
+
+@cache
+def _template(name: str) -> str:
+    return (PAGES_DIRECTORY / f"{name}.html").read_text(encoding="utf-8")
+
+
+def render(page: str, locale: str) -> str:
+    """The page's HTML in `locale`, its words for the script in a JSON block (not executed, so the CSP allows it)."""
+    words = WORDS[locale]
+    values = {key: html.escape(text) for key, text in words.items()}
+    values |= {"page": page, "lang": locale, "title": values[page]}
+    text = _template("base").replace("{{content}}", _template(page)).replace("{{nav}}", _nav(page))
+    text = PLACEHOLDER.sub(lambda match: values[match.group(1)] if match.group(1) != "script_words" else match.group(0),
+                           text)
+    return text.replace("{{script_words}}", json.dumps(words, ensure_ascii=False).replace("<", "\\u003c"))
+
+
+def _nav(current: str) -> str:
+    links = []
+    for page in PAGES:
+        marker = ' aria-current="page"' if page == current else ""
+        links.append(f'<li><a href="/{page}"{marker}>{{{{{page}}}}}</a></li>')
+    return "\n".join(links)

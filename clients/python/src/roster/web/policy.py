@@ -1,0 +1,83 @@
+"""What the gateway lets through, in both directions (no I/O): the page's requests against an allow-list, and
+the daemon's lines without their tokens."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .._wire import decode_object
+
+# The methods the pages use. Everything that logs in, resumes or hands out a token or secret (auth.*,
+# users.register, session.resume, account.recovery_codes, account.totp_*), that changes who the connection is
+# (session.hello's locale is the gateway's to set, session.logout is POST /logout), and every admin.* stays out.
+RELAYED_METHODS = frozenset({
+    "form.open", "form.input", "form.close", "form.submit",
+    "contacts.list", "contacts.search", "contacts.add", "contacts.update", "contacts.remove",
+    "users.check_username",
+    "session.whoami", "session.list", "session.revoke", "session.revoke_others",
+    "account.show",
+})
+# The register and log-in forms' submits answer a token and log the connection in: they are POST /register and
+# POST /login, so that the token only ever lands in the HttpOnly cookie. The password form keeps its session.
+SUBMITTABLE_FORMS = frozenset({"password"})
+
+
+@dataclass(frozen=True)
+class Relay:
+    """A request to pass on, as one line for the daemon."""
+
+    line: bytes
+
+
+@dataclass(frozen=True)
+class Refuse:
+    """A request the gateway answers itself: `answer` is the JSON-RPC error, or None for a notification."""
+
+    answer: str | None
+
+
+def judge_frame(text: str, refusal_message: str) -> Relay | Refuse:
+    """What to do with one text frame from the page.
+
+    The frame is parsed and written again before it is relayed, so what the daemon reads is exactly what was
+    judged: JSON may hold raw newlines between tokens, and one frame must never become two requests."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return Refuse(_error(None, -32700, "parse_error", "not JSON"))
+    if not isinstance(message, dict):
+        return Refuse(_error(None, -32600, "invalid_request", "one JSON-RPC request object per frame"))
+    method = message.get("method")
+    params = message.get("params")
+    form = params.get("form") if isinstance(params, dict) else None
+    allowed = method in RELAYED_METHODS and (method != "form.submit" or form in SUBMITTABLE_FORMS)
+    if not allowed:
+        if "id" not in message:
+            return Refuse(None)
+        request_id = message.get("id")
+        plain_id = request_id if isinstance(request_id, (str, int, float)) or request_id is None else None
+        return Refuse(_error(plain_id, 1031, "forbidden", refusal_message,
+                             method=method if isinstance(method, str) else None))
+    return Relay(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+
+
+def without_tokens(line: bytes) -> str | None:
+    """The daemon's line as a frame for the page, every `token` member removed at any depth; None for a blank or
+    unreadable line (the daemon writes neither, and the page has no use for them)."""
+    message = decode_object(line)
+    return None if message is None else json.dumps(_strip(message), ensure_ascii=False, separators=(",", ":"))
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _strip(item) for key, item in value.items() if key != "token"}
+    if isinstance(value, list):
+        return [_strip(item) for item in value]
+    return value
+
+
+def _error(request_id: Any, code: int, reason: str, message: str, **data: Any) -> str:
+    details = {"reason": reason, **{key: value for key, value in data.items() if value is not None}}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message, "data": details}},
+                      ensure_ascii=False, separators=(",", ":"))

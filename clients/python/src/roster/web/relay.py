@@ -1,0 +1,209 @@
+"""One browser tab's WebSocket and its own rosterd connection: a JSON-RPC message per text frame, both ways."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import struct
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+
+from aiohttp import WSMsgType, web
+
+from .._wire import MAX_LINE_BYTES, decode_object
+from .policy import Refuse, judge_frame, without_tokens
+
+HELLO_ID = "roster-web:hello"
+RESUME_ID = "roster-web:resume"
+# A daemon that has not answered hello and resume by then is not going to; the tab is told to reload.
+SETUP_SECONDS = 10.0
+# Sending the close frame to a browser that reads nothing would wait for ever; past this the TCP connection goes.
+CLOSE_SECONDS = 2.0
+CLOSE_TOO_SLOW = 1008
+CLOSE_UNSUPPORTED = 1003
+CLOSE_DAEMON_GONE = 1011
+
+
+class Ending(Enum):
+    """Who ended a tab's relay."""
+
+    PAGE = "page"
+    DAEMON = "daemon"
+    TOO_SLOW = "too_slow"
+
+
+@dataclass(frozen=True)
+class RelayLimits:
+    """What one tab may hold: frames queued for it and not yet taken by the browser, in bytes."""
+
+    max_queued_bytes: int
+
+
+class Outbox:
+    """Frames for the browser, bounded in bytes: a put past the bound says the browser stopped reading."""
+
+    def __init__(self, limit: int) -> None:
+        self._frames: deque[str | None] = deque()
+        self._bytes = 0
+        self._limit = limit
+        self._arrived = asyncio.Event()
+
+    def put(self, frame: str) -> bool:
+        size = len(frame.encode())
+        if self._bytes + size > self._limit and self._frames:
+            return False
+        self._frames.append(frame)
+        self._bytes += size
+        self._arrived.set()
+        return True
+
+    def finish(self) -> None:
+        """No more frames will come: the sender ends once the queued ones are out."""
+        self._frames.append(None)
+        self._arrived.set()
+
+    async def take(self) -> str | None:
+        while not self._frames:
+            self._arrived.clear()
+            await self._arrived.wait()
+        frame = self._frames.popleft()
+        if frame is not None:
+            self._bytes -= len(frame.encode())
+        return frame
+
+
+async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: str, locale: str, token: str | None,
+                limits: RelayLimits, refusal_message: str) -> Ending:
+    """Serves one tab until either side ends: hello (and resume with the cookie's token) first, then a `ready`
+    event naming the user (null when not logged in), then every frame both ways. Returns who ended it."""
+    transport = request.transport
+    try:
+        reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_LINE_BYTES)
+    except OSError:
+        await ws.close(code=CLOSE_DAEMON_GONE, message=b"rosterd is not reachable")
+        return Ending.DAEMON
+    outbox = Outbox(limits.max_queued_bytes)
+    try:
+        try:
+            user, resume_reason = await asyncio.wait_for(_open_session(reader, writer, locale, token, outbox),
+                                                         SETUP_SECONDS)
+        except (asyncio.TimeoutError, OSError, ConnectionError):
+            await ws.close(code=CLOSE_DAEMON_GONE, message=b"rosterd did not answer")
+            return Ending.DAEMON
+        outbox.put(json.dumps({"jsonrpc": "2.0", "method": "event",
+                               "params": {"type": "ready", "user": user, "locale": locale,
+                                          "resume": resume_reason}}, ensure_ascii=False))
+        sender = asyncio.create_task(_send_to_page(ws, outbox))
+        to_daemon = asyncio.create_task(_page_to_daemon(ws, writer, outbox, refusal_message))
+        to_page = asyncio.create_task(_daemon_to_page(reader, outbox))
+        tasks = {sender, to_daemon, to_page}
+        ending = Ending.PAGE
+        while not to_daemon.done() and not sender.done():
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if to_page.done() and to_page in tasks:
+                tasks.discard(to_page)
+                ending = Ending.DAEMON
+                if to_page.result() is False:
+                    ending = Ending.TOO_SLOW
+                    sender.cancel()
+                    await asyncio.gather(sender, return_exceptions=True)
+                    await _close(ws, transport, CLOSE_TOO_SLOW, b"the browser stopped reading")
+                # else: the sender sends what is queued, then closes the socket.
+        for task in (sender, to_daemon, to_page):
+            task.cancel()
+        await asyncio.gather(sender, to_daemon, to_page, return_exceptions=True)
+        if not ws.closed:
+            await _close(ws, transport, CLOSE_DAEMON_GONE if ending is Ending.DAEMON else 1000, b"")
+        return ending
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError, ConnectionError):
+            await writer.wait_closed()
+
+
+async def _open_session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, locale: str, token: str | None,
+                        outbox: Outbox) -> tuple[str | None, str | None]:
+    """Says hello in the page's language and resumes the cookie's token; returns the user (None when there is no
+    token or it does not resume) and the reason a resume was refused. Events that come meanwhile are queued."""
+    lines = [{"jsonrpc": "2.0", "id": HELLO_ID, "method": "session.hello",
+              "params": {"locale": locale, "client": "roster-web"}}]
+    if token is not None:
+        lines.append({"jsonrpc": "2.0", "id": RESUME_ID, "method": "session.resume", "params": {"token": token}})
+    writer.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    await writer.drain()
+    waiting = {str(line["id"]) for line in lines}
+    user: str | None = None
+    reason: str | None = None
+    while waiting:
+        line = await reader.readline()
+        if not line:
+            raise ConnectionError("rosterd closed the connection")
+        message = decode_object(line) or {}
+        answer_id = message.get("id")
+        if answer_id in waiting:
+            waiting.discard(answer_id)
+            if answer_id == RESUME_ID:
+                result = message.get("result")
+                error = message.get("error")
+                if isinstance(result, dict) and isinstance(result.get("username"), str):
+                    user = result["username"]
+                elif isinstance(error, dict) and isinstance(error.get("data"), dict):
+                    reason = str(error["data"].get("reason"))
+        elif (frame := without_tokens(line)) is not None:
+            outbox.put(frame)
+    return user, reason
+
+
+async def _page_to_daemon(ws: web.WebSocketResponse, writer: asyncio.StreamWriter, outbox: Outbox,
+                          refusal_message: str) -> None:
+    async for message in ws:
+        if message.type == WSMsgType.TEXT:
+            verdict = judge_frame(message.data, refusal_message)
+            if isinstance(verdict, Refuse):
+                if verdict.answer is not None and not outbox.put(verdict.answer):
+                    return
+                continue
+            writer.write(verdict.line)
+            await writer.drain()
+        elif message.type == WSMsgType.BINARY:
+            await ws.close(code=CLOSE_UNSUPPORTED, message=b"text frames only")
+            return
+
+
+async def _daemon_to_page(reader: asyncio.StreamReader, outbox: Outbox) -> bool:
+    """Queues the daemon's lines for the page; False as soon as the queue is over its bound, True at the end."""
+    try:
+        while line := await reader.readline():
+            frame = without_tokens(line)
+            if frame is not None and not outbox.put(frame):
+                return False
+    except (ValueError, OSError, ConnectionError):
+        pass
+    outbox.finish()
+    return True
+
+
+async def _send_to_page(ws: web.WebSocketResponse, outbox: Outbox) -> None:
+    while (frame := await outbox.take()) is not None:
+        await ws.send_str(frame)
+    await ws.close(code=CLOSE_DAEMON_GONE, message=b"rosterd closed the connection")
+
+
+async def _close(ws: web.WebSocketResponse, transport: asyncio.Transport | None, code: int,
+                 reason: bytes) -> None:
+    try:
+        await asyncio.wait_for(ws.close(code=code, message=reason), CLOSE_SECONDS)
+    except (asyncio.TimeoutError, ConnectionError, OSError):
+        pass
+    # A browser that stopped reading never takes the close frame out of the full send buffer, and one that does
+    # not answer it holds the connection: either way the TCP connection goes, and its buffers with it.
+    if transport is not None and (code == CLOSE_TOO_SLOW or not ws.closed):
+        connection = transport.get_extra_info("socket")
+        if connection is not None:
+            # Linger 0: the kernel drops the unsent bytes and resets, instead of holding them for a reader that
+            # is not coming.
+            with contextlib.suppress(OSError):
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()

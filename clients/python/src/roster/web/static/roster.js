@@ -1,0 +1,443 @@
+// roster-web's pages: each tab talks JSON-RPC to its own rosterd connection through the gateway's WebSocket.
+// The daemon decides everything a form shows (debounce, "validating…", verdicts, submittable); this file only
+// draws it. Log-in and registration go by POST, so the session token never reaches this script.
+
+const words = JSON.parse(document.getElementById("words").textContent);
+const page = document.body.dataset.page;
+const locale = document.documentElement.lang;
+const needsLogIn = page === "contacts" || page === "account";
+
+function say(key, values = {}) {
+  return words[key].replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+}
+
+/** The WebSocket as calls (answers matched by id) and event listeners by type. */
+class Connection {
+  constructor() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    this.socket = new WebSocket(`${scheme}://${location.host}/ws?locale=${encodeURIComponent(locale)}`);
+    this.nextId = 1;
+    this.pending = new Map();
+    this.listeners = new Map();
+    this.socket.addEventListener("message", (message) => this.receive(message.data));
+    this.socket.addEventListener("close", () => {
+      for (const { reject } of this.pending.values()) reject({ data: { reason: "connection_lost" } });
+      this.pending.clear();
+      this.emit("closed", {});
+    });
+  }
+
+  call(method, params = {}) {
+    const id = this.nextId++;
+    this.socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  on(type, listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(listener);
+  }
+
+  emit(type, params) {
+    for (const listener of this.listeners.get(type) ?? []) listener(params);
+  }
+
+  receive(text) {
+    const message = JSON.parse(text);
+    if (message.method === "event") {
+      this.emit(message.params.type, message.params);
+      return;
+    }
+    const waiting = this.pending.get(message.id);
+    if (!waiting) return;
+    this.pending.delete(message.id);
+    if ("error" in message) waiting.reject(message.error);
+    else waiting.resolve(message.result);
+  }
+}
+
+/** Draws one field's state from the daemon under its input: the message, and data-state/-code for styling. */
+function showField(field) {
+  const input = document.querySelector(`[data-field="${field.name}"]`);
+  const status = document.getElementById(`${field.name}-status`);
+  if (!input || !status) return;
+  input.disabled = !field.enabled;
+  input.setAttribute("aria-invalid", String(field.state === "invalid"));
+  status.dataset.state = field.state;
+  status.dataset.code = field.code;
+  status.textContent = field.message;
+}
+
+function showFormError(error) {
+  const status = document.getElementById("form-status");
+  status.dataset.reason = error?.data?.reason ?? error?.reason ?? "";
+  status.textContent = error?.message ?? "";
+}
+
+/** The register, log-in or password form: every keystroke goes to the daemon, every verdict comes back. */
+async function bindDaemonForm(connection, onSubmit) {
+  const form = document.getElementById("daemon-form");
+  const name = form.dataset.form;
+  const submit = document.getElementById("submit");
+  let submittable = false;
+  let sending = false;
+  const extraReady = { ok: () => true };
+  const refresh = () => { submit.disabled = !(submittable && extraReady.ok()) || sending; };
+  connection.on("field", (event) => { if (event.form === name) showField({ ...event, name: event.field }); });
+  connection.on("form", (event) => {
+    if (event.form !== name) return;
+    submittable = event.submittable;
+    refresh();
+  });
+  const snapshot = await connection.call("form.open", { form: name });
+  for (const field of snapshot.fields) showField(field);
+  submittable = snapshot.submittable;
+  refresh();
+  for (const input of form.querySelectorAll("[data-field]")) {
+    input.addEventListener("input", () => {
+      connection.call("form.input", { form: name, field: input.dataset.field, value: input.value })
+        .catch(showFormError);
+    });
+  }
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (submit.disabled) return;
+    sending = true;
+    refresh();
+    showFormError(null);
+    try {
+      await onSubmit(form);
+    } catch (error) {
+      showFormError(error);
+    } finally {
+      sending = false;
+      refresh();
+    }
+  });
+  return { refresh, extraReady, reopen: async () => {
+    form.reset();
+    const again = await connection.call("form.open", { form: name });
+    for (const field of again.fields) showField(field);
+    submittable = again.submittable;
+    refresh();
+  } };
+}
+
+/** POST /register or /login: the gateway talks to rosterd and sets the HttpOnly cookie. */
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ ...body, locale }),
+    credentials: "same-origin",
+  });
+  const answer = await response.json().catch(() => ({}));
+  if (!response.ok) throw answer;
+  return answer;
+}
+
+function values(form, names) {
+  const result = {};
+  for (const name of names) {
+    const input = form.querySelector(`[name="${name}"]`);
+    if (input && input.value !== "") result[name] = input.value;
+  }
+  return result;
+}
+
+async function registerPage(connection) {
+  await bindDaemonForm(connection, async (form) => {
+    const answer = await post("/register", values(form, ["username", "password", "email"]));
+    location.assign(answer.redirect);
+  });
+}
+
+async function loginPage(connection) {
+  const codeField = document.getElementById("code-field");
+  const code = document.getElementById("code");
+  const bound = await bindDaemonForm(connection, async (form) => {
+    try {
+      const answer = await post("/login", values(form, ["username", "password", "code"]));
+      location.assign(answer.redirect);
+    } catch (error) {
+      if (error.reason === "code_required") {
+        // The daemon's log-in form opens its code field only after its own submit, which the gateway keeps
+        // for itself (it answers a token); so the page asks for the code here and the next POST carries it.
+        codeField.hidden = false;
+        bound.refresh();
+        code.focus();
+      }
+      throw error;
+    }
+  });
+  bound.extraReady.ok = () => codeField.hidden || /^\s*\d{3}\s*\d{3}\s*$/.test(code.value);
+  code.addEventListener("input", bound.refresh);
+}
+
+async function accountPage(connection) {
+  const account = await connection.call("account.show");
+  document.getElementById("account-username").textContent = account.username;
+  document.getElementById("password-username").value = account.username;
+  document.getElementById("account-email").textContent = account.email ?? say("none");
+  document.getElementById("account-created").textContent = new Date(account.created_at).toLocaleString(locale);
+  const bound = await bindDaemonForm(connection, async () => {
+    const answer = await connection.call("form.submit", { form: "password" });
+    await bound.reopen();
+    document.getElementById("form-status").textContent = say("password_changed", answer);
+    await showSessions(connection);
+  });
+  const status = document.getElementById("sessions-status");
+  document.getElementById("revoke-others").addEventListener("click", async () => {
+    try {
+      const answer = await connection.call("session.revoke_others");
+      status.textContent = say("revoked_others", answer);
+      await showSessions(connection);
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+  await showSessions(connection);
+}
+
+async function showSessions(connection) {
+  const { items } = await connection.call("session.list");
+  const body = document.querySelector("#sessions tbody");
+  body.replaceChildren();
+  for (const session of items) {
+    const row = body.insertRow();
+    const client = row.insertCell();
+    client.textContent = session.client ?? "—";
+    if (session.current) {
+      const mark = document.createElement("strong");
+      mark.textContent = ` (${say("this_session")})`;
+      client.append(mark);
+    }
+    row.insertCell().textContent = new Date(session.created_at).toLocaleString(locale);
+    row.insertCell().textContent = new Date(session.last_used_at).toLocaleString(locale);
+    const action = row.insertCell();
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = say("revoke");
+    button.addEventListener("click", async () => {
+      await connection.call("session.revoke", { id: session.id }).catch(() => {});
+      if (!session.current) await showSessions(connection);
+    });
+    action.append(button);
+  }
+}
+
+// Folding close to the daemon's (case, width, diacritics; đ is d), one character at a time, so that a match in
+// the folded name can be marked on the name as shown.
+function foldChar(character) {
+  return character.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/đ/g, "d");
+}
+
+const HANGUL_INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ";
+
+function hangulInitial(character) {
+  const code = character.codePointAt(0) - 0xac00;
+  return code >= 0 && code < 11172 ? HANGUL_INITIALS[Math.floor(code / 588)] : null;
+}
+
+/** Which characters of `text` the query matched, as a set of indices into [...text]; empty when it is unclear. */
+function matchedCharacters(text, query) {
+  const characters = [...text];
+  const wanted = [...query.trim()].map(foldChar).join("").replace(/\s+/g, " ");
+  const marked = new Set();
+  if (!wanted) return marked;
+  // Anywhere in the name (the daemon's "exact", "prefix" and "contains"); words stay apart, so "nva" is not
+  // found across "Nguyễn Văn" but as its initials below.
+  const folded = [];
+  characters.forEach((character, index) => {
+    for (const piece of foldChar(character)) folded.push({ piece: /\s/.test(piece) ? " " : piece, index });
+  });
+  const flat = folded.map((entry) => entry.piece).join("");
+  const at = flat.indexOf(wanted);
+  if (at >= 0) {
+    for (let offset = at; offset < at + wanted.length; offset++) marked.add(folded[offset].index);
+    return marked;
+  }
+  // Word initials (Alice Smith: "as"), Hangul initial consonants (김수현: "ㄱㅅ"); a Han name matched by its
+  // pinyin or pinyin initials (张三: "zs", "zhang") is marked from its first character on.
+  const starts = [];
+  characters.forEach((character, index) => {
+    const cjk = /[\p{Script=Han}\p{Script=Hangul}]/u.test(character);
+    if (cjk || (index === 0 || /\s/.test(characters[index - 1])) && !/\s/.test(character)) starts.push(index);
+  });
+  const initials = starts.map((index) => hangulInitial(characters[index]) ?? foldChar(characters[index])[0]);
+  if (initials.join("").startsWith(wanted)) {
+    for (const index of starts.slice(0, [...wanted].length)) marked.add(index);
+    return marked;
+  }
+  if (/\p{Script=Han}/u.test(text) && /^[a-z]+$/.test(wanted)) {
+    const length = [...wanted].length;
+    starts.slice(0, length <= starts.length ? length : starts.length).forEach((index) => marked.add(index));
+  }
+  return marked;
+}
+
+/** `text` as nodes, the matched characters inside <mark>. */
+function highlighted(text, marked) {
+  const fragment = document.createDocumentFragment();
+  let run = "";
+  let runMarked = false;
+  const flush = () => {
+    if (!run) return;
+    if (runMarked) {
+      const mark = document.createElement("mark");
+      mark.textContent = run;
+      fragment.append(mark);
+    } else {
+      fragment.append(run);
+    }
+    run = "";
+  };
+  [...text].forEach((character, index) => {
+    const isMarked = marked.has(index);
+    if (isMarked !== runMarked) { flush(); runMarked = isMarked; }
+    run += character;
+  });
+  flush();
+  return fragment;
+}
+
+function phoneMatches(phone, query) {
+  const digits = query.replace(/[\s\-()+]/g, "");
+  const marked = new Set();
+  if (!/^\d+$/.test(digits)) return marked;
+  const positions = [];
+  [...phone].forEach((character, index) => { if (/\d/.test(character)) positions.push(index); });
+  const at = positions.map((index) => phone[index]).join("").indexOf(digits);
+  // From the first matched digit to the last, the spaces and dashes between them too: one mark, as typed.
+  if (at >= 0) for (let index = positions[at]; index <= positions[at + digits.length - 1]; index++) marked.add(index);
+  return marked;
+}
+
+async function contactsPage(connection) {
+  const list = document.getElementById("results");
+  const count = document.getElementById("count");
+  const query = document.getElementById("query");
+  let everyone = null;
+  let latest = null;
+  const showCount = () => {
+    if (!latest) return;
+    count.dataset.total = String(latest.total);
+    count.textContent = latest.query === "" || everyone === null
+      ? say("count_all", { total: latest.total })
+      : say("count", { shown: latest.total, total: everyone });
+  };
+  connection.on("results", async (event) => {
+    latest = event;
+    list.replaceChildren();
+    for (const contact of event.items) list.append(contactItem(connection, contact, event.query));
+    if (event.items.length === 0) {
+      const empty = document.createElement("li");
+      empty.className = "empty";
+      empty.textContent = say("no_matches");
+      list.append(empty);
+    }
+    if (event.query === "") everyone = event.total;
+    showCount();
+    if (event.query !== "") {
+      const all = await connection.call("contacts.list", { limit: 1 }).catch(() => null);
+      if (all) { everyone = all.total; showCount(); }
+    }
+  });
+  await connection.call("form.open", { form: "contacts" });
+  query.addEventListener("input", () => {
+    connection.call("form.input", { form: "contacts", field: "query", value: query.value }).catch(() => {});
+  });
+  bindAddForm(connection);
+}
+
+function contactItem(connection, contact, query) {
+  const item = document.createElement("li");
+  const name = document.createElement("span");
+  name.className = "name";
+  name.append(highlighted(contact.name, matchedCharacters(contact.name, query)));
+  item.append(name);
+  for (const [key, value] of [["phone", contact.phone], ["email", contact.email], ["note", contact.note]]) {
+    if (!value) continue;
+    const detail = document.createElement("span");
+    detail.className = key;
+    detail.append(key === "phone" ? highlighted(value, phoneMatches(value, query)) : value);
+    item.append(" ", detail);
+  }
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.textContent = say("remove");
+  remove.setAttribute("aria-label", say("remove_named", { name: contact.name }));
+  remove.addEventListener("click", async () => {
+    const status = document.getElementById("form-status");
+    try {
+      await connection.call("contacts.remove", { id: contact.id });
+      status.textContent = say("removed", { name: contact.name });
+    } catch (error) {
+      status.textContent = error.message;
+    }
+  });
+  item.append(" ", remove);
+  return item;
+}
+
+function bindAddForm(connection) {
+  const form = document.getElementById("add-form");
+  const status = document.getElementById("form-status");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    for (const line of form.querySelectorAll(".status")) { line.textContent = ""; delete line.dataset.state; }
+    const params = values(form, ["name", "phone", "email", "note"]);
+    try {
+      const { contact } = await connection.call("contacts.add", params);
+      form.reset();
+      status.textContent = say("added", { name: contact.name });
+      document.getElementById("contact-name").focus();
+    } catch (error) {
+      const field = error?.data?.field;
+      const line = field ? document.getElementById(`contact-${field}-status`) : null;
+      if (line) {
+        line.dataset.state = "invalid";
+        line.textContent = error.message;
+      } else {
+        status.textContent = error.message;
+      }
+    }
+  });
+}
+
+function bindLogOut(loggedIn) {
+  for (const element of document.querySelectorAll(".logged-in-only")) element.hidden = !loggedIn;
+  document.getElementById("logout").addEventListener("click", async () => {
+    await post("/logout", {}).catch(() => {});
+    location.assign("/login");
+  });
+}
+
+const connection = new Connection();
+const banner = document.getElementById("connection");
+connection.on("closed", () => {
+  banner.dataset.state = "lost";
+  banner.textContent = say("connection_lost");
+});
+connection.on("session", (event) => {
+  // A log-out in another tab, a revoked session or a password changed elsewhere ends this one too.
+  if (event.user === null && needsLogIn) location.assign("/login");
+});
+connection.on("ready", async (event) => {
+  if (needsLogIn && event.user === null) {
+    location.assign("/login");
+    return;
+  }
+  banner.dataset.state = "ready";
+  banner.textContent = "";
+  document.body.dataset.user = event.user ?? "";
+  bindLogOut(event.user !== null);
+  const pages = { register: registerPage, login: loginPage, account: accountPage, contacts: contactsPage };
+  try {
+    await pages[page](connection);
+    document.body.dataset.ready = "true";
+  } catch (error) {
+    banner.dataset.state = "error";
+    banner.textContent = error?.message ?? say("connection_lost");
+  }
+});
