@@ -145,6 +145,10 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
                 ("user_id", "bigint"), ("sealed", "bytea"), ("pending", "bytea"), ("last_step", "bigint"),
             ]) { [.int($0.account), $0.sealed.map(PGValue.bytes) ?? .null, $0.pending.map(PGValue.bytes) ?? .null,
                   $0.lastStep.map(PGValue.int) ?? .null] }
+        case .audit(let entries):
+            // SKELETON (issue 16): PostgreSQL's audit table comes with i16-pg, which writes these rows here.
+            guard entries.isEmpty else { throw .failed("this rosterd cannot copy audit entries into PostgreSQL yet") }
+            statements = []
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.

@@ -1,5 +1,5 @@
 /// The rows `rosterd --copy-database` moves between backends, every column as it is stored (hashes as they are,
-/// ids kept so that what refers to them still does). Issue 16 adds audit entries.
+/// ids kept so that what refers to them still does).
 public enum CopyBatch: Sendable {
     case accounts([CopiedAccount])
     case tokens([CopiedToken])
@@ -10,6 +10,8 @@ public enum CopyBatch: Sendable {
     case recoveryCodes([CopiedRecoveryCode])
     /// TOTP rows, the secrets still sealed: a copy never opens them (issue 15).
     case totp([CopiedTOTP])
+    /// Audit entries, oldest first, with their ids and times as they were (issue 16).
+    case audit([AuditEntry])
 }
 
 /// One account as a copy moves it, with its password hash.
@@ -94,22 +96,24 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     public var contacts = 0
     public var recoveryCodes = 0
     public var totp = 0
+    public var audit = 0
 
     public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0, recoveryCodes: Int = 0,
-                totp: Int = 0) {
+                totp: Int = 0, audit: Int = 0) {
         self.accounts = accounts
         self.tokens = tokens
         self.failures = failures
         self.contacts = contacts
         self.recoveryCodes = recoveryCodes
         self.totp = totp
+        self.audit = audit
     }
 
-    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp }
+    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp + audit }
 
     public var description: String {
         "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts, "
-            + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets"
+            + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets, \(audit) audit entries"
     }
 }
 

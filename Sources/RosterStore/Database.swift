@@ -9,6 +9,8 @@ import CSQLite
 public final class Database {
     private var handle: OpaquePointer?
     private var statementCache: [String: Statement] = [:]
+    /// True inside `enclosingTransaction`, whose body's own `transaction` calls join it.
+    private var enclosing = false
 
     /// The file this connection was opened on.
     public let path: String
@@ -135,13 +137,31 @@ public final class Database {
     ///
     /// IMMEDIATE takes the write lock up front, so reads inside `body` see the state the write will
     /// be applied to (no check-then-insert race with another connection). With synchronous=FULL the
-    /// commit is on disk when this returns. Transactions do not nest.
+    /// commit is on disk when this returns. Transactions do not nest, except inside `enclosingTransaction`, where
+    /// `body` runs as part of the enclosing one (which alone commits or rolls back).
     public func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        if enclosing { return try body() }
+        return try committing(body, failing: { $0 })
+    }
+
+    /// A BEGIN IMMEDIATE transaction around `body` that the stores' own `transaction` calls inside it join, so a
+    /// store's write and what must commit with it (its audit entry) are one commit: a crash keeps both or neither.
+    /// Any error, of whatever type, rolls all of it back and is rethrown.
+    public func enclosingTransaction<T>(_ body: () throws -> T) throws -> T {
+        try committing({ () throws -> T in
+            enclosing = true
+            defer { enclosing = false }
+            return try body()
+        }, failing: { $0 })
+    }
+
+    /// `body` between BEGIN IMMEDIATE and COMMIT, rolled back on any error; SQLite's own failures as `failing` says.
+    private func committing<T, E: Error>(_ body: () throws(E) -> T, failing: (StoreError) -> E) throws(E) -> T {
+        do throws(StoreError) { try execute("BEGIN IMMEDIATE") } catch { throw failing(error) }
         let result: T
-        do {
+        do throws(E) {
             result = try body()
-            try execute("COMMIT")
+            do throws(StoreError) { try execute("COMMIT") } catch { throw failing(error) }
         } catch {
             rollbackIfOpen()
             throw error

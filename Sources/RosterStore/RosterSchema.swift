@@ -93,6 +93,31 @@ public enum RosterSchema {
             ALTER TABLE users ADD COLUMN locked_at INTEGER;
             ALTER TABLE users ADD COLUMN locked_reason TEXT CHECK(length(locked_reason) <= 200);
             """),
+        // Issue 16: the audit log, append-only (a trigger refuses UPDATE; only pruning deletes). AUTOINCREMENT so
+        // that an id is never handed out twice, even after the newest entries were pruned: followers de-duplicate
+        // by id. No foreign key: a deleted account's entries stay, findable by its username (NOCASE, as `users`).
+        // Newest first is by id, with a username or an event through its index; pruning is by time.
+        (name: "0008_audit", sql: """
+            CREATE TABLE audit_log(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                time_ms INTEGER NOT NULL,
+                event TEXT NOT NULL CHECK(event <> ''),
+                username TEXT COLLATE NOCASE CHECK(username <> ''),
+                peer_uid INTEGER NOT NULL CHECK(peer_uid BETWEEN 0 AND 4294967295),
+                peer_pid INTEGER NOT NULL,
+                client TEXT,
+                outcome TEXT NOT NULL CHECK(outcome IN ('succeeded', 'failed')),
+                reason TEXT,
+                suppressed INTEGER NOT NULL DEFAULT 0 CHECK(suppressed >= 0)
+            ) STRICT;
+            CREATE INDEX audit_log_username ON audit_log(username, id);
+            CREATE INDEX audit_log_event ON audit_log(event, id);
+            CREATE INDEX audit_log_time ON audit_log(time_ms);
+            CREATE TRIGGER audit_log_append_only BEFORE UPDATE ON audit_log
+            BEGIN
+                SELECT RAISE(ABORT, 'audit_log is append-only');
+            END;
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

@@ -71,12 +71,13 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             }
             return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
                               failures: try count("login_failures"), contacts: try count("contacts"),
-                              recoveryCodes: try count("recovery_codes"), totp: try count("totp"))
+                              recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
+                              audit: try count("audit_log"))
         }
     }
 
-    /// Accounts, tokens, failed log-ins, contacts, recovery codes, then TOTP rows, each in the order they were
-    /// stored, all from one read transaction: one snapshot however long the copy takes.
+    /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, then audit entries, each in the order
+    /// they were stored, all from one read transaction: one snapshot however long the copy takes.
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
         try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
@@ -110,6 +111,9 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                        pending: row.isNull(at: 2) ? nil : row.blob(at: 2),
                        lastStep: row.isNull(at: 3) ? nil : row.int64(at: 3))
         }, batch: CopyBatch.totp)
+        try stream("SELECT \(AuditLogStore.columns) FROM audit_log ORDER BY id", size, body, row: { row throws(StoreError) in
+            try AuditLogStore.entry(row)
+        }, batch: CopyBatch.audit)
     }
 
     /// One transaction per batch, every id kept as it was.
@@ -174,6 +178,8 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                                          row.lastStep.map(SQLValue.integer) ?? .null])
                         try insert.run()
                     }
+                case .audit(let entries):
+                    try AuditLogStore(database: database).insertCopied(entries)
                 }
             }
         }
@@ -191,12 +197,12 @@ public final class SQLiteCopy: CopySource, CopyTarget {
 
     /// Hands `body` the rows of `sql`, made into values by `row`, in batches of `size` wrapped by `batch`.
     private func stream<Row>(_ sql: String, _ size: Int, _ body: (CopyBatch) throws(CopyError) -> Void,
-                             row: (Statement) -> Row, batch: ([Row]) -> CopyBatch) throws(CopyError) {
+                             row: (Statement) throws(StoreError) -> Row, batch: ([Row]) -> CopyBatch) throws(CopyError) {
         let statement = try storing(path) { () throws(StoreError) in try database.prepare(sql) }
         var rows: [Row] = []
         rows.reserveCapacity(size)
         while try storing(path, { () throws(StoreError) in try statement.step() }) {
-            rows.append(row(statement))
+            rows.append(try storing(path) { () throws(StoreError) in try row(statement) })
             if rows.count == size {
                 try body(batch(rows))
                 rows.removeAll(keepingCapacity: true)

@@ -2,8 +2,9 @@ import RosterRuntime
 import RosterStorage
 
 // The life of an account (issue 15). Its security state and credential are point reads on the loop's connection;
-// everything else runs on the workers, each write in the write turn. Revocations, deletion, a redeemed code and a
-// TOTP step are forced (the protocol says they are never refused); the rest a budget may refuse.
+// everything else runs on the workers, each write in the write turn, an audited one with its entry in its
+// transaction (`auditedWrite`). Revocations, deletion, a redeemed code and a TOTP step are forced (the protocol
+// says they are never refused); the rest a budget may refuse.
 
 extension SQLiteStorage: AccountLifeStorage {
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
@@ -18,23 +19,24 @@ extension SQLiteStorage: AccountLifeStorage {
 
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        write(charge, force: true, "password change", { store in
-            try store.changePassword(userID: account, hash: passwordHash, keeping: keeping)
+        auditedWrite(charge, force: true, "password change", audit: audit, { database, _ in
+            try AccountLifeStore(database: database).changePassword(userID: account, hash: passwordHash, keeping: keeping)
         }, completion: completion)
     }
 
     public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        write(charge, "email change", { store in
-            try store.changeEmail(userID: account, to: email).map(Account.init)
+        auditedWrite(charge, "email change", audit: audit, happened: { $0 != nil }, { database, _ in
+            try AccountLifeStore(database: database).changeEmail(userID: account, to: email).map(Account.init)
         }, completion: completion)
     }
 
     public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
-        write(charge, order: .contacts(userID: account), force: true, "account deletion", { store in
-            try store.delete(userID: account, failureKeys: failureKeys).map { record, tokens in
+        auditedWrite(charge, order: .contacts(userID: account), force: true, "account deletion", audit: audit,
+                     happened: { $0 != nil }, { database, _ in
+            try AccountLifeStore(database: database).delete(userID: account, failureKeys: failureKeys).map { record, tokens in
                 DeletedAccount(account: Account(record), revokedTokens: tokens)
             }
         }, completion: { [weak self] result in
@@ -59,22 +61,23 @@ extension SQLiteStorage: AccountLifeStorage {
 
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        write(charge, force: true, "token revocation", { store in
+        accountWrite(account, charge, force: true, "token revocation", audit: audit, { store in
             try store.revokeTokens(userID: account, except: keeping)
         }, completion: completion)
     }
 
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
-        write(charge, "recovery codes", { store in
+        accountWrite(account, charge, "recovery codes", audit: audit, { store in
             try store.replaceRecoveryCodes(userID: account, hashes: hashes)
         }, completion: completion)
     }
 
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        write(charge, force: true, "recovery", { store in
-            try store.redeemRecoveryCode(userID: account, codeHash: codeHash, newHash: newPasswordHash)
+        auditedWrite(charge, force: true, "recovery", audit: audit, happened: { $0 != nil }, { database, _ in
+            try AccountLifeStore(database: database).redeemRecoveryCode(userID: account, codeHash: codeHash,
+                                                                         newHash: newPasswordHash)
         }, completion: completion)
     }
 
@@ -86,8 +89,8 @@ extension SQLiteStorage: AccountLifeStorage {
     }
 
     public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        write(charge, "TOTP confirmation", { store in
-            try store.confirmTOTP(userID: account, step: step)
+        auditedWrite(charge, "TOTP confirmation", audit: audit, happened: { $0 }, { database, _ in
+            try AccountLifeStore(database: database).confirmTOTP(userID: account, step: step)
         }, completion: completion)
     }
 
@@ -99,9 +102,21 @@ extension SQLiteStorage: AccountLifeStorage {
     }
 
     public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        write(charge, "TOTP removal", { store in
+        accountWrite(account, charge, "TOTP removal", audit: audit, { store in
             try store.removeTOTP(userID: account)
         }, completion: completion)
+    }
+
+    /// `body` on the account, audited when the account was there (whether or not `body` found anything to change:
+    /// a revocation of no other session is still the user's act), in one transaction.
+    private func accountWrite<T: Sendable>(_ account: AccountID, _ charge: QueueCharge, force: Bool = false,
+                                           _ operation: String, audit: AuditRecord?,
+                                           _ body: @escaping @Sendable (AccountLifeStore) throws -> T,
+                                           completion: @escaping StorageCompletion<T>) {
+        auditedWrite(charge, force: force, operation, audit: audit, happened: { $0.existed }, { database, _ in
+            let existed = try UserStore(database: database).user(id: account) != nil
+            return AccountWriteValue(value: try body(AccountLifeStore(database: database)), existed: existed)
+        }, completion: { completion($0.map(\.value)) })
     }
 
     /// `body` on a worker's store, in the write turn; what it throws (a `StoreError`, or a `UserStoreError` for a
@@ -119,4 +134,10 @@ extension SQLiteStorage: AccountLifeStorage {
             }
         }, completion: completion)
     }
+}
+
+/// An account write's value, and whether the account was there for it.
+private struct AccountWriteValue<T: Sendable>: Sendable {
+    let value: T
+    let existed: Bool
 }

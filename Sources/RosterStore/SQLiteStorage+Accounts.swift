@@ -36,19 +36,10 @@ extension SQLiteStorage: AccountStorage {
     }
 
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
-        let clock = self.clock
-        let logger = self.logger
-        work(charge, force: true, { worker in
-            do {
-                let store = UserStore(database: try worker.database())
-                let record = try worker.writeTurn.take { () throws(UserStoreError) in
-                    try store.insertUser(canonical: new.username, display: new.display, email: new.email,
-                                         passwordHash: new.passwordHash, createdAt: clock.nowMs())
-                }
-                return .success(Account(record))
-            } catch {
-                return .failure(storageFailure(error, "registration", logging: logger))
-            }
+        auditedWrite(charge, force: true, "registration", audit: audit, { database, now in
+            Account(try UserStore(database: database).insertUser(canonical: new.username, display: new.display,
+                                                                 email: new.email, passwordHash: new.passwordHash,
+                                                                 createdAt: now))
         }, completion: { [weak self] result in
             if case .success(let account) = result { self?.usernames.add(account.username) }
             completion(result)
@@ -80,48 +71,23 @@ extension SQLiteStorage: AccountStorage {
 extension SQLiteStorage: SessionTokenStorage {
     public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
                            completion: @escaping StorageCompletion<Void>) {
-        let clock = self.clock
-        let logger = self.logger
-        work(charge, force: true, { worker in
-            do throws(StoreError) {
-                let store = SessionTokenStore(database: try worker.database())
-                try worker.writeTurn.take { () throws(StoreError) in
-                    try store.insert(tokenHash: hash, userID: account, client: client, now: clock.nowMs())
-                }
-                return .success(())
-            } catch {
-                return .failure(error.storageFailure(logging: logger, "user database write"))
-            }
+        auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
+            try SessionTokenStore(database: database).insert(tokenHash: hash, userID: account, client: client, now: now)
         }, completion: completion)
     }
 
     public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        let clock = self.clock
-        let logger = self.logger
-        work(charge, { worker in
-            do throws(StoreError) {
-                let store = SessionTokenStore(database: try worker.database())
-                // A resume writes too: it moves the token's last use.
-                let found = try worker.writeTurn.take { () throws(StoreError) in
-                    try store.resume(tokenHash: hash, now: clock.nowMs(), idleLimitMs: idleLimitMs)
-                }
-                return .success(found.map(Account.init))
-            } catch {
-                return .failure(error.storageFailure(logging: logger, "user database write"))
-            }
+        // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry.
+        auditedWrite(charge, "user database write", audit: audit, happened: { $0?.locked == false }, { database, now in
+            try SessionTokenStore(database: database).resume(tokenHash: hash, now: now, idleLimitMs: idleLimitMs)
+                .map(Account.init)
         }, completion: completion)
     }
 
     public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        let logger = self.logger
-        work(charge, force: true, { worker in
-            do throws(StoreError) {
-                let store = SessionTokenStore(database: try worker.database())
-                return .success(try worker.writeTurn.take { () throws(StoreError) in try store.revoke(tokenHash: hash) })
-            } catch {
-                return .failure(error.storageFailure(logging: logger, "user database write"))
-            }
+        auditedWrite(charge, force: true, "user database write", audit: audit, happened: { $0 }, { database, _ in
+            try SessionTokenStore(database: database).revoke(tokenHash: hash)
         }, completion: completion)
     }
 }
@@ -140,16 +106,8 @@ extension SQLiteStorage: LoginFailureStorage {
     }
 
     public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        let clock = self.clock
-        let logger = self.logger
-        work(charge, force: true, { worker in
-            do throws(StoreError) {
-                let store = LoginFailureStore(database: try worker.database())
-                try worker.writeTurn.take { () throws(StoreError) in try store.record(keys: keys, at: clock.nowMs()) }
-                return .success(())
-            } catch {
-                return .failure(error.storageFailure(logging: logger, "user database write"))
-            }
+        auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
+            try LoginFailureStore(database: database).record(keys: keys, at: now)
         }, completion: completion)
     }
 }

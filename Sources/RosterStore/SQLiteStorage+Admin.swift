@@ -19,31 +19,31 @@ extension SQLiteStorage: AdminStorage {
 
     public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
-        let clock = self.clock
-        admin(charge, write: true, force: true, "account lock", { (store: Store) throws(StoreError) in
-            try store.lock(userID: account, reason: reason, now: clock.nowMs())
+        auditedWrite(charge, force: true, "account lock", audit: audit, happened: { $0 }, { database, now in
+            try Store(database: database).lock(userID: account, reason: reason, now: now)
         }, completion: completion)
     }
 
     public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        admin(charge, write: true, "account unlock", { (store: Store) throws(StoreError) in try store.unlock(userID: account) }, completion: completion)
+        auditedWrite(charge, "account unlock", audit: audit, happened: { $0 }, { database, _ in
+            try Store(database: database).unlock(userID: account)
+        }, completion: completion)
     }
 
     public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        admin(charge, write: true, force: true, "failure reset", { (store: Store) throws(StoreError) in try store.resetFailures(keys: keys) },
-              completion: completion)
+        auditedWrite(charge, force: true, "failure reset", audit: audit, { database, _ in
+            try Store(database: database).resetFailures(keys: keys)
+        }, completion: completion)
     }
 
-    /// `body` on a worker's store, a write in the write turn; a failure is logged as `operation` and mapped.
-    private func admin<T: Sendable>(_ charge: QueueCharge, write: Bool = false, force: Bool = false, _ operation: String,
+    /// `body` on a worker's store; a failure is logged as `operation` and mapped.
+    private func admin<T: Sendable>(_ charge: QueueCharge, _ operation: String,
                                     _ body: @escaping @Sendable (AdminStore) throws(StoreError) -> T,
                                     completion: @escaping StorageCompletion<T>) {
         let logger = self.logger
-        work(charge, force: force, { worker in
+        work(charge, { worker in
             do throws(StoreError) {
-                let store = AdminStore(database: try worker.database())
-                let value = write ? try worker.writeTurn.take { () throws(StoreError) in try body(store) } : try body(store)
-                return .success(value)
+                return .success(try body(AdminStore(database: try worker.database())))
             } catch {
                 return .failure(error.storageFailure(logging: logger, operation))
             }

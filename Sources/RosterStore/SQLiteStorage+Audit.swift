@@ -1,17 +1,97 @@
 import RosterRuntime
 import RosterStorage
 
-// SKELETON (issue 16, audit): every call fails until the backend's audit table lands. Not to ship as it is.
+// The audit log (issue 16). An audited write runs its change and its entry in one enclosing transaction in the
+// write turn, so a crash keeps both or neither; once the worker is done (the commit is on disk) the loop tells
+// `onAudit` of the entry, then answers. An appended entry is forced (never refused by a budget), as is pruning,
+// the daemon's own housekeeping; a query a budget may refuse.
+
 extension SQLiteStorage: AuditStorage {
+    /// Entries deleted per transaction while pruning.
+    static let pruneBatch = 1_000
+
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
-        completion(.failure(.other))
+        // A write that changes nothing but the log: its entry is there whenever it succeeded.
+        committing(charge, force: true, "audit entry", audit: record, happened: { _ in true }, { _, _ in () },
+                   completion: { completion($0.flatMap { $0.entry.map { .success($0) } ?? .failure(.other) }) })
     }
 
     public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
-        completion(.failure(.other))
+        let logger = self.logger
+        work(charge, { worker in
+            do throws(StoreError) {
+                return .success(try AuditLogStore(database: try worker.database()).entries(query))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "audit log read"))
+            }
+        }, completion: completion)
     }
 
     public func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
-        completion(.failure(.other))
+        let logger = self.logger
+        let batch = Self.pruneBatch
+        work(charge, force: true, { worker in
+            do throws(StoreError) {
+                let store = AuditLogStore(database: try worker.database())
+                var pruned = 0
+                while true {
+                    let deleted = try worker.writeTurn.take { () throws(StoreError) in
+                        try store.prune(before: beforeMs, limit: batch)
+                    }
+                    pruned += deleted
+                    if deleted < batch { return .success(pruned) }
+                }
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "audit log pruning"))
+            }
+        }, completion: completion)
     }
+
+    /// Runs `change` (given the worker's connection and the time it writes at) and, when `audit` is set and
+    /// `happened` says the change took place, appends its entry at the same time, in one enclosing transaction
+    /// in the write turn; on the loop, `onAudit` hears the committed entry before `completion` has the value.
+    /// What `change` throws (a `StoreError`, or a `UserStoreError` for a clash or a refused hash) rolls both
+    /// back, is logged as `operation` and mapped.
+    func auditedWrite<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
+                                   _ operation: String, audit: AuditRecord?,
+                                   happened: @escaping @Sendable (T) -> Bool = { _ in true },
+                                   _ change: @escaping @Sendable (Database, Int64) throws -> T,
+                                   completion: @escaping StorageCompletion<T>) {
+        committing(charge, order: order, force: force, operation, audit: audit, happened: happened, change,
+                   completion: { completion($0.map(\.value)) })
+    }
+
+    /// `auditedWrite`, answering the entry too.
+    private func committing<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool,
+                                         _ operation: String, audit: AuditRecord?,
+                                         happened: @escaping @Sendable (T) -> Bool,
+                                         _ change: @escaping @Sendable (Database, Int64) throws -> T,
+                                         completion: @escaping StorageCompletion<AuditedValue<T>>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, order: order, force: force, { worker -> Result<AuditedValue<T>, StorageFailure> in
+            do {
+                let database = try worker.database()
+                return .success(try worker.writeTurn.take {
+                    try database.enclosingTransaction {
+                        let now = clock.nowMs()
+                        let value = try change(database, now)
+                        guard let audit, happened(value) else { return AuditedValue(value: value, entry: nil) }
+                        return AuditedValue(value: value, entry: try AuditLogStore(database: database).append(audit, at: now))
+                    }
+                })
+            } catch {
+                return .failure(storageFailure(error, operation, logging: logger))
+            }
+        }, completion: { [weak self] result in
+            if case .success(let audited) = result, let entry = audited.entry { self?.onAudit?(entry, .here) }
+            completion(result)
+        })
+    }
+}
+
+/// What an audited write's worker hands the loop: the write's value and the entry it committed, if any.
+struct AuditedValue<T: Sendable>: Sendable {
+    let value: T
+    let entry: AuditEntry?
 }

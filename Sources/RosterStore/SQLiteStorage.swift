@@ -12,8 +12,9 @@ import RosterStorage
 /// a budget, except where the protocol says never; every write transaction takes its turn at SQLite's one write
 /// lock (`WriteTurn`) and commits (WAL, synchronous=FULL) before it is answered. One user's contact writes,
 /// imports, exports and index loads run one at a time in the order they were asked (`QueueOrder.contacts`), so
-/// an index holds exactly the writes answered before it. Every completion runs on the loop thread. Stored times
-/// come from the injected `WallClock`.
+/// an index holds exactly the writes answered before it. An audited write commits its audit entry in its own
+/// transaction (`auditedWrite`), and the loop tells `onAudit` of it before answering. Every completion runs on the
+/// loop thread. Stored times come from the injected `WallClock`.
 public final class SQLiteStorage: Storage {
     /// What every call made after `stop()` answers.
     public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)

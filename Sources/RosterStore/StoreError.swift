@@ -21,6 +21,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case valueTooLarge(operation: String)
     /// The database file was checked at open and is not one Roster will serve.
     case refused(DatabaseRefusal)
+    /// A stored value this build cannot read (an audit event it does not know): the file was changed by hand.
+    case unreadableValue(operation: String)
 
     // Extended result codes are macros the Swift importer cannot read, so they are rebuilt here
     // from sqlite3.h's definitions.
@@ -69,6 +71,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return .closed(operation: operation)
         case .valueTooLarge:
             return .valueTooLarge(operation: operation)
+        case .unreadableValue:
+            return .unreadableValue(operation: operation)
         case .walUnavailable, .unknownAppliedMigration, .migrationOrderChanged, .duplicateMigration, .refused:
             return self
         }
@@ -100,6 +104,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             return "store: \(operation) failed: value too large to bind"
         case let .refused(refusal):
             return "store: \(refusal)"
+        case let .unreadableValue(operation):
+            return "store: \(operation) failed: a stored value this build cannot read"
         }
     }
 }

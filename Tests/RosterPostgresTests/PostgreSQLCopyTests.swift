@@ -22,6 +22,7 @@ struct PostgreSQLCopyTests {
             case .contacts(let contacts): rows += contacts.map { "contact \($0.account) \($0.contact)" }
             case .recoveryCodes(let codes): rows += codes.map { "code \($0)" }
             case .totp(let totp): rows += totp.map { "totp \($0)" }
+            case .audit(let entries): rows += entries.map { "audit \($0)" }
             }
         }
         return rows

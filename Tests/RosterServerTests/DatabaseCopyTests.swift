@@ -15,12 +15,13 @@ struct DatabaseCopyTests {
         var contacts: [(account: AccountID, contact: StoredContact)] = []
         var codes: [CopiedRecoveryCode] = []
         var totp: [CopiedTOTP] = []
+        var audit: [AuditEntry] = []
         var finished = false
         var calls: [String] = []
         /// Rows of each batch the target drops: a backend that loses writes.
         var dropping = 0
 
-        init(accounts: Int = 0, tokens: Int = 0, contacts: Int = 0, codes: Int = 0, totp: Int = 0) {
+        init(accounts: Int = 0, tokens: Int = 0, contacts: Int = 0, codes: Int = 0, totp: Int = 0, audit: Int = 0) {
             self.accounts = (0..<accounts).map { id in
                 CopiedAccount(account: Account(id: Int64(id + 1), username: "user\(id)", display: "user\(id)", email: nil,
                                                createdAtMs: 1),
@@ -34,12 +35,16 @@ struct DatabaseCopyTests {
             }
             self.codes = (0..<codes).map { CopiedRecoveryCode(account: 1, hash: [UInt8(truncatingIfNeeded: $0)]) }
             self.totp = (0..<totp).map { CopiedTOTP(account: Int64($0 + 1), sealed: [1], pending: nil, lastStep: 9) }
+            self.audit = (0..<audit).map {
+                AuditEntry(id: Int64($0 + 1), timeMs: 1, record: AuditRecord(event: .register, username: "user\($0)",
+                                                                          peer: AuditPeer(uid: 0, pid: 1, client: nil)))
+            }
         }
 
         func counts() throws(CopyError) -> CopyCounts {
             calls.append("counts")
             return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count,
-                              recoveryCodes: codes.count, totp: totp.count)
+                              recoveryCodes: codes.count, totp: totp.count, audit: audit.count)
         }
 
         func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -59,6 +64,9 @@ struct DatabaseCopyTests {
             for start in stride(from: 0, to: totp.count, by: batchSize) {
                 try body(.totp(Array(totp[start..<min(start + batchSize, totp.count)])))
             }
+            for start in stride(from: 0, to: audit.count, by: batchSize) {
+                try body(.audit(Array(audit[start..<min(start + batchSize, audit.count)])))
+            }
         }
 
         func write(_ batch: CopyBatch) throws(CopyError) {
@@ -70,6 +78,7 @@ struct DatabaseCopyTests {
             case .contacts(let rows): contacts += rows.dropLast(dropping)
             case .recoveryCodes(let rows): codes += rows.dropLast(dropping)
             case .totp(let rows): totp += rows.dropLast(dropping)
+            case .audit(let rows): audit += rows.dropLast(dropping)
             }
         }
 
@@ -89,24 +98,25 @@ struct DatabaseCopyTests {
     }
 
     @Test func everyRowGoesOverInBatchesWithProgressThenTheTargetIsFinishedAndCounted() throws {
-        let source = MemoryEnd(accounts: 5, tokens: 2, contacts: 3, codes: 3, totp: 1)
+        let source = MemoryEnd(accounts: 5, tokens: 2, contacts: 3, codes: 3, totp: 1, audit: 3)
         let target = MemoryEnd()
         var progress: [Int] = []
         let counts = try DatabaseCopy.run(from: source, to: target, batchSize: 2) { progress.append($0.copied.total) }
-        #expect(counts == CopyCounts(accounts: 5, tokens: 2, contacts: 3, recoveryCodes: 3, totp: 1))
+        #expect(counts == CopyCounts(accounts: 5, tokens: 2, contacts: 3, recoveryCodes: 3, totp: 1, audit: 3))
         #expect(target.accounts == source.accounts && target.tokens == source.tokens)
         #expect(target.contacts.map(\.contact) == source.contacts.map(\.contact))
-        #expect(target.codes == source.codes && target.totp == source.totp)
-        // Accounts 2+2+1, tokens 2, contacts 2+1, codes 2+1, TOTP 1: one write and one progress report a batch.
-        #expect(progress == [2, 4, 5, 7, 9, 10, 12, 13, 14])
-        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 9) + ["finish", "counts"])
+        #expect(target.codes == source.codes && target.totp == source.totp && target.audit == source.audit)
+        // Accounts 2+2+1, tokens 2, contacts 2+1, codes 2+1, TOTP 1, audit 2+1: one write and one progress report
+        // a batch.
+        #expect(progress == [2, 4, 5, 7, 9, 10, 12, 13, 14, 16, 17])
+        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 11) + ["finish", "counts"])
         #expect(source.calls == ["counts", "readAll", "counts"])
     }
 
     @Test func aTargetWithAnyRowIsRefusedBeforeAnythingIsReadOrWritten() {
-        for target in [MemoryEnd(accounts: 1), MemoryEnd(tokens: 1), MemoryEnd(contacts: 1)] {
+        for target in [MemoryEnd(accounts: 1), MemoryEnd(tokens: 1), MemoryEnd(contacts: 1), MemoryEnd(audit: 1)] {
             let existing = CopyCounts(accounts: target.accounts.count, tokens: target.tokens.count,
-                                      contacts: target.contacts.count)
+                                      contacts: target.contacts.count, audit: target.audit.count)
             let source = MemoryEnd(accounts: 3)
             #expect(copyError { () throws(CopyError) in _ = try DatabaseCopy.run(from: source, to: target) } == .targetNotEmpty(existing))
             #expect(source.calls.isEmpty)

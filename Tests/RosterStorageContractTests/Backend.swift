@@ -72,6 +72,8 @@ final class Backend {
     private let reopenStorage: () throws -> any Storage
     /// What the backend's files live in, removed with it.
     private let kept: AnyObject?
+    /// Every `onAudit` call of `storage`, in order.
+    let heard = HeardAudits()
 
     init(storage: any Storage, clock: ManualWallClock, loop: EventLoop? = nil, keeping kept: AnyObject? = nil,
          reopen: @escaping () throws -> any Storage) throws {
@@ -80,6 +82,13 @@ final class Backend {
         self.loop = try loop ?? EventLoop(signals: [])
         self.kept = kept
         self.reopenStorage = reopen
+        let heard = self.heard
+        let loopThread = self.loopThread
+        // Not through `completion(_:)`: the storage must not hold this backend, whose deinit stops it.
+        storage.onAudit = { entry, origin in
+            #expect(pthread_equal(pthread_self(), loopThread) != 0, "onAudit ran off the loop thread")
+            heard.entries.append(HeardAudit(entry: entry, origin: origin))
+        }
     }
 
     /// The same data as a new instance opened on it finds it, with this one left as it is (no clean close).
@@ -149,6 +158,17 @@ final class Backend {
             body(result)
         }
     }
+}
+
+/// One call of a backend's `onAudit`.
+struct HeardAudit: Equatable {
+    let entry: AuditEntry
+    let origin: AuditOrigin
+}
+
+/// What a backend's `onAudit` was called with, oldest first.
+final class HeardAudits {
+    var entries: [HeardAudit] = []
 }
 
 /// A charge for a user's work, as the server would make it.

@@ -11,8 +11,9 @@ import Testing
 struct SQLiteCopyTests {
     private let hash = "$argon2id$v=19$m=8,t=1,p=1$c2FsdA$aGFzaA"
 
-    /// Accounts (one with an email), tokens (one with a client), failures, contacts, recovery codes and TOTP rows
-    /// (one confirmed, one only pending), with holes in every id sequence.
+    /// Accounts (one with an email), tokens (one with a client), failures, contacts, recovery codes, TOTP rows
+    /// (one confirmed, one only pending) and audit entries (one with every optional field empty), with holes in
+    /// every id sequence.
     private func filledDatabase(_ directory: TemporaryDirectory, _ name: String = "source.db") throws {
         let database = try directory.rosterDatabase(name)
         defer { database.close() }
@@ -39,6 +40,16 @@ struct SQLiteCopyTests {
             let stored = try contacts.insert(userID: owner, draft, keys: ContactSearchKeys(draft: draft), now: 40 + Int64(index))
             if draft.name == "Dropped" { _ = try contacts.delete(userID: owner, id: stored.contact.id) }
         }
+        let log = AuditLogStore(database: database)
+        let peer = AuditPeer(uid: 4_294_967_294, pid: 42, client: "rosterctl")
+        for (index, record) in [AuditRecord(event: .register, username: "alice1", peer: peer),
+                                AuditRecord(event: .logout, username: "bobby1", peer: peer),
+                                AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: 1, client: nil),
+                                            outcome: .failed, reason: "unknown_user", suppressed: 2),
+                                AuditRecord(event: .locked, username: "bobby1", peer: peer, reason: "phished")].enumerated() {
+            let entry = try log.append(record, at: 60 + Int64(index))
+            if record.event == .logout { try database.execute("DELETE FROM audit_log WHERE id = \(entry.id)") }
+        }
     }
 
     /// Every row of every table, as text, in a fixed order.
@@ -47,7 +58,8 @@ struct SQLiteCopyTests {
         defer { database.close() }
         var rows: [String] = []
         for table in ["users ORDER BY id", "session_tokens ORDER BY token_hash", "login_failures ORDER BY rowid",
-                      "contacts ORDER BY id", "recovery_codes ORDER BY code_hash", "totp ORDER BY user_id"] {
+                      "contacts ORDER BY id", "recovery_codes ORDER BY code_hash", "totp ORDER BY user_id",
+                      "audit_log ORDER BY id"] {
             let select = try database.prepare("SELECT * FROM \(table)")
             while try select.step() {
                 rows.append(table + ": " + (0..<select.columnCount).map { "\(select.value(at: $0))" }.joined(separator: "|"))
@@ -85,10 +97,11 @@ struct SQLiteCopyTests {
             let into = try SQLiteCopy.target(path: target, now: 1)
             #expect(try into.counts() == CopyCounts())
             let batches = try copy(source, into, batchSize: 1)
-            // One row a batch: accounts, then tokens, failures, contacts, codes and TOTP, each in its own batches.
-            #expect(batches.count == 2 + 2 + 2 + 3 + 2 + 2)
+            // One row a batch: accounts, then tokens, failures, contacts, codes, TOTP and audit entries, each in its
+            // own batches.
+            #expect(batches.count == 2 + 2 + 2 + 3 + 2 + 2 + 3)
             #expect(try source.counts() == CopyCounts(accounts: 2, tokens: 2, failures: 2, contacts: 3, recoveryCodes: 2,
-                                                      totp: 2))
+                                                      totp: 2, audit: 3))
             #expect(try into.counts() == source.counts())
         }
         #expect(try dump(target) == dump(directory.path("source.db")))
@@ -100,6 +113,10 @@ struct SQLiteCopyTests {
         #expect(next.id == 4)
         #expect(try UserStore(database: database).user(canonical: "ALICE1")?.email == "a@example.org")
         #expect(try UserStore(database: database).credential(canonical: "alice1")?.totp == TOTPSeal(sealed: [1, 2, 3], lastStep: 55))
+        let copiedLog = try AuditLogStore(database: database).entries(AuditQuery(limit: 10))
+        #expect(copiedLog.map(\.id) == [4, 3, 1])
+        #expect(copiedLog.map(\.record.reason) == ["phished", "unknown_user", nil])
+        #expect(try AuditLogStore(database: database).append(copiedLog[0].record, at: 70).id == 5)
     }
 
     @Test func batchesHoldAtMostTheirSizeAndEveryRowOnce() throws {
@@ -158,6 +175,6 @@ struct SQLiteCopyTests {
         #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.target(path: directory.path("foreign.db"), now: 1) }?.contains("Roster did not make") == true)
         #expect(directory.bytes("foreign.db") == before)
         try filledDatabase(directory, "full.db")
-        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 13)
+        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 16)
     }
 }

@@ -12,7 +12,7 @@ import Testing
 @Suite("SQLiteStorage")
 struct SQLiteStorageTests {
     /// A backend on a fresh file, with its loop on this thread and its log kept.
-    private final class Harness {
+    final class Harness {
         let directory: TemporaryDirectory
         let loop: EventLoop
         let clock = ManualWallClock()
@@ -46,7 +46,7 @@ struct SQLiteStorageTests {
         }
     }
 
-    private static let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
+    static let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
     private let peer = QueueCharge(payer: .peer(1_000), connection: 7)
 
     private func register(_ name: String, _ storage: SQLiteStorage, _ harness: Harness) throws -> Account {

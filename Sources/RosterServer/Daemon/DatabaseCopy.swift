@@ -48,6 +48,7 @@ extension CopyCounts {
         case .contacts(let rows): contacts += rows.count
         case .recoveryCodes(let rows): recoveryCodes += rows.count
         case .totp(let rows): totp += rows.count
+        case .audit(let rows): audit += rows.count
         }
     }
 }

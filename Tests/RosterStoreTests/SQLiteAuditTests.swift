@@ -1,0 +1,162 @@
+import Foundation
+import RosterCore
+import RosterRuntime
+import RosterStorage
+import RosterStorageTesting
+import Testing
+@testable import RosterStore
+
+/// The SQLite audit log beyond the storage contract: a change and its entry are one commit, so a failure (or a
+/// crash) between them cannot leave one without the other; the table refuses UPDATE; queries and pruning use
+/// their indexes; pruning a long log goes in batches.
+@Suite("SQLite audit log")
+struct SQLiteAuditTests {
+    private typealias Harness = SQLiteStorageTests.Harness
+    private static let newHash = "$argon2id$v=19$m=19456,t=2,p=1$bmV3c2FsdA$bmV3aGFzaA"
+    private let peer = AuditPeer(uid: 1_000, pid: 42, client: "rosterctl")
+
+    private func token(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
+
+    /// An entry the table's CHECK refuses (a negative count): its insert fails after the change was made.
+    private var refusedEntry: AuditRecord {
+        AuditRecord(event: .login, username: "alice1", peer: peer, outcome: .failed, reason: "wrong_password",
+                    suppressed: -1)
+    }
+
+    @Test func anEntryThatCannotBeWrittenTakesItsChangeWithIt() throws {
+        let harness = try Harness()
+        let storage = try harness.open()
+        var heard: [AuditEntry] = []
+        storage.onAudit = { entry, _ in heard.append(entry) }
+        let alice = try harness.answer {
+            storage.createAccount(NewAccount(username: "alice1", display: "A", email: "a@example.com",
+                                             passwordHash: SQLiteStorageTests.hash), charge: .daemon, completion: $0)
+        }.get()
+        try harness.answer { storage.storeToken(hash: token(1), for: alice.id, charge: .daemon, completion: $0) }.get()
+        let bad = refusedEntry
+        func refused<T>(_ what: String, _ call: (@escaping StorageCompletion<T>) -> Void) throws {
+            let answer: Result<T, StorageFailure> = try harness.answer(call)
+            #expect(answer.isFailureOther, "\(what) answered \(answer)")
+        }
+
+        try refused("registration") {
+            storage.createAccount(NewAccount(username: "bobby1", display: "B", email: nil, passwordHash: SQLiteStorageTests.hash),
+                                  audit: bad, charge: .daemon, completion: $0)
+        }
+        try refused("log-in") {
+            storage.storeToken(hash: token(2), for: alice.id, client: nil, audit: bad, charge: .daemon, completion: $0)
+        }
+        try refused("failure") { storage.recordFailure(keys: ["account:alice1"], audit: bad, charge: .daemon, completion: $0) }
+        try refused("password change") {
+            storage.changePassword(of: alice.id, to: Self.newHash, keeping: nil, audit: bad, charge: .daemon, completion: $0)
+        }
+        try refused("email change") {
+            storage.changeEmail(of: alice.id, to: "b@example.com", audit: bad, charge: .daemon, completion: $0)
+        }
+        try refused("log-out") { storage.revokeToken(hash: token(1), audit: bad, charge: .daemon, completion: $0) }
+        try refused("lock") { storage.lockAccount(alice.id, reason: "x", audit: bad, charge: .daemon, completion: $0) }
+        try refused("deletion") {
+            storage.deleteAccount(alice.id, failureKeys: [], audit: bad, charge: .daemon, completion: $0)
+        }
+        try refused("recovery codes") {
+            storage.replaceRecoveryCodes(of: alice.id, hashes: [token(5)], audit: bad, charge: .daemon, completion: $0)
+        }
+
+        // Each change went with its entry: everything is as it was before the first refused write.
+        let database = try Database(path: harness.path)
+        func count(_ sql: String) throws -> String? { try database.pragmaValue(sql) }
+        #expect(try count("SELECT count(*) FROM users") == "1")
+        #expect(try count("SELECT email || ',' || password_hash || ',' || (locked_at IS NULL) FROM users")
+                == "a@example.com,\(SQLiteStorageTests.hash),1")
+        #expect(try count("SELECT count(*) FROM session_tokens") == "1")
+        #expect(try count("SELECT count(*) FROM login_failures") == "0")
+        #expect(try count("SELECT count(*) FROM recovery_codes") == "0")
+        #expect(try count("SELECT count(*) FROM audit_log") == "0")
+        #expect(heard == [])
+        #expect(try harness.answer { storage.isUsernameTaken("bobby1", charge: .daemon, completion: $0) }.get() == false)
+        #expect(try harness.answer { storage.resumeToken(hash: token(1), idleLimitMs: 60_000, charge: .daemon,
+                                                         completion: $0) }.get()?.id == alice.id)
+        // The same writes with an entry the table takes go through, each with its entry.
+        var good = bad
+        good.suppressed = 0
+        try harness.answer { storage.recordFailure(keys: ["account:alice1"], audit: good, charge: .daemon, completion: $0) }.get()
+        #expect(try count("SELECT count(*) FROM login_failures") == "1")
+        #expect(try count("SELECT count(*) FROM audit_log") == "1")
+        #expect(heard.map(\.record) == [good])
+    }
+
+    @Test func theLogRefusesUpdatesAndOnlyPruningDeletes() throws {
+        let harness = try Harness()
+        let storage = try harness.open()
+        let entry = try harness.answer {
+            storage.appendAudit(AuditRecord(event: .locked, username: "alice1", peer: peer, reason: "phished"),
+                                charge: .daemon, completion: $0)
+        }.get()
+        let database = try Database(path: harness.path)
+        for update in ["UPDATE audit_log SET reason = 'nothing happened'", "UPDATE audit_log SET username = NULL",
+                       "UPDATE audit_log SET time_ms = 0 WHERE id = \(entry.id)"] {
+            #expect(throws: StoreError.self, "\(update)") { try database.execute(update) }
+        }
+        #expect(try database.pragmaValue("SELECT reason || ',' || username || ',' || time_ms FROM audit_log")
+                == "phished,alice1,\(entry.timeMs)")
+    }
+
+    @Test func pruningALongLogGoesInBatchesAndCountsThemAll() throws {
+        let harness = try Harness()
+        let storage = try harness.open()
+        let database = try Database(path: harness.path)
+        let now = harness.clock.nowMs()
+        let old = SQLiteStorage.pruneBatch * 2 + 500
+        try database.transaction { () throws(StoreError) in
+            let store = AuditLogStore(database: database)
+            for index in 0..<old {
+                _ = try store.append(AuditRecord(event: .login, username: nil, peer: peer), at: now - 10_000 - Int64(index))
+            }
+            _ = try store.append(AuditRecord(event: .logout, username: "alice1", peer: peer), at: now)
+        }
+        #expect(try harness.answer { storage.pruneAudit(before: now - 1, charge: .daemon, completion: $0) }.get() == old)
+        #expect(try database.pragmaValue("SELECT group_concat(event) FROM audit_log") == "logout")
+    }
+
+    @Test func queriesAndPruningUseTheirIndexes() throws {
+        let harness = try Harness()
+        _ = try harness.open()
+        let database = try Database(path: harness.path)
+        func plan(_ sql: String) throws -> String {
+            let statement = try database.prepare("EXPLAIN QUERY PLAN " + sql)
+            var details: [String] = []
+            while try statement.step() { details.append(statement.string(at: 3) ?? "") }
+            return details.joined(separator: "; ")
+        }
+        let columns = AuditLogStore.columns
+        #expect(try plan("SELECT \(columns) FROM audit_log WHERE username = 'a' ORDER BY id DESC LIMIT 10")
+            .contains("audit_log_username"))
+        #expect(try plan("SELECT \(columns) FROM audit_log WHERE event = 'login' AND id < 5 ORDER BY id DESC LIMIT 10")
+            .contains("audit_log_event"))
+        let newest = try plan("SELECT \(columns) FROM audit_log ORDER BY id DESC LIMIT 10")
+        #expect(!newest.contains("TEMP B-TREE"), "newest first needs no sort: \(newest)")
+        let prune = try plan(AuditLogStore.pruneSQL.replacingOccurrences(of: "?", with: "5"))
+        #expect(prune.contains("audit_log_time"), "pruning finds old entries by time: \(prune)")
+    }
+
+    /// Issue 16's migration over a database of issue 15's and 16's earlier schema: the rows stay, the log is empty.
+    @Test func theAuditMigrationKeepsWhatThereWas() throws {
+        let harness = try Harness()
+        let database = try Database(path: harness.path)
+        let before = Array(RosterSchema.migrations.prefix { $0.name != "0008_audit" })
+        _ = try Migrator.migrate(database, migrations: before, now: 1)
+        try database.execute("""
+            INSERT INTO users(id, canonical, display, password_hash, created_at) VALUES (1, 'ann001', 'ann001', '$argon2id$x', 1);
+            """)
+        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit"])
+        #expect(try database.pragmaValue("SELECT count(*) FROM users") == "1")
+        #expect(try database.pragmaValue("SELECT count(*) FROM audit_log") == "0")
+    }
+}
+
+extension Result where Failure == StorageFailure {
+    fileprivate var isFailureOther: Bool {
+        if case .failure(.other) = self { return true }
+        return false
+    }
+}
