@@ -34,10 +34,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
         let row = try run("count rows", """
             SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
                    (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
-                   (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp)
+                   (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log)
             """).rows.first
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
-                          contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0))
+                          contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0),
+                          audit: Int(row?.int(6) ?? 0))
     }
 
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -89,6 +90,13 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
                 try body(.totp(try rows.map { row throws(CopyError) in
                     guard let account = row.int(0) else { throw self.unreadable("a TOTP row") }
                     return CopiedTOTP(account: account, sealed: row.bytes(1), pending: row.bytes(2), lastStep: row.int(3))
+                }))
+            }
+            // Issue 16: the audit log, oldest first, ids and times as they were.
+            try read("SELECT \(PostgreSQLQueries.auditColumns) FROM audit_log ORDER BY id", size) { rows throws(CopyError) in
+                try body(.audit(try rows.map { row throws(CopyError) in
+                    guard let entry = row.auditEntry() else { throw self.unreadable("an audit entry") }
+                    return entry
                 }))
             }
             try run("end the snapshot", "COMMIT")
@@ -146,9 +154,16 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
             ]) { [.int($0.account), $0.sealed.map(PGValue.bytes) ?? .null, $0.pending.map(PGValue.bytes) ?? .null,
                   $0.lastStep.map(PGValue.int) ?? .null] }
         case .audit(let entries):
-            // SKELETON (issue 16): PostgreSQL's audit table comes with i16-pg, which writes these rows here.
-            guard entries.isEmpty else { throw .failed("this rosterd cannot copy audit entries into PostgreSQL yet") }
-            statements = []
+            statements = Self.inserts(entries, table: "audit_log", columns: [
+                ("id", "bigint"), ("time_ms", "bigint"), ("event", "text"), ("username", "text"), ("peer_uid", "bigint"),
+                ("peer_pid", "integer"), ("client", "text"), ("outcome", "text"), ("reason", "text"), ("suppressed", "bigint"),
+            ]) { entry in
+                // A NUL (SQLite holds one) becomes U+FFFD here, as in every entry this backend writes.
+                let record = AuditWrite.storable(entry.record)
+                return [.int(entry.id), .int(entry.timeMs), .text(record.event.rawValue), .optional(record.username),
+                        .int(Int64(record.peer.uid)), .int(Int64(record.peer.pid)), .optional(record.peer.client),
+                        .text(record.outcome.rawValue), .optional(record.reason), .int(Int64(record.suppressed))]
+            }
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.
@@ -167,9 +182,10 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
         }
     }
 
-    /// Moves each id sequence past the ids copied, so the daemon's next account or contact gets a new one.
+    /// Moves each id sequence past the ids copied, so the daemon's next account, contact or audit entry gets a new
+    /// one (an audit id is never reused: entries are paged and followed by it).
     public func finish() throws(CopyError) {
-        for table in ["users", "contacts"] {
+        for table in ["users", "contacts", "audit_log"] {
             try run("move the \(table) id sequence", """
                 SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE(max(id), 0) + 1, false) FROM \(table)
                 """)

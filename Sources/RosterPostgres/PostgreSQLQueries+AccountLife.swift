@@ -24,49 +24,68 @@ extension PostgreSQLQueries {
             """, [.int(account)])
     }
 
-    /// Rows (hash) of the account's tokens deleted, all but `keeping`, each announced.
-    static func revokeTokens(of account: AccountID, except keeping: [UInt8]?, announcing prefix: String) -> PGStatement {
-        PGStatement("""
+    /// Rows (a hash or NULL, then the entry's stamp) of the account's tokens deleted, all but `keeping`, each
+    /// announced; one row of NULL hash when none was. The entry is written when the account is there, tokens or not.
+    static func revokeTokens(of account: AccountID, except keeping: [UInt8]?, announcing prefix: String, now: PGValue,
+                             audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account), keeping.map(PGValue.bytes) ?? .null, .text(prefix)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "WHERE EXISTS (SELECT 1 FROM users WHERE id = $1::bigint)",
+                                    params: &params)
+        return PGStatement("""
             WITH gone AS (
                 DELETE FROM session_tokens WHERE user_id = $1::bigint AND token_hash IS DISTINCT FROM $2::bytea
-                RETURNING token_hash)
-            SELECT token_hash, pg_notify('\(ChangeNotification.channel)', $3::text || encode(token_hash, 'hex')) FROM gone
-            """, [.int(account), keeping.map(PGValue.bytes) ?? .null, .text(prefix)])
+                RETURNING token_hash),
+            \(auditCTE)
+            SELECT g.token_hash,
+                CASE WHEN g.token_hash IS NOT NULL
+                    THEN pg_notify('\(ChangeNotification.channel)', $3::text || encode(g.token_hash, 'hex')) END,
+                a.id, a.time_ms
+            FROM (SELECT 1) one LEFT JOIN gone g ON true LEFT JOIN audited a ON true
+            """, params)
     }
 
-    /// One row (taken, then `id, canonical, display, email, created_at` when changed). Another account's email is
-    /// checked in the same statement; one committed meanwhile by another daemon fails the UPDATE with 23505.
-    static func changeEmail(of account: AccountID, to email: String?) -> PGStatement {
-        PGStatement("""
+    /// One row (taken, then `id, canonical, display, email, created_at` when changed, then the entry's stamp).
+    /// Another account's email is checked in the same statement; one committed meanwhile by another daemon fails
+    /// the UPDATE with 23505, and the entry with it.
+    static func changeEmail(of account: AccountID, to email: String?, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM changed", params: &params)
+        return PGStatement("""
             WITH target AS (
                 SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $2::text AND id <> $3::bigint) AS taken),
             changed AS (
                 UPDATE users SET email = $1::text, email_key = $2::text FROM target
                 WHERE users.id = $3::bigint AND NOT target.taken
-                RETURNING users.id, users.canonical, users.display, users.email, users.created_at)
-            SELECT target.taken, changed.* FROM target LEFT JOIN changed ON true
-            """, [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account)])
+                RETURNING users.id, users.canonical, users.display, users.email, users.created_at),
+            \(auditCTE)
+            SELECT target.taken, changed.*, a.id, a.time_ms
+            FROM target LEFT JOIN changed ON true LEFT JOIN audited a ON true
+            """, params)
     }
 
     /// Deletes the account, if it still has `email` (the deletion's notification names it), with the failed
     /// log-ins of `failureKeys`; its contacts, tokens, codes and TOTP go by the foreign keys. Rows (id, a token
-    /// hash or NULL), none when nothing was deleted. The tokens are read in the statement's snapshot, before the
-    /// cascade, and each is announced, as is the deletion.
+    /// hash or NULL, then the entry's stamp), none when nothing was deleted. The tokens are read in the
+    /// statement's snapshot, before the cascade, and each is announced, as is the deletion.
     static func deleteAccount(_ account: AccountID, email: String?, failureKeys: [String], notification: String,
-                              announcingTokens prefix: String) -> PGStatement {
-        PGStatement("""
+                              announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account), .optional(email), .text(notification),
+                                 .text(PGArrayLiteral.texts(failureKeys)), .text(prefix)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM victim", params: &params)
+        return PGStatement("""
             WITH victim AS (
                 DELETE FROM users WHERE id = $1::bigint AND email IS NOT DISTINCT FROM $2::text
                 RETURNING id, pg_notify('\(ChangeNotification.channel)', $3::text)),
             tokens AS (SELECT t.token_hash FROM session_tokens t JOIN victim v ON t.user_id = v.id),
             failures AS (
-                DELETE FROM login_failures WHERE key = ANY($4::text[]) AND EXISTS (SELECT 1 FROM victim))
+                DELETE FROM login_failures WHERE key = ANY($4::text[]) AND EXISTS (SELECT 1 FROM victim)),
+            \(auditCTE)
             SELECT v.id, t.token_hash,
                 CASE WHEN t.token_hash IS NOT NULL
-                    THEN pg_notify('\(ChangeNotification.channel)', $5::text || encode(t.token_hash, 'hex')) END
-            FROM victim v LEFT JOIN tokens t ON true
-            """, [.int(account), .optional(email), .text(notification), .text(PGArrayLiteral.texts(failureKeys)),
-                  .text(prefix)])
+                    THEN pg_notify('\(ChangeNotification.channel)', $5::text || encode(t.token_hash, 'hex')) END,
+                a.id, a.time_ms
+            FROM victim v LEFT JOIN tokens t ON true LEFT JOIN audited a ON true
+            """, params)
     }
 
     /// Rows (hash, created_at, last_used_at, client) of the account's live tokens, oldest first: alive while
@@ -78,31 +97,47 @@ extension PostgreSQLQueries {
             """, [now, .int(account), span(idleLimitMs)])
     }
 
-    /// Every code of the account replaced, in one transaction.
-    static func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]]) -> [PGStatement] {
-        let clear = PGStatement("DELETE FROM recovery_codes WHERE user_id = $1::bigint", [.int(account)])
-        guard !hashes.isEmpty else { return [clear] }
-        let tuples = hashes.indices.map { "($1::bigint, $\($0 + 2)::bytea)" }.joined(separator: ", ")
-        return [clear, PGStatement("INSERT INTO recovery_codes(user_id, code_hash) VALUES \(tuples)",
-                                   [.int(account)] + hashes.map(PGValue.bytes))]
+    /// Every code of the account replaced, in one transaction; the entry (when the account is there) last.
+    static func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], now: PGValue,
+                                     audit: AuditWrite?) -> [PGStatement] {
+        var statements = [PGStatement("DELETE FROM recovery_codes WHERE user_id = $1::bigint", [.int(account)])]
+        if !hashes.isEmpty {
+            let tuples = hashes.indices.map { "($1::bigint, $\($0 + 2)::bytea)" }.joined(separator: ", ")
+            statements.append(PGStatement("INSERT INTO recovery_codes(user_id, code_hash) VALUES \(tuples)",
+                                          [.int(account)] + hashes.map(PGValue.bytes)))
+        }
+        if let audit { statements.append(insertAudit(audit, ifAccountExists: account, now: now)) }
+        return statements
+    }
+
+    /// The entry of a write that is a transaction of several statements, when its account is (still) there.
+    static func insertAudit(_ audit: AuditWrite, ifAccountExists account: AccountID, now: PGValue) -> PGStatement {
+        var params: [PGValue] = [.int(account)]
+        let sql = insertAudit(audit, time: .now(now), source: "WHERE EXISTS (SELECT 1 FROM users WHERE id = $1::bigint)",
+                              params: &params)
+        return PGStatement(sql, params)
     }
 
     /// Uses the code up, sets the password hash and deletes every token, each announced: rows (a token hash or
-    /// NULL), none when the account had no such code (then nothing changed).
+    /// NULL, then the entry's stamp), none when the account had no such code (then nothing changed).
     static func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
-                                   announcingTokens prefix: String) -> PGStatement {
-        PGStatement("""
+                                   announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM used", params: &params)
+        return PGStatement("""
             WITH used AS (
                 DELETE FROM recovery_codes WHERE user_id = $1::bigint AND code_hash = $2::bytea RETURNING user_id),
             changed AS (
                 UPDATE users SET password_hash = $3::text FROM used WHERE users.id = used.user_id RETURNING users.id),
             gone AS (
-                DELETE FROM session_tokens t USING used WHERE t.user_id = used.user_id RETURNING t.token_hash)
+                DELETE FROM session_tokens t USING used WHERE t.user_id = used.user_id RETURNING t.token_hash),
+            \(auditCTE)
             SELECT g.token_hash,
                 CASE WHEN g.token_hash IS NOT NULL
-                    THEN pg_notify('\(ChangeNotification.channel)', $4::text || encode(g.token_hash, 'hex')) END
-            FROM used LEFT JOIN gone g ON true
-            """, [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)])
+                    THEN pg_notify('\(ChangeNotification.channel)', $4::text || encode(g.token_hash, 'hex')) END,
+                a.id, a.time_ms
+            FROM used LEFT JOIN gone g ON true LEFT JOIN audited a ON true
+            """, params)
     }
 
     static func storePendingTOTP(of account: AccountID, sealed: [UInt8]) -> PGStatement {
@@ -112,11 +147,18 @@ extension PostgreSQLQueries {
             """, [.int(account), .bytes(sealed)])
     }
 
-    static func confirmTOTP(of account: AccountID, step: Int64) -> PGStatement {
-        PGStatement("""
-            UPDATE totp SET sealed = pending, pending = NULL, last_step = $2::bigint
-            WHERE user_id = $1::bigint AND pending IS NOT NULL
-            """, [.int(account), .int(step)])
+    /// One row (the entry's stamp) when a secret was pending; none otherwise.
+    static func confirmTOTP(of account: AccountID, step: Int64, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account), .int(step)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM confirmed", params: &params)
+        return PGStatement("""
+            WITH confirmed AS (
+                UPDATE totp SET sealed = pending, pending = NULL, last_step = $2::bigint
+                WHERE user_id = $1::bigint AND pending IS NOT NULL
+                RETURNING user_id),
+            \(auditCTE)
+            SELECT a.id, a.time_ms FROM confirmed LEFT JOIN audited a ON true
+            """, params)
     }
 
     /// One statement, so of two log-ins with one code exactly one changes the row (the second waits for the
@@ -128,7 +170,15 @@ extension PostgreSQLQueries {
             """, [.int(account), .int(step)])
     }
 
-    static func removeTOTP(of account: AccountID) -> PGStatement {
-        PGStatement("DELETE FROM totp WHERE user_id = $1::bigint", [.int(account)])
+    /// One row: the entry's stamp (NULL when the account is gone, and then no entry).
+    static func removeTOTP(of account: AccountID, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "WHERE EXISTS (SELECT 1 FROM users WHERE id = $1::bigint)",
+                                    params: &params)
+        return PGStatement("""
+            WITH gone AS (DELETE FROM totp WHERE user_id = $1::bigint),
+            \(auditCTE)
+            SELECT a.id, a.time_ms FROM (SELECT 1) one LEFT JOIN audited a ON true
+            """, params)
     }
 }

@@ -31,27 +31,43 @@ extension PostgreSQLQueries {
         return PGStatement("SELECT \(summaryColumns) FROM users u WHERE u.\(column) = $1::text", [.text(key)])
     }
 
-    /// One row when the account was there; the lock keeps its first time.
-    static func lockAccount(_ account: AccountID, reason: String?, now: PGValue, notification: String) -> PGStatement {
-        PGStatement("""
-            WITH locked AS (
-                UPDATE users SET locked_at = COALESCE(locked_at, \(Self.now(1))), locked_reason = $3::text
-                WHERE id = $2::bigint RETURNING id)
-            SELECT pg_notify('\(ChangeNotification.channel)', $4::text) FROM locked
-            """, [now, .int(account), .optional(reason), .text(notification)])
+    /// One row (the entry's stamp last) when the account was there; the lock keeps its first time, and its entry
+    /// is stamped with the lock's now.
+    static func lockAccount(_ account: AccountID, reason: String?, now: PGValue, notification: String,
+                            audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [now, .int(account), .optional(reason), .text(notification)]
+        let auditCTE = Self.audited(audit, time: .column("clock.ms"), source: "FROM clock, locked", params: &params)
+        return PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            locked AS (
+                UPDATE users SET locked_at = COALESCE(locked_at, clock.ms), locked_reason = $3::text FROM clock
+                WHERE id = $2::bigint RETURNING id),
+            \(auditCTE)
+            SELECT pg_notify('\(ChangeNotification.channel)', $4::text), a.id, a.time_ms FROM locked LEFT JOIN audited a ON true
+            """, params)
     }
 
-    /// One row when the account was there; its tokens (dead since the lock) go.
-    static func unlockAccount(_ account: AccountID) -> PGStatement {
-        PGStatement("""
+    /// One row (the entry's stamp last) when the account was there; its tokens (dead since the lock) go.
+    static func unlockAccount(_ account: AccountID, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM unlocked", params: &params)
+        return PGStatement("""
             WITH unlocked AS (
                 UPDATE users SET locked_at = NULL, locked_reason = NULL WHERE id = $1::bigint RETURNING id),
-            gone AS (DELETE FROM session_tokens WHERE user_id IN (SELECT id FROM unlocked))
-            SELECT id FROM unlocked
-            """, [.int(account)])
+            gone AS (DELETE FROM session_tokens WHERE user_id IN (SELECT id FROM unlocked)),
+            \(auditCTE)
+            SELECT u.id, a.id, a.time_ms FROM unlocked u LEFT JOIN audited a ON true
+            """, params)
     }
 
-    static func resetFailures(keys: [String]) -> PGStatement {
-        PGStatement("DELETE FROM login_failures WHERE key = ANY($1::text[])", [.text(PGArrayLiteral.texts(keys))])
+    /// One row: the entry's stamp.
+    static func resetFailures(keys: [String], now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.text(PGArrayLiteral.texts(keys))]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "", params: &params)
+        return PGStatement("""
+            WITH gone AS (DELETE FROM login_failures WHERE key = ANY($1::text[])),
+            \(auditCTE)
+            SELECT a.id, a.time_ms FROM (SELECT 1) one LEFT JOIN audited a ON true
+            """, params)
     }
 }

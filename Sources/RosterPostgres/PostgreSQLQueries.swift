@@ -45,21 +45,26 @@ enum PostgreSQLQueries {
             """, [.text(key)])
     }
 
-    /// One row (id, created_at) when the account was created; none when a unique key was held already, which
-    /// the insert then leaves alone (`ON CONFLICT DO NOTHING`): of two daemons inserting one name at the same
-    /// instant, the second waits for the first's commit and gets no row.
-    static func createAccount(_ account: NewAccount, now: PGValue, notification: String) -> PGStatement {
-        PGStatement("""
+    /// One row (id, created_at, then the entry's stamp) when the account was created; none when a unique key was
+    /// held already, which the insert then leaves alone (`ON CONFLICT DO NOTHING`): of two daemons inserting one
+    /// name at the same instant, the second waits for the first's commit and gets no row (nor an entry).
+    static func createAccount(_ account: NewAccount, now: PGValue, notification: String, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [now, .text(account.username), .text(UsernameKey.folded(account.username)),
+                                 .text(account.display), .optional(account.email),
+                                 .optional(account.email.map(UsernameKey.folded)), .text(account.passwordHash),
+                                 .text(notification)]
+        let auditCTE = Self.audited(audit, time: .column("added.created_at"), source: "FROM added", params: &params)
+        return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
             added AS (
                 INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
                 SELECT $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, clock.ms FROM clock
                 ON CONFLICT DO NOTHING
-                RETURNING id, created_at)
-            SELECT id, created_at, pg_notify('\(ChangeNotification.channel)', $8::text) FROM added
-            """, [now, .text(account.username), .text(UsernameKey.folded(account.username)), .text(account.display),
-                  .optional(account.email), .optional(account.email.map(UsernameKey.folded)), .text(account.passwordHash),
-                  .text(notification)])
+                RETURNING id, created_at),
+            \(auditCTE)
+            SELECT added.id, added.created_at, pg_notify('\(ChangeNotification.channel)', $8::text), a.id, a.time_ms
+            FROM added LEFT JOIN audited a ON true
+            """, params)
     }
 
     /// Which field of a refused registration is held: (username, email).
@@ -86,25 +91,36 @@ enum PostgreSQLQueries {
 
     // MARK: Session tokens
 
-    static func storeToken(_ hash: [UInt8], for account: AccountID, client: String?, now: PGValue) -> PGStatement {
-        PGStatement("""
+    /// One row: the entry's stamp.
+    static func storeToken(_ hash: [UInt8], for account: AccountID, client: String?, now: PGValue,
+                           audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [now, .bytes(hash), .int(account), .optional(client)]
+        let auditCTE = Self.audited(audit, time: .column("stored.created_at"), source: "FROM stored", params: &params)
+        return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
             login AS (
                 UPDATE users SET last_login_at = GREATEST(COALESCE(last_login_at, 0), clock.ms) FROM clock
-                WHERE id = $3::bigint)
-            INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client)
-            SELECT $2::bytea, $3::bigint, clock.ms, clock.ms, $4::text FROM clock
-            """, [now, .bytes(hash), .int(account), .optional(client)])
+                WHERE id = $3::bigint),
+            stored AS (
+                INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client)
+                SELECT $2::bytea, $3::bigint, clock.ms, clock.ms, $4::text FROM clock
+                RETURNING created_at),
+            \(auditCTE)
+            SELECT a.id, a.time_ms FROM stored LEFT JOIN audited a ON true
+            """, params)
     }
 
     /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),
     /// then a live one's last use moves to now (never backwards), as does its account's last log-in, and its
-    /// account comes back (id, canonical, display, email, created_at, locked). A locked account's token is left
-    /// as it is, dead until the unlock deletes it.
-    static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue) -> [PGStatement] {
-        [PGStatement("DELETE FROM session_tokens WHERE token_hash = $1::bytea AND \(Self.now(2)) - last_used_at >= $3::bigint",
-                     [.bytes(hash), now, span(idleLimitMs)]),
-         PGStatement("""
+    /// account comes back (id, canonical, display, email, created_at, locked, then the entry's stamp). A locked
+    /// account's token is left as it is, dead until the unlock deletes it, and its resume writes no entry.
+    static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue, audit: AuditWrite?) -> [PGStatement] {
+        var params: [PGValue] = [.bytes(hash), now]
+        let auditCTE = Self.audited(audit, time: .column("clock.ms"), source: "FROM clock, found WHERE NOT found.locked",
+                              params: &params)
+        return [PGStatement("DELETE FROM session_tokens WHERE token_hash = $1::bytea AND \(Self.now(2)) - last_used_at >= $3::bigint",
+                            [.bytes(hash), now, span(idleLimitMs)]),
+                PGStatement("""
             WITH clock AS (SELECT \(Self.now(2)) AS ms),
             found AS (
                 SELECT u.id, u.canonical, u.display, u.email, u.created_at, u.locked_at IS NOT NULL AS locked
@@ -114,17 +130,22 @@ enum PostgreSQLQueries {
                 WHERE t.token_hash = $1::bytea AND NOT found.locked),
             login AS (
                 UPDATE users u SET last_login_at = GREATEST(COALESCE(u.last_login_at, 0), clock.ms) FROM clock, found
-                WHERE u.id = found.id AND NOT found.locked)
-            SELECT id, canonical, display, email, created_at, locked FROM found
-            """, [.bytes(hash), now])]
+                WHERE u.id = found.id AND NOT found.locked),
+            \(auditCTE)
+            SELECT f.id, f.canonical, f.display, f.email, f.created_at, f.locked, a.id, a.time_ms
+            FROM found f LEFT JOIN audited a ON true
+            """, params)]
     }
 
-    /// One row when the token was there (and the others are told).
-    static func revokeToken(_ hash: [UInt8], notification: String) -> PGStatement {
-        PGStatement("""
-            WITH gone AS (DELETE FROM session_tokens WHERE token_hash = $1::bytea RETURNING 1)
-            SELECT pg_notify('\(ChangeNotification.channel)', $2::text) FROM gone
-            """, [.bytes(hash), .text(notification)])
+    /// One row (the entry's stamp last) when the token was there (and the others are told).
+    static func revokeToken(_ hash: [UInt8], notification: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.bytes(hash), .text(notification)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "FROM gone", params: &params)
+        return PGStatement("""
+            WITH gone AS (DELETE FROM session_tokens WHERE token_hash = $1::bytea RETURNING 1),
+            \(auditCTE)
+            SELECT pg_notify('\(ChangeNotification.channel)', $2::text), a.id, a.time_ms FROM gone LEFT JOIN audited a ON true
+            """, params)
     }
 
     static func purgeTokens(idleLimitMs: Int64, now: PGValue) -> PGStatement {
@@ -145,12 +166,21 @@ enum PostgreSQLQueries {
             """, [now, span(windowMs - 1)] + keys.map(PGValue.text))
     }
 
-    static func recordFailure(keys: [String], now: PGValue) -> PGStatement {
+    /// One row: the entry's stamp. With no key, only the entry is written.
+    static func recordFailure(keys: [String], now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [now] + keys.map(PGValue.text)
         let values = keys.indices.map { "($\($0 + 2)::text)" }.joined(separator: ", ")
+        let recorded = keys.isEmpty ? "" : """
+            recorded AS (
+                INSERT INTO login_failures(key, at) SELECT k.key, clock.ms FROM (VALUES \(values)) AS k(key), clock),
+            """
+        let auditCTE = Self.audited(audit, time: .column("clock.ms"), source: "FROM clock", params: &params)
         return PGStatement("""
-            INSERT INTO login_failures(key, at)
-            SELECT k.key, clock.ms FROM (VALUES \(values)) AS k(key), (SELECT \(Self.now(1)) AS ms) clock
-            """, [now] + keys.map(PGValue.text))
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            \(recorded)
+            \(auditCTE)
+            SELECT a.id, a.time_ms FROM clock LEFT JOIN audited a ON true
+            """, params)
     }
 
     static func pruneFailures(windowMs: Int64, now: PGValue) -> PGStatement {

@@ -103,7 +103,46 @@ public enum PostgreSQLSchema {
             "ALTER TABLE users ADD COLUMN locked_at bigint",
             "ALTER TABLE users ADD COLUMN locked_reason text CHECK (char_length(locked_reason) <= 200)",
         ]),
+        // Issue 16, as SQLite's 0008_audit: the audit log, append only. No foreign key to users: an account's
+        // entries outlive it (findable by name). Newest first is by id; a username filter compares ASCII letters
+        // without case, as `UsernameKey.folded` (and SQLite's NOCASE) does, through an index on `translate`, so
+        // no second copy of every name is stored; pruning is by time. An UPDATE is refused by a trigger (a
+        // DELETE is pruning's, by age only).
+        (name: "0007_audit", statements: [
+            """
+            CREATE TABLE audit_log(
+                id bigserial PRIMARY KEY,
+                time_ms bigint NOT NULL,
+                event text NOT NULL CHECK (event <> ''),
+                username text CHECK (username <> ''),
+                peer_uid bigint NOT NULL CHECK (peer_uid BETWEEN 0 AND 4294967295),
+                peer_pid integer NOT NULL,
+                client text,
+                outcome text NOT NULL CHECK (outcome IN ('succeeded', 'failed')),
+                reason text,
+                suppressed bigint NOT NULL DEFAULT 0 CHECK (suppressed >= 0)
+            )
+            """,
+            "CREATE INDEX audit_log_username ON audit_log(\(auditUsernameKey), id)",
+            "CREATE INDEX audit_log_event ON audit_log(event, id)",
+            "CREATE INDEX audit_log_time ON audit_log(time_ms)",
+            """
+            CREATE FUNCTION audit_log_refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                RAISE EXCEPTION 'audit_log is append-only: an entry is never changed' USING ERRCODE = 'restrict_violation';
+            END $$
+            """,
+            """
+            CREATE TRIGGER audit_log_append_only BEFORE UPDATE ON audit_log
+            FOR EACH ROW EXECUTE FUNCTION audit_log_refuse_update()
+            """,
+        ]),
     ]
+
+    /// `audit_log.username` as `UsernameKey.folded` folds it (ASCII capitals to small, every other character as
+    /// it is), in the username index and in every query that filters by it. Never changed once shipped: the index
+    /// is built on this exact expression.
+    static let auditUsernameKey = "translate(username, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 
     /// What a database holds before it is migrated: nothing, Roster's history (which must be a beginning of
     /// `migrations`), or something else.

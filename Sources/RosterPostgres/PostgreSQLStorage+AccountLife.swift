@@ -33,15 +33,19 @@ extension PostgreSQLStorage: AccountLifeStorage {
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
         guard acceptable(passwordHash, completion) else { return }
         let logger = self.logger
-        query([PostgreSQLQueries.replacePasswordHash(passwordHash, of: account),
-               PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix)],
-              transaction: true, charge: charge, force: true, "password change") { result in
+        let audit = auditWrite(audit)
+        var statements = [PostgreSQLQueries.replacePasswordHash(passwordHash, of: account),
+                          PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix,
+                                                         now: now, audit: nil)]
+        if let audit { statements.append(PostgreSQLQueries.insertAudit(audit, ifAccountExists: account, now: now)) }
+        query(statements, transaction: true, charge: charge, force: true, "password change") { [weak self] result in
             completion(result.flatMap { results in
                 guard results.first?.affectedRows ?? 0 > 0 else {
                     logger.error("password change failed: account \(account) is not there")
                     return .failure(.other)
                 }
-                return .success(Self.hashes(results.last, column: 0))
+                self?.committed(audit, results.last)
+                return .success(Self.hashes(results.dropFirst().first, column: 0))
             })
         }
     }
@@ -51,7 +55,9 @@ extension PostgreSQLStorage: AccountLifeStorage {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
-        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email)], transaction: false, charge: charge) { result in
+        let audit = auditWrite(audit)
+        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, now: now, audit: audit)], transaction: false,
+                     charge: charge) { [weak self] result in
             switch result {
             case .failure(.server(sqlState: "23505", _)):
                 // Another daemon committed the address between this statement's check and its write.
@@ -63,6 +69,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
                 if row.bool(0) == true { return completion(.failure(.conflict(.email))) }
                 guard let id = row.int(1), let canonical = row.text(2), let display = row.text(3),
                       let createdAt = row.int(5) else { return completion(.success(nil)) }
+                self?.committed(audit, results.first)
                 completion(.success(Account(id: id, username: canonical, display: display, email: row.text(4),
                                             createdAtMs: createdAt)))
             }
@@ -72,13 +79,14 @@ extension PostgreSQLStorage: AccountLifeStorage {
     public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
-        deleteAccount(account, failureKeys: failureKeys, charge: charge, attempt: 1, completion: completion)
+        deleteAccount(account, failureKeys: failureKeys, audit: auditWrite(audit), charge: charge, attempt: 1,
+                      completion: completion)
     }
 
     /// Reads the account (its name and email go into the notification), then deletes it only if its email is
     /// still the one read; an email changed meanwhile means one more try.
-    private func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge, attempt: Int,
-                               completion: @escaping StorageCompletion<DeletedAccount?>) {
+    private func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditWrite?, charge: QueueCharge,
+                               attempt: Int, completion: @escaping StorageCompletion<DeletedAccount?>) {
         query(PostgreSQLQueries.credential(of: account), charge: charge, force: true, "account deletion") { [weak self] read in
             guard let self else { return completion(.failure(Self.stoppedFailure)) }
             let found: Credential?
@@ -89,7 +97,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
             guard let victim = found?.account else { return completion(.success(nil)) }
             let deleted = self.notification(.accountDeleted(id: victim.id, username: victim.username, email: victim.email))
             let statement = PostgreSQLQueries.deleteAccount(account, email: victim.email, failureKeys: failureKeys,
-                                                            notification: deleted, announcingTokens: self.tokenRevokedPrefix)
+                                                            notification: deleted, announcingTokens: self.tokenRevokedPrefix,
+                                                            now: self.now, audit: audit)
             self.query(statement, charge: charge, force: true, "account deletion") { [weak self] result in
                 guard let self else { return completion(.failure(Self.stoppedFailure)) }
                 switch result {
@@ -100,10 +109,11 @@ extension PostgreSQLStorage: AccountLifeStorage {
                         self.logger.error("account deletion failed: account \(account) kept changing its email")
                         return completion(.failure(.other))
                     }
-                    self.deleteAccount(account, failureKeys: failureKeys, charge: charge, attempt: attempt + 1,
-                                       completion: completion)
+                    self.deleteAccount(account, failureKeys: failureKeys, audit: audit, charge: charge,
+                                       attempt: attempt + 1, completion: completion)
                 case .success(let gone):
                     self.usernames.remove(victim.username)
+                    self.committed(audit, gone)
                     completion(.success(DeletedAccount(account: victim, revokedTokens: Self.hashes(gone, column: 1))))
                 }
             }
@@ -125,16 +135,21 @@ extension PostgreSQLStorage: AccountLifeStorage {
 
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix), charge: charge,
-              force: true, "token revocation") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix, now: now,
+                                             audit: audit),
+              charge: charge, force: true, "token revocation") { [weak self] result in
+            if case .success(let gone) = result { self?.committed(audit, gone) }
             completion(result.map { Self.hashes($0, column: 0) })
         }
     }
 
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                                      completion: @escaping StorageCompletion<Void>) {
-        query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes), transaction: true, charge: charge,
-              "recovery codes") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit), transaction: true,
+              charge: charge, "recovery codes") { [weak self] result in
+            if case .success(let results) = result { self?.committed(audit, results.last) }
             completion(result.map { _ in () })
         }
     }
@@ -142,9 +157,11 @@ extension PostgreSQLStorage: AccountLifeStorage {
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         guard acceptable(newPasswordHash, completion) else { return }
+        let audit = auditWrite(audit)
         let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
-                                                             announcingTokens: tokenRevokedPrefix)
-        query(statement, charge: charge, force: true, "recovery") { result in
+                                                             announcingTokens: tokenRevokedPrefix, now: now, audit: audit)
+        query(statement, charge: charge, force: true, "recovery") { [weak self] result in
+            if case .success(let used) = result { self?.committed(audit, used) }
             completion(result.map { used in used.rows.isEmpty ? nil : Self.hashes(used, column: 0) })
         }
     }
@@ -157,8 +174,11 @@ extension PostgreSQLStorage: AccountLifeStorage {
     }
 
     public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        query(PostgreSQLQueries.confirmTOTP(of: account, step: step), charge: charge, "TOTP confirmation") { result in
-            completion(result.map { $0.affectedRows > 0 })
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.confirmTOTP(of: account, step: step, now: now, audit: audit), charge: charge,
+              "TOTP confirmation") { [weak self] result in
+            if case .success(let confirmed) = result { self?.committed(audit, confirmed) }
+            completion(result.map { !$0.rows.isEmpty })
         }
     }
 
@@ -170,7 +190,10 @@ extension PostgreSQLStorage: AccountLifeStorage {
     }
 
     public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        query(PostgreSQLQueries.removeTOTP(of: account), charge: charge, "TOTP removal") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit), charge: charge,
+              "TOTP removal") { [weak self] result in
+            if case .success(let removed) = result { self?.committed(audit, removed) }
             completion(result.map { _ in () })
         }
     }

@@ -46,16 +46,16 @@ extension PostgreSQLStorage: AccountStorage {
         guard PGText.storable(new.username, new.display, new.email) else {
             return completion(.failure(unstorable("registration")))
         }
-        insertAccount(new, charge: charge, attempt: 1, completion: completion)
+        insertAccount(new, audit: auditWrite(audit), charge: charge, attempt: 1, completion: completion)
     }
 
     /// One attempt at the insert; a clash names its field (the username first, as the form checks it first).
     /// A clash with an account gone by the time the field is looked up (deleted meanwhile) tries once more.
-    private func insertAccount(_ new: NewAccount, charge: QueueCharge, attempt: Int,
+    private func insertAccount(_ new: NewAccount, audit: AuditWrite?, charge: QueueCharge, attempt: Int,
                                completion: @escaping StorageCompletion<Account>) {
         let created = notification(.accountCreated(username: new.username, email: new.email))
-        query(PostgreSQLQueries.createAccount(new, now: now, notification: created), charge: charge, force: true,
-              "registration") { [weak self] result in
+        query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit), charge: charge,
+              force: true, "registration") { [weak self] result in
             guard let self else { return completion(.failure(Self.stoppedFailure)) }
             switch result {
             case .failure(let failure):
@@ -63,6 +63,7 @@ extension PostgreSQLStorage: AccountStorage {
             case .success(let inserted):
                 if let row = inserted.rows.first, let id = row.int(0), let createdAt = row.int(1) {
                     self.usernames.add(new.username)
+                    self.committed(audit, inserted)
                     return completion(.success(Account(id: id, username: new.username, display: new.display,
                                                        email: new.email, createdAtMs: createdAt)))
                 }
@@ -76,7 +77,7 @@ extension PostgreSQLStorage: AccountStorage {
                         if row?.bool(0) == true { return completion(.failure(.conflict(.username))) }
                         if row?.bool(1) == true { return completion(.failure(.conflict(.email))) }
                         guard attempt < 2 else { return completion(.failure(.conflict(.username))) }
-                        self.insertAccount(new, charge: charge, attempt: attempt + 1, completion: completion)
+                        self.insertAccount(new, audit: audit, charge: charge, attempt: attempt + 1, completion: completion)
                     }
                 }
             }
@@ -119,16 +120,20 @@ extension PostgreSQLStorage: SessionTokenStorage {
                            completion: @escaping StorageCompletion<Void>) {
         // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
         let client = client.flatMap { PGText.storable($0) ? $0 : nil }
-        query(PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now), charge: charge, force: true,
-              "session token write") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now, audit: audit), charge: charge,
+              force: true, "session token write") { [weak self] result in
+            if case .success(let stored) = result { self?.committed(audit, stored) }
             completion(result.map { _ in () })
         }
     }
 
     public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now), transaction: true, charge: charge,
-              "session resume") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now, audit: audit), transaction: true,
+              charge: charge, "session resume") { [weak self] result in
+            if case .success(let results) = result { self?.committed(audit, results.last) }
             completion(result.map { results in
                 guard let row = results.last?.rows.first, let id = row.int(0), let canonical = row.text(1),
                       let display = row.text(2), let createdAt = row.int(4) else { return nil }
@@ -140,8 +145,10 @@ extension PostgreSQLStorage: SessionTokenStorage {
 
     public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let revoked = notification(.tokenRevoked(hash: hash))
-        query(PostgreSQLQueries.revokeToken(hash, notification: revoked), charge: charge, force: true,
-              "session token revocation") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.revokeToken(hash, notification: revoked, now: now, audit: audit), charge: charge,
+              force: true, "session token revocation") { [weak self] result in
+            if case .success(let gone) = result { self?.committed(audit, gone) }
             completion(result.map { !$0.rows.isEmpty })
         }
     }
@@ -167,9 +174,11 @@ extension PostgreSQLStorage: LoginFailureStorage {
 
     public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        guard !keys.isEmpty else { return completion(.success(())) }
-        query(PostgreSQLQueries.recordFailure(keys: keys, now: now), charge: charge, force: true,
-              "log-in failure write") { result in
+        guard !keys.isEmpty || audit != nil else { return completion(.success(())) }
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.recordFailure(keys: keys, now: now, audit: audit), charge: charge, force: true,
+              "log-in failure write") { [weak self] result in
+            if case .success(let recorded) = result { self?.committed(audit, recorded) }
             completion(result.map { _ in () })
         }
     }

@@ -33,22 +33,31 @@ extension PostgreSQLStorage: AdminStorage {
     public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
         guard PGText.storable(reason) else { return completion(.failure(unstorable("account lock"))) }
+        let audit = auditWrite(audit)
         let statement = PostgreSQLQueries.lockAccount(account, reason: reason, now: now,
-                                                      notification: notification(.sessionsEnded(account: account)))
-        query(statement, charge: charge, force: true, "account lock") { result in
+                                                      notification: notification(.sessionsEnded(account: account)),
+                                                      audit: audit)
+        query(statement, charge: charge, force: true, "account lock") { [weak self] result in
+            if case .success(let locked) = result { self?.committed(audit, locked) }
             completion(result.map { !$0.rows.isEmpty })
         }
     }
 
     public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        query(PostgreSQLQueries.unlockAccount(account), charge: charge, "account unlock") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.unlockAccount(account, now: now, audit: audit), charge: charge,
+              "account unlock") { [weak self] result in
+            if case .success(let unlocked) = result { self?.committed(audit, unlocked) }
             completion(result.map { !$0.rows.isEmpty })
         }
     }
 
     public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard PGText.storable(keys.joined()) else { return completion(.failure(unstorable("failure reset"))) }
-        query(PostgreSQLQueries.resetFailures(keys: keys), charge: charge, force: true, "failure reset") { result in
+        let audit = auditWrite(audit)
+        query(PostgreSQLQueries.resetFailures(keys: keys, now: now, audit: audit), charge: charge, force: true,
+              "failure reset") { [weak self] result in
+            if case .success(let reset) = result { self?.committed(audit, reset) }
             completion(result.map { _ in () })
         }
     }

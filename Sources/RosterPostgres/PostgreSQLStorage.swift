@@ -19,8 +19,9 @@ public struct PostgreSQLSettings: Sendable {
 /// libpq on the loop without blocking it and answers on the loop; the pool's budget refuses work past it as
 /// `.busy`, and while no connection is up every call answers `.unavailable` at once. A write is answered only
 /// once committed. Writes that other daemons must hear of (an account, a revoked token, a user's contacts) carry
-/// a `pg_notify` in the same statement; the dedicated LISTEN connection (`PGListener`) hears the others' and
-/// reports them through `onChange`, dropping this instance's own echoes by their origin id. A username check is
+/// a `pg_notify` in the same statement, as does every audit entry; the dedicated LISTEN connection (`PGListener`)
+/// hears the others' and reports them through `onChange` (entries through `onAudit`), dropping this instance's own
+/// echoes by their origin id. A username check is
 /// answered from the in-memory `UsernameDirectory` once `warmUp` has read it in pages; it follows this daemon's
 /// registrations and the others' notifications, and after the listener reconnects (notifications sent meanwhile
 /// are lost) it is read again before `.resync` is reported. CPU work (index builds, encoding, import parsing and
@@ -184,6 +185,7 @@ public final class PostgreSQLStorage: Storage {
 
     private func notified(channel: String, payload: String) {
         guard !stopped, channel == ChangeNotification.channel else { return }
+        if AuditNotification.isAudit(payload) { return heardAudit(payload) }
         let notification: ChangeNotification
         do throws(ChangeNotification.ParseFailure) {
             notification = try ChangeNotification.parse(payload)

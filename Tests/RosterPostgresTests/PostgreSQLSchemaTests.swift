@@ -28,6 +28,13 @@ struct PostgreSQLSchemaTests {
         #expect(Set(PostgreSQLSchema.migrations.map(\.name)).count == PostgreSQLSchema.migrations.count)
     }
 
+    /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log).
+    @Test func theHistoryIsTheShippedOneWithTheAuditLogLast() {
+        #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
+                                                            "0004_contacts", "0005_account_life", "0006_admin_users",
+                                                            "0007_audit"])
+    }
+
     @Test func daemonsMigratingAtOnceApplyEachMigrationOnce() throws {
         let cluster = try PostgresTestCluster.shared
         let conninfo = try cluster.createDatabase()

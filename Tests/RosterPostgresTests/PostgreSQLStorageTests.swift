@@ -11,79 +11,14 @@ import Testing
 /// directory again and says `.resync`, the directory is read in pages, and times are the database's clock.
 @Suite("PostgreSQL storage across instances")
 struct PostgreSQLStorageTests {
-    private let placeholderHash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
-
-    /// Two instances ("daemons") on one new database, on one loop, each recording what it is told.
-    private final class Pair {
-        let harness: LoopHarness
-        let conninfo: String
-        let database: String
-        let a: PostgreSQLStorage
-        let b: PostgreSQLStorage
-        var heardByA: [StorageChange] = []
-        var heardByB: [StorageChange] = []
-
-        init(clock: (any WallClock)? = ManualWallClock()) throws {
-            harness = try LoopHarness()
-            let cluster = try PostgresTestCluster.shared
-            conninfo = try cluster.createDatabase()
-            database = String(conninfo.split(separator: "=").last ?? "")
-            let logger = Logger(level: .err)
-            let settings = PostgreSQLSettings(conninfo: conninfo, connections: 2)
-            a = try PostgreSQLStorage.open(settings: settings, loop: harness.loop, server: ServerSettings(), cores: 2,
-                                           clock: clock, logger: logger)
-            b = try PostgreSQLStorage.open(settings: settings, loop: harness.loop, server: ServerSettings(), cores: 2,
-                                           clock: clock, logger: logger)
-            a.onChange = { [unowned self] in self.heardByA.append($0) }
-            b.onChange = { [unowned self] in self.heardByB.append($0) }
-            try harness.run(until: { self.a.state.phase == .up && self.b.state.phase == .up })
-        }
-
-        deinit {
-            a.stop()
-            b.stop()
-        }
-
-        func value<T>(_ call: (@escaping StorageCompletion<T>) -> Void) throws -> T {
-            try harness.answer(call).get()
-        }
-    }
-
-    private func register(_ name: String, email: String? = nil, on storage: PostgreSQLStorage, _ pair: Pair) throws -> Account {
-        try pair.value { storage.createAccount(NewAccount(username: name, display: name, email: email,
-                                                          passwordHash: placeholderHash),
-                                               charge: .daemon, completion: $0) }
-    }
-
-    /// Waits until both listeners are in place: a notification sent before one is listening is lost, so a new
-    /// one goes each way every 100 ms until one arrives.
-    private func waitForListeners(_ pair: Pair) throws {
-        for (from, heard) in [(pair.a, { pair.heardByB }), (pair.b, { pair.heardByA })] {
-            var sent = 0
-            while heard().isEmpty && sent < 100 {
-                sent += 1
-                _ = try register("warm\(sent)\(from === pair.a ? "a" : "b")", on: from, pair)
-                let deadline = pair.harness.loop.now + .milliseconds(100)
-                try pair.harness.run(until: { !heard().isEmpty || pair.harness.loop.now >= deadline })
-            }
-        }
-        pair.heardByA = []
-        pair.heardByB = []
-    }
-
-    /// Both directories read, with the listeners in place before (so neither says `.resync`).
-    private func warmUp(_ pair: Pair) throws {
-        pair.a.warmUp()
-        pair.b.warmUp()
-        try pair.harness.run(until: { pair.a.knownUsernameTaken("nobody") != nil && pair.b.knownUsernameTaken("nobody") != nil })
-    }
+    private let placeholderHash = StoragePair.placeholderHash
 
     @Test func eachInstanceHearsTheOthersChangesAndNeverItsOwn() throws {
-        let pair = try Pair()
-        try waitForListeners(pair)
-        try warmUp(pair)
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        try pair.warmUp()
 
-        let alice = try register("alice1", email: "alice@example.com", on: pair.a, pair)
+        let alice = try pair.register("alice1", email: "alice@example.com", on: pair.a)
         try pair.harness.run(until: { !pair.heardByB.isEmpty })
         #expect(pair.heardByB == [.accountCreated(username: "alice1", email: "alice@example.com")])
         // B's directory had it before B was told.
@@ -106,7 +41,7 @@ struct PostgreSQLStorageTests {
         try pair.harness.run(until: { pair.heardByA.count >= expected.count })
         #expect(pair.heardByA == expected)
         // A marker through the same channel: everything sent before it has arrived, so no echo is on its way.
-        _ = try register("marker", on: pair.b, pair)
+        _ = try pair.register("marker", on: pair.b)
         try pair.harness.run(until: { pair.heardByA.count == expected.count + 1 })
         #expect(pair.heardByB == [.accountCreated(username: "alice1", email: "alice@example.com")])
     }
@@ -114,11 +49,11 @@ struct PostgreSQLStorageTests {
     /// Issue 15: a deletion on A reaches B in its own transaction: B's directory forgets the name before B is
     /// told, and B hears of the deletion and of every token it revoked, exactly those.
     @Test func aDeletionOnOneInstanceIsHeardByTheOtherWithItsTokens() throws {
-        let pair = try Pair()
-        try waitForListeners(pair)
-        try warmUp(pair)
-        let alice = try register("alice1", email: "alice@example.com", on: pair.a, pair)
-        let bob = try register("bobby1", on: pair.a, pair)
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        try pair.warmUp()
+        let alice = try pair.register("alice1", email: "alice@example.com", on: pair.a)
+        let bob = try pair.register("bobby1", on: pair.a)
         let tokens = (1...2).map { [UInt8](repeating: $0, count: 32) }
         for token in tokens { try pair.value { pair.a.storeToken(hash: token, for: alice.id, charge: .daemon, completion: $0) } }
         try pair.value { pair.a.storeToken(hash: [UInt8](repeating: 9, count: 32), for: bob.id, charge: .daemon,
@@ -137,7 +72,7 @@ struct PostgreSQLStorageTests {
         #expect(Set(pair.heardByB.compactMap { if case .tokenRevoked(let hash) = $0 { hash } else { nil } }) == Set(tokens))
         #expect(pair.b.knownUsernameTaken("Alice1") == false)
         // A marker: nothing more was sent (Bob's token was not revoked), and A heard none of its own.
-        _ = try register("marker", on: pair.a, pair)
+        _ = try pair.register("marker", on: pair.a)
         try pair.harness.run(until: { pair.heardByB.count == 4 })
         #expect(pair.heardByB.count == 4)
         #expect(pair.heardByA.isEmpty)
@@ -146,9 +81,9 @@ struct PostgreSQLStorageTests {
     /// Issue 15: a password change, a revocation of the others and a recovery on A each reach B as one
     /// `tokenRevoked` per token they revoked, and never the token kept.
     @Test func tokensRevokedOnOneInstanceAreHeardByTheOtherOneByOne() throws {
-        let pair = try Pair()
-        try waitForListeners(pair)
-        let carol = try register("carol1", on: pair.a, pair)
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        let carol = try pair.register("carol1", on: pair.a)
         let token = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
         for byte: UInt8 in 1...5 {
             try pair.value { pair.a.storeToken(hash: token(byte), for: carol.id, charge: .daemon, completion: $0) }
@@ -173,9 +108,9 @@ struct PostgreSQLStorageTests {
     }
 
     @Test func aListenerThatReconnectsReadsTheDirectoryAgainThenSaysResync() throws {
-        let pair = try Pair()
-        try waitForListeners(pair)
-        try warmUp(pair)
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        try pair.warmUp()
         // Both listeners go (they look alike to the server); a row written meanwhile is a notification lost.
         let cluster = try PostgresTestCluster.shared
         try cluster.psql("""
@@ -194,7 +129,7 @@ struct PostgreSQLStorageTests {
     }
 
     @Test func theDirectoryIsReadInPagesAndKeepsWhatCommitsMeanwhile() throws {
-        let pair = try Pair()
+        let pair = try StoragePair()
         let count = PostgreSQLStorage.directoryPage * 2 + 17
         try PostgresTestCluster.shared.psql("""
             INSERT INTO users(canonical, username_key, display, password_hash, created_at)
@@ -202,7 +137,7 @@ struct PostgreSQLStorageTests {
             """, database: pair.database)
         pair.a.warmUp()
         // Committed while the pages are read: counted whether the pages saw it or not.
-        _ = try register("during", on: pair.a, pair)
+        _ = try pair.register("during", on: pair.a)
         try pair.harness.run(until: { pair.a.knownUsernameTaken("nobody") != nil })
         for n in [1, PostgreSQLStorage.directoryPage, PostgreSQLStorage.directoryPage + 1, count] {
             #expect(pair.a.knownUsernameTaken("User\(n)") == true, "User\(n)")
@@ -217,11 +152,11 @@ struct PostgreSQLStorageTests {
     }
 
     @Test func withoutATestClockTimesAreTheDatabases() throws {
-        let pair = try Pair(clock: nil)
+        let pair = try StoragePair(clock: nil)
         let name = pair.database
         let before = try PostgresTestCluster.shared.psql(
             "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint", database: name)
-        let account = try register("clock1", on: pair.a, pair)
+        let account = try pair.register("clock1", on: pair.a)
         try pair.value { pair.a.recordFailure(keys: ["k"], charge: .daemon, completion: $0) }
         let recent = try pair.value { pair.b.recentFailures(keys: ["k"], windowMs: 60_000, charge: .daemon, completion: $0) }
         let after = try PostgresTestCluster.shared.psql(
@@ -235,7 +170,7 @@ struct PostgreSQLStorageTests {
     }
 
     @Test func aStopWhileTheDatabaseAnswersLeavesNoCompletionUncalled() throws {
-        let pair = try Pair()
+        let pair = try StoragePair()
         var answers = 0
         for index in 0..<20 {
             pair.a.isEmailTaken("x\(index)@example.com", charge: .daemon) { _ in answers += 1 }

@@ -1,0 +1,79 @@
+@testable import RosterPostgres
+import RosterStorage
+import Testing
+
+/// How an audit entry travels to the other daemons: every field reads back as written (absent and empty apart,
+/// whatever the text holds), a payload never reaches PostgreSQL's 8,000-byte limit (an entry too large goes by
+/// id), and what is not this format is refused.
+@Suite("Audit notifications")
+struct AuditNotificationTests {
+    private static let peer = AuditPeer(uid: 4_294_967_295, pid: 2_147_483_647, client: "rosterctl 1.0")
+
+    private static let records: [AuditRecord] = [
+        AuditRecord(event: .login, username: "bobby1", peer: peer, outcome: .failed, reason: "wrong_password", suppressed: 3),
+        AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: -1, client: nil), outcome: .failed,
+                    reason: "suppressed", suppressed: 10),
+        // Empty is not absent; spaces, percent signs, `=`, controls and non-ASCII neither split nor bend a field.
+        AuditRecord(event: .locked, username: "zoë", peer: AuditPeer(uid: 1_000, pid: 42, client: ""),
+                    reason: "= stolen 100%\n\tlaptop"),
+        AuditRecord(event: .backup, username: "", peer: peer, reason: ""),
+    ] + AuditEvent.allCases.map { AuditRecord(event: $0, username: "alice1", peer: peer) }
+
+    /// The payload the insert's `pg_notify` sends for an entry of `id` and `time`.
+    private func sent(_ record: AuditRecord, id: Int64, time: Int64) -> String {
+        let payload = AuditNotification.payload(for: record, origin: "0123456789abcdef")
+        return payload.head + String(id) + " " + String(time) + payload.tail
+    }
+
+    @Test(arguments: records)
+    func everyFieldReadsBackAsItWasWritten(_ record: AuditRecord) throws {
+        let payload = sent(record, id: Int64.max, time: Int64.min)
+        #expect(AuditNotification.isAudit(payload))
+        #expect(!payload.contains("\n") && !payload.contains("\t"))
+        let (origin, heard) = try AuditNotification.parse(payload)
+        #expect(origin == "0123456789abcdef")
+        #expect(heard == .entry(AuditEntry(id: Int64.max, timeMs: Int64.min, record: record)))
+    }
+
+    @Test func anEntryTooLargeForAPayloadGoesByIdAndNoPayloadReachesTheLimit() throws {
+        var record = Self.records[0]
+        // The largest that fits, then one byte more: a client name is bounded only by the line limit.
+        record.peer.client = ""
+        let fixed = sent(record, id: Int64.max, time: Int64.min).utf8.count
+        record.peer.client = String(repeating: "c", count: AuditNotification.maxPayloadBytes - fixed)
+        let largest = sent(record, id: Int64.max, time: Int64.min)
+        #expect(largest.utf8.count == AuditNotification.maxPayloadBytes)
+        #expect(try AuditNotification.parse(largest).heard == .entry(AuditEntry(id: Int64.max, timeMs: Int64.min, record: record)))
+
+        for extra in [1, 100_000] {
+            record.peer.client = String(repeating: "c", count: AuditNotification.maxPayloadBytes - fixed + extra)
+            let byID = sent(record, id: 17, time: 5)
+            #expect(byID.utf8.count < 100)
+            #expect(try AuditNotification.parse(byID) == ("0123456789abcdef", .stored(id: 17)))
+        }
+        // Percent-encoding triples a byte: counted as sent, not as given.
+        record.peer.client = String(repeating: " ", count: (AuditNotification.maxPayloadBytes - fixed) / 3 + 1)
+        #expect(try AuditNotification.parse(sent(record, id: 1, time: 1)).heard == .stored(id: 1))
+    }
+
+    @Test func aPayloadOfAnotherFormatIsRefusedAsSuch() throws {
+        #expect(!AuditNotification.isAudit("1 abc contacts-changed 3"))
+        #expect(!AuditNotification.isAudit("2 abc audit 1 2"))
+        #expect(throws: ChangeNotification.ParseFailure.unknownVersion) { try AuditNotification.parse("2 abc audit 1 2") }
+        #expect(throws: ChangeNotification.ParseFailure.unknownKind("audit-v2")) { try AuditNotification.parse("1 abc audit-v2 1 2") }
+        for malformed in ["1 abc audit", "1 abc audit 1", "1 abc audit-id x 2", "1 abc audit-id 1 2 3",
+                          "1 abc audit 1 2 login =a 0 0  succeeded  0 extra", "1 abc audit 1 2 nosuch =a 0 0  succeeded  0",
+                          "1 abc audit 1 2 login a 0 0  succeeded  0", "1 abc audit 1 2 login =a -1 0  succeeded  0",
+                          "1 abc audit 1 2 login =a 0 0  maybe  0", "1 abc audit 1 2 login =a%zz 0 0  succeeded  0",
+                          "1  audit-id 1 2"] {
+            #expect(throws: ChangeNotification.ParseFailure.malformed, "\(malformed)") { try AuditNotification.parse(malformed) }
+        }
+        #expect(try AuditNotification.parse("1 abc audit 1 2 login =a 0 0  succeeded  0").heard
+                == .entry(AuditEntry(id: 1, timeMs: 2, record: AuditRecord(event: .login, username: "a",
+                                                                           peer: AuditPeer(uid: 0, pid: 0, client: nil)))))
+    }
+}
+
+extension AuditRecord: CustomTestStringConvertible {
+    public var testDescription: String { "\(event.rawValue) \(username ?? "-") \(outcome.rawValue)" }
+}

@@ -1,0 +1,120 @@
+import RosterCore
+@testable import RosterPostgres
+import RosterPostgresTesting
+import RosterRuntime
+import RosterStorage
+import RosterStorageTesting
+import Testing
+
+/// What PostgreSQL adds to the audit contract (which `AuditContractTests` checks on every backend): an entry
+/// written through one daemon reaches every other as `.elsewhere`, once, whole, and never comes back to its writer
+/// as anything but its own `.here`; an entry commits in its change's statement (a write that fails leaves none)
+/// and is stamped with that statement's now; the table refuses an UPDATE; pruning goes in batches.
+@Suite("PostgreSQL audit log")
+struct PostgreSQLAuditTests {
+    private func record(_ event: AuditEvent, _ username: String?, client: String? = "rosterctl 2.0 (100% sure)",
+                        outcome: AuditOutcome = .succeeded, reason: String? = nil, suppressed: Int = 0) -> AuditRecord {
+        AuditRecord(event: event, username: username, peer: AuditPeer(uid: 1_000, pid: 4_242, client: client),
+                    outcome: outcome, reason: reason, suppressed: suppressed)
+    }
+
+    private func entries(_ storage: PostgreSQLStorage, _ pair: StoragePair, _ query: AuditQuery = AuditQuery(limit: 1_000))
+        throws -> [AuditEntry] {
+        try pair.value { storage.auditEntries(query, charge: .daemon, completion: $0) }
+    }
+
+    @Test func anEntryWrittenThroughOneReachesTheOtherAsElsewhereOnceWithEveryField() throws {
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1"))
+        let appended = try pair.value {
+            pair.a.appendAudit(record(.login, nil, client: nil, outcome: .failed, reason: "unknown_user", suppressed: 7),
+                               charge: .daemon, completion: $0)
+        }
+        #expect(try pair.value { pair.a.lockAccount(alice.id, reason: "stolen laptop, 2 = too many",
+                                                    audit: record(.locked, "alice1", reason: "stolen laptop, 2 = too many"),
+                                                    charge: .daemon, completion: $0) })
+        // A client name too large for a payload: announced by id, read by the other from the table.
+        let huge = String(repeating: "x", count: AuditNotification.maxPayloadBytes + 1)
+        _ = try pair.value { pair.a.appendAudit(record(.backup, nil, client: huge), charge: .daemon, completion: $0) }
+        // One write of the other's own, whose entry must not come back to it.
+        try pair.value { pair.b.recordFailure(keys: ["account:alice1"],
+                                              audit: record(.login, "alice1", outcome: .failed, reason: "wrong_password"),
+                                              charge: .daemon, completion: $0) }
+
+        let written = try entries(pair.a, pair).reversed()
+        #expect(written.count == 5)
+        #expect(written.dropFirst().first == appended)
+        let byA = Array(written.prefix(4))
+        try pair.harness.run(until: { pair.auditedByB.count >= 5 && pair.auditedByA.count >= 5 })
+        #expect(pair.auditedByA.map(\.entry) == Array(written))
+        #expect(pair.auditedByA.map(\.origin) == [.here, .here, .here, .here, .elsewhere])
+        #expect(pair.auditedByB.first { $0.origin == .here }?.entry == written.last)
+        #expect(Set(pair.auditedByB.filter { $0.origin == .elsewhere }.map(\.entry.id)) == Set(byA.map(\.id)))
+        for entry in byA {
+            #expect(pair.auditedByB.filter { $0.entry == entry }.map(\.origin) == [.elsewhere], "entry \(entry.id)")
+        }
+        #expect(byA.last?.record.peer.client == huge)
+        // A marker each way: everything sent before it has arrived, so no echo or second copy is on its way.
+        let (changesByA, changesByB) = (pair.heardByA.count, pair.heardByB.count)
+        _ = try pair.register("marker1", on: pair.a)
+        _ = try pair.register("marker2", on: pair.b)
+        try pair.harness.run(until: { pair.heardByB.count == changesByB + 1 && pair.heardByA.count == changesByA + 1 })
+        #expect(pair.auditedByA.count == 5)
+        #expect(pair.auditedByB.count == 5)
+    }
+
+    @Test func anEntryCommitsInItsChangesStatementStampedWithItsNow() throws {
+        let pair = try StoragePair(clock: nil)
+        let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1"))
+        #expect(try entries(pair.a, pair).map(\.timeMs) == [alice.createdAtMs])
+        #expect(try pair.value { pair.a.lockAccount(alice.id, reason: nil, audit: record(.locked, "alice1"),
+                                                    charge: .daemon, completion: $0) })
+        let lockedAt = try pair.value { pair.a.accountSummary(.username("alice1"), charge: .daemon, completion: $0) }?.lockedAtMs
+        #expect(try entries(pair.a, pair, AuditQuery(event: .locked, limit: 10)).map(\.timeMs) == [lockedAt])
+
+        // A token for an account that is not there fails whole: no entry, no announcement.
+        let failed = try pair.harness.answer { pair.a.storeToken(hash: [UInt8](repeating: 1, count: 32), for: 9_999,
+                                                                 client: nil, audit: record(.login, "ghost1"),
+                                                                 charge: .daemon, completion: $0) }
+        #expect(throws: StorageFailure.self) { try failed.get() }
+        // A change that did not happen writes none either: a token that was not there, a registration that clashed.
+        #expect(try !pair.value { pair.a.revokeToken(hash: [UInt8](repeating: 2, count: 32), audit: record(.logout, "alice1"),
+                                                     charge: .daemon, completion: $0) })
+        let clash = try pair.harness.answer {
+            pair.a.createAccount(NewAccount(username: "ALICE1", display: "ALICE1", email: nil,
+                                            passwordHash: StoragePair.placeholderHash),
+                                 audit: record(.register, "ALICE1"), charge: .daemon, completion: $0)
+        }
+        #expect(clash.map(\.id) == .failure(.conflict(.username)))
+        #expect(try entries(pair.a, pair).map(\.record.event) == [.locked, .register])
+        #expect(pair.auditedByA.map(\.entry) == (try entries(pair.a, pair)).reversed())
+    }
+
+    @Test func aNULIsStoredAsAReplacementCharacterAndTheWriteGoesThrough() throws {
+        let pair = try StoragePair()
+        let entry = try pair.value { pair.a.appendAudit(record(.login, "bobby1", client: "evil\u{0}client",
+                                                               reason: "a\u{0}b"), charge: .daemon, completion: $0) }
+        #expect(entry.record.peer.client == "evil\u{FFFD}client")
+        #expect(entry.record.reason == "a\u{FFFD}b")
+        #expect(try entries(pair.a, pair) == [entry])
+    }
+
+    @Test func theLogRefusesAnUpdateAndPruningGoesInBatches() throws {
+        let pair = try StoragePair()
+        let cluster = try PostgresTestCluster.shared
+        let count = PostgreSQLStorage.pruneBatch * 2 + 5
+        try cluster.psql("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, outcome)
+            SELECT n, 'login', 'user' || n, 0, 1, 'succeeded' FROM generate_series(1, \(count)) n
+            """, database: pair.database)
+        #expect(throws: PostgresTestCluster.SetupError.self) {
+            try cluster.psql("UPDATE audit_log SET username = 'someone_else' WHERE id = 1", database: pair.database)
+        }
+        #expect(try entries(pair.a, pair, AuditQuery(username: "USER1", limit: 10)).map(\.record.username) == ["user1"])
+
+        #expect(try pair.value { pair.a.pruneAudit(before: Int64(count - 2), charge: .daemon, completion: $0) } == count - 3)
+        #expect(try entries(pair.a, pair).map(\.timeMs) == [Int64(count), Int64(count - 1), Int64(count - 2)])
+        #expect(try pair.value { pair.a.pruneAudit(before: 1, charge: .daemon, completion: $0) } == 0)
+    }
+}

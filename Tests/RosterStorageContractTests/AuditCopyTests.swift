@@ -1,0 +1,103 @@
+import RosterCore
+import RosterPostgres
+import RosterPostgresTesting
+import RosterRuntime
+import RosterStorage
+import RosterStorageTesting
+@testable import RosterStore
+import Testing
+
+/// `--copy-database` carries the audit log both ways between SQLite and PostgreSQL (issue 16): every entry with
+/// its id, time and fields, read back through the other backend's own `auditEntries`, and the copy's next entry
+/// gets an id past every copied one (ids page and de-duplicate the log). A NUL, which SQLite holds and PostgreSQL
+/// cannot, arrives as U+FFFD, as PostgreSQL writes it live, rather than failing the copy.
+@Suite("Copying the audit log between SQLite and PostgreSQL")
+struct AuditCopyTests {
+    private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl 2.0 (100% sure)")
+
+    private func sqlite(_ path: String, _ directory: TemporaryDirectory, clock: ManualWallClock) throws -> Backend {
+        let loop = try EventLoop(signals: [])
+        let storage = try SQLiteStorage.open(path: path, loop: loop, settings: ServerSettings(storageWorkers: 2), cores: 2,
+                                             clock: clock, logger: Logger(level: .info, sink: directory.log))
+        return try Backend(storage: storage, clock: clock, loop: loop, keeping: directory) { storage }
+    }
+
+    private func postgres(_ conninfo: String, clock: ManualWallClock) throws -> Backend {
+        let loop = try EventLoop(signals: [])
+        let storage = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: conninfo, connections: 1), loop: loop,
+                                                 server: ServerSettings(), cores: 2, clock: clock, logger: Logger(level: .err))
+        return try Backend(storage: storage, clock: clock, loop: loop) { storage }
+    }
+
+    private func log(_ backend: Backend) throws -> [AuditEntry] {
+        try backend.value { backend.storage.auditEntries(AuditQuery(limit: 1_000), charge: .daemon, completion: $0) }
+    }
+
+    private func copy(_ source: CopySource, _ target: CopyTarget) throws {
+        #expect(try target.counts() == CopyCounts())
+        // Two a batch: the entries cross batch boundaries.
+        try source.readAll(batchSize: 2) { batch throws(CopyError) in try target.write(batch) }
+        try target.finish()
+        #expect(try target.counts() == source.counts())
+    }
+
+    /// One more entry, which must get an id past every copied one.
+    private func appended(_ backend: Backend) throws -> AuditEntry {
+        try backend.value { backend.storage.appendAudit(AuditRecord(event: .backup, username: nil, peer: Self.peer),
+                                                        charge: .daemon, completion: $0) }
+    }
+
+    @Test func theLogGoesFromSQLiteToPostgreSQLAndBackWithItsIdsTimesAndFields() throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualWallClock()
+        let first = try sqlite(directory.path("first.db"), directory, clock: clock)
+        let storage = first.storage
+        let alice = try first.value {
+            storage.createAccount(NewAccount(username: "alice1", display: "Alice", email: nil, passwordHash: placeholderHash),
+                                  audit: AuditRecord(event: .register, username: "alice1", peer: Self.peer),
+                                  charge: peerCharge, completion: $0)
+        }
+        clock.advance(byMs: 1_000)
+        for record in [AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: 1, client: nil), outcome: .failed,
+                                   reason: "unknown_user", suppressed: 4),
+                       AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 7, pid: 8, client: "evil\u{0}client"),
+                                   outcome: .failed, reason: "wrong_password"),
+                       AuditRecord(event: .backup, username: nil, peer: AuditPeer(uid: 7, pid: 8, client: ""), reason: "")] {
+            _ = try first.value { storage.appendAudit(record, charge: .daemon, completion: $0) }
+            clock.advance(byMs: 1_000)
+        }
+        #expect(try first.value { storage.lockAccount(alice.id, reason: "stolen laptop",
+                                                      audit: AuditRecord(event: .locked, username: "alice1", peer: Self.peer,
+                                                                         reason: "stolen laptop"),
+                                                      charge: .daemon, completion: $0) })
+        let original = try log(first)
+        #expect(original.count == 5)
+        // As the daemon exits: its work done, its lock let go, so that a copy may open the file.
+        storage.stop()
+        (storage as? SQLiteStorage)?.releaseLock()
+
+        let cluster = try PostgresTestCluster.shared
+        let conninfo = try cluster.createDatabase()
+        // Each end in a scope of its own: an SQLite end holds the file's lock until it goes.
+        do { try copy(try SQLiteCopy.source(path: directory.path("first.db")), try PostgreSQLCopy(conninfo: conninfo)) }
+        let shared = try postgres(conninfo, clock: clock)
+        var expected = original
+        for index in expected.indices where expected[index].record.peer.client == "evil\u{0}client" {
+            expected[index].record.peer.client = "evil\u{FFFD}client"
+        }
+        #expect(try log(shared) == expected)
+        #expect(try appended(shared).id > original.map(\.id).max() ?? 0)
+        let onPostgreSQL = try log(shared)
+
+        // And back, through a second PostgreSQL database (PostgreSQL to PostgreSQL as an operator moves servers).
+        let second = try cluster.createDatabase()
+        do { try copy(try PostgreSQLCopy(conninfo: conninfo), try PostgreSQLCopy(conninfo: second)) }
+        do { try copy(try PostgreSQLCopy(conninfo: second), try SQLiteCopy.target(path: directory.path("back.db"), now: 1)) }
+        let back = try sqlite(directory.path("back.db"), directory, clock: clock)
+        #expect(try log(back) == onPostgreSQL)
+        #expect(try appended(back).id > onPostgreSQL.map(\.id).max() ?? 0)
+        #expect(try back.value { back.storage.auditEntries(AuditQuery(username: "ALICE1", limit: 10), charge: .daemon,
+                                                           completion: $0) }.map(\.record.event)
+                == [.locked, .login, .register])
+    }
+}
