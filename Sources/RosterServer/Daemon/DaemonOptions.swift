@@ -87,8 +87,8 @@ public struct DaemonOptions: Equatable, Sendable {
              --check-config      Check the configuration files and exit (0 good, 1 refused)
              --backup PATH       Copy the database to PATH (checked with integrity_check) and exit
              --copy-database FROM TO
-                                 Copy every account, token, failed log-in, contact, recovery code
-                                 and TOTP secret (still sealed) from FROM into TO, each
+                                 Copy every account, token, failed log-in, contact, recovery code,
+                                 TOTP secret (still sealed) and audit entry from FROM into TO, each
                                  sqlite:PATH or postgresql:CONNINFO, and exit; TO
                                  must be empty (a missing file is created); an SQLite file that
                                  a daemon serves is refused
