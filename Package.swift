@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
                                                             "RosterCrypto",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol"]),
-        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterCrypto", "RosterClient",
+        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterStore", "RosterStorage", "RosterCrypto", "RosterClient",
                                                          "RosterPostgresTesting",
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",

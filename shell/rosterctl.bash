@@ -8,13 +8,16 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami account sessions recover check-username user contacts status watch call"
+    local verbs="register login logout whoami account sessions recover check-username user audit contacts status watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --locale) COMPREPLY=($(compgen -W "zh-Hans en vi ko" -- "$cur")); return ;;
-        --username|--email|--name|--phone|--note|--limit|--offset|--reason) return ;;
+        --username|--email|--name|--phone|--note|--limit|--offset|--reason|--user|--since) return ;;
+        --event) COMPREPLY=($(compgen -W "register login logout resume password_changed email_changed deleted locked
+            unlocked recovery_codes_created recovered totp_enabled totp_disabled session_revoked failures_reset
+            backup" -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac
 
@@ -75,6 +78,7 @@ _rosterctl() {
                 lock) options="--reason" ;;
                 rm) options="--yes" ;;
             esac ;;
+        audit) options="--user --event --since --limit --follow" ;;
         contacts)
             if [[ $cword -eq $((i + 1)) ]]; then
                 COMPREPLY=($(compgen -W "list search add edit rm import export" -- "$cur"))
@@ -104,7 +108,7 @@ _rosterctl() {
                     account.export account.recovery_codes account.totp_enroll account.totp_confirm
                     account.totp_disable session.list session.revoke session.revoke_others auth.recover
                     admin.users.list admin.users.show admin.users.lock admin.users.unlock admin.users.delete
-                    admin.users.reset_failures" -- "$cur"))
+                    admin.users.reset_failures admin.audit" -- "$cur"))
                 return
             fi ;;
     esac

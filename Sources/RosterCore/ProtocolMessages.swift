@@ -60,6 +60,12 @@ enum ProtocolMessages {
             .zhHans: "参数 {param} 超出范围", .en: "The parameter {param} is out of range",
             .vi: "Tham số {param} nằm ngoài phạm vi cho phép", .ko: "{param} 매개변수가 허용 범위를 벗어났습니다",
         ],
+        "error.not_a_time": [
+            .zhHans: "参数 {param} 不是 RFC 3339 时间（例如 2026-12-01T19:00:00Z）",
+            .en: "The parameter {param} is not an RFC 3339 time such as 2026-12-01T19:00:00Z",
+            .vi: "Tham số {param} không phải thời gian RFC 3339 (ví dụ 2026-12-01T19:00:00Z)",
+            .ko: "{param} 매개변수가 RFC 3339 시각(예: 2026-12-01T19:00:00Z)이 아닙니다",
+        ],
         "error.unknown_param": [
             .zhHans: "未知参数 {param}", .en: "Unknown parameter {param}",
             .vi: "Tham số không xác định {param}", .ko: "알 수 없는 매개변수 {param}",

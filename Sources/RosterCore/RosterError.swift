@@ -126,6 +126,8 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case liveDatabase = "live_database"
     /// `admin.backup`: the path's directory is missing or no file can be created in it.
     case badDirectory = "bad_directory"
+    /// A time param that is no RFC 3339 time (`admin.audit` `since`).
+    case notATime = "not_a_time"
 }
 
 extension RosterError: CustomStringConvertible {

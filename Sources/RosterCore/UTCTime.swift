@@ -11,6 +11,79 @@ public enum UTCTime {
             + "\(pad(secondOfDay % 3600 / 60, 2)):\(pad(secondOfDay % 60, 2))Z"
     }
 
+    /// Why a text is no RFC 3339 time.
+    public enum ParseFailure: Error, Equatable, Sendable {
+        /// Not the shape of one.
+        case malformed
+        /// The shape, but no such day or time (a 13th month, an offset of 24 hours).
+        case outOfRange
+    }
+
+    /// The Unix milliseconds of an RFC 3339 time: `2026-12-01T14:00:00Z`, `2026-12-01 14:00:00.250+01:00` (RFC 3339
+    /// allows a space and a lower-case `t`/`z`); digits past the milliseconds are dropped.
+    public static func unixMs(rfc3339 text: String) throws(ParseFailure) -> Int64 {
+        let bytes = Array(text.utf8)
+        func number(_ from: Int, _ count: Int) throws(ParseFailure) -> Int64 {
+            guard from + count <= bytes.count else { throw .malformed }
+            var value: Int64 = 0
+            for byte in bytes[from..<from + count] {
+                guard byte >= 0x30, byte <= 0x39 else { throw .malformed }
+                value = value * 10 + Int64(byte - 0x30)
+            }
+            return value
+        }
+        func expect(_ index: Int, _ allowed: String) throws(ParseFailure) {
+            guard index < bytes.count, allowed.utf8.contains(bytes[index]) else { throw .malformed }
+        }
+        guard bytes.count >= 20 else { throw .malformed }
+        let year = try number(0, 4)
+        try expect(4, "-")
+        let month = try number(5, 2)
+        try expect(7, "-")
+        let day = try number(8, 2)
+        try expect(10, "Tt ")
+        let hour = try number(11, 2)
+        try expect(13, ":")
+        let minute = try number(14, 2)
+        try expect(16, ":")
+        let second = try number(17, 2)
+        var index = 19
+        var fractionMs: Int64 = 0
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            guard index > start else { throw .malformed }
+            // Only milliseconds are kept; further digits are dropped, as the daemon's times have none.
+            let kept = min(3, index - start)
+            fractionMs = try number(start, kept)
+            for _ in kept..<3 { fractionMs *= 10 }
+        }
+        guard index < bytes.count else { throw .malformed }
+        var offsetSeconds: Int64 = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            let offsetHours = try number(index + 1, 2)
+            try expect(index + 3, ":")
+            let offsetMinutes = try number(index + 4, 2)
+            guard offsetHours <= 23, offsetMinutes <= 59 else { throw .outOfRange }
+            offsetSeconds = sign * (offsetHours * 3_600 + offsetMinutes * 60)
+            index += 6
+        default:
+            throw .malformed
+        }
+        guard index == bytes.count else { throw .malformed }
+        guard (1...12).contains(month), day >= 1, day <= UTCTime.daysIn(month: month, year: year),
+              hour <= 23, minute <= 59, second <= 60 else { throw .outOfRange }
+        // A leap second reads as the second after it: Unix time has none.
+        let days = UTCTime.days(fromCivil: (year, month, day))
+        let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offsetSeconds
+        return seconds * 1_000 + fractionMs
+    }
+
     /// The proleptic Gregorian date `days` after 1970-01-01.
     static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468

@@ -88,68 +88,16 @@ enum SinceTime {
         return total
     }
 
-    /// `2026-12-01T14:00:00Z`, `2026-12-01 14:00:00.250+01:00` (RFC 3339 allows a space and a lower-case `t`/`z`).
+    /// RFC 3339 as `UTCTime.unixMs(rfc3339:)` reads it (the daemon's own parser, so both read a time alike).
     private static func rfc3339(_ text: String) throws(Failure) -> Int64 {
-        let bytes = Array(text.utf8)
-        func number(_ from: Int, _ count: Int) throws(Failure) -> Int64 {
-            guard from + count <= bytes.count else { throw .malformed(text) }
-            var value: Int64 = 0
-            for byte in bytes[from..<from + count] {
-                guard byte >= 0x30, byte <= 0x39 else { throw .malformed(text) }
-                value = value * 10 + Int64(byte - 0x30)
+        do throws(UTCTime.ParseFailure) {
+            return try UTCTime.unixMs(rfc3339: text)
+        } catch {
+            switch error {
+            case .malformed: throw .malformed(text)
+            case .outOfRange: throw .outOfRange(text)
             }
-            return value
         }
-        func expect(_ index: Int, _ allowed: String) throws(Failure) {
-            guard index < bytes.count, allowed.utf8.contains(bytes[index]) else { throw .malformed(text) }
-        }
-        guard bytes.count >= 20 else { throw .malformed(text) }
-        let year = try number(0, 4)
-        try expect(4, "-")
-        let month = try number(5, 2)
-        try expect(7, "-")
-        let day = try number(8, 2)
-        try expect(10, "Tt ")
-        let hour = try number(11, 2)
-        try expect(13, ":")
-        let minute = try number(14, 2)
-        try expect(16, ":")
-        let second = try number(17, 2)
-        var index = 19
-        var fractionMs: Int64 = 0
-        if bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            let start = index
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
-            guard index > start else { throw .malformed(text) }
-            // Only milliseconds are kept; further digits are dropped, as the daemon's times have none.
-            let kept = min(3, index - start)
-            fractionMs = try number(start, kept)
-            for _ in kept..<3 { fractionMs *= 10 }
-        }
-        guard index < bytes.count else { throw .malformed(text) }
-        var offsetSeconds: Int64 = 0
-        switch bytes[index] {
-        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
-            index += 1
-        case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            let sign: Int64 = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-            let offsetHours = try number(index + 1, 2)
-            try expect(index + 3, ":")
-            let offsetMinutes = try number(index + 4, 2)
-            guard offsetHours <= 23, offsetMinutes <= 59 else { throw .outOfRange(text) }
-            offsetSeconds = sign * (offsetHours * 3_600 + offsetMinutes * 60)
-            index += 6
-        default:
-            throw .malformed(text)
-        }
-        guard index == bytes.count else { throw .malformed(text) }
-        guard (1...12).contains(month), day >= 1, day <= UTCTime.daysIn(month: month, year: year),
-              hour <= 23, minute <= 59, second <= 60 else { throw .outOfRange(text) }
-        // A leap second reads as the second after it: Unix time has none.
-        let days = UTCTime.days(fromCivil: (year, month, day))
-        let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offsetSeconds
-        return seconds * 1_000 + fractionMs
     }
 }
 

@@ -46,6 +46,7 @@ var verbTable: [any Verb.Type] {
         RecoverVerb.self,
         CheckUsernameVerb.self,
         UserVerb.self,
+        AuditVerb.self,
         ContactsVerb.self,
         StatusVerb.self,
         WatchVerb.self,

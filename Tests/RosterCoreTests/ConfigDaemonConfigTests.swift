@@ -156,6 +156,8 @@ struct ConfigDaemonConfigTests {
         KeyFile=/etc/roster/roster.key
 
         [Audit]
+        RetentionDays=30
+        MaxFollowers=4
         FailedLoginEntriesPerMinute=25
         """
         let expected = DaemonConfig(
@@ -180,7 +182,7 @@ struct ConfigDaemonConfigTests {
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
                                      postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"),
-            audit: AuditSettings(failedLoginEntriesPerMinute: 25))
+            audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -480,6 +482,32 @@ struct ConfigDaemonConfigTests {
     }
 
     // MARK: audit (issue 16)
+
+    @Test func theAuditKeysHaveTheirDefaultsRangesAndAReloadAppliesThem() throws {
+        #expect(try DaemonConfig.parse(files: []).audit == AuditSettings(retentionDays: 90, maxFollowers: 16))
+        let text = "[Audit]\nRetentionDays=7\nMaxFollowers=2\n"
+        #expect(try parse(text).audit == AuditSettings(retentionDays: 7, maxFollowers: 2))
+        #expect(try parse("[Audit]\nRetentionDays=36500\nMaxFollowers=1\n").audit
+                == AuditSettings(retentionDays: 36_500, maxFollowers: 1))
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Audit]\nRetentionDays=\n")])
+        #expect(reset.audit == AuditSettings(retentionDays: 90, maxFollowers: 2))
+        for bad in ["RetentionDays=0", "RetentionDays=36501", "MaxFollowers=0"] {
+            #expect(failure("[Audit]\n\(bad)\n")?.reason == "out_of_range", "\(bad)")
+        }
+        #expect(failure("[Audit]\nRetentionDays=90d\n")?.reason == "invalid_value")
+        #expect(failure("[Audit]\nRetentionDays=ninety\n")?.detail
+                == "RetentionDays= expects a whole number of days from 1 to 36500, got 'ninety'")
+        #expect(failure("[Server]\nMaxFollowers=3\n")?.detail == "unknown key MaxFollowers= in [Server] (it belongs in [Audit])")
+        let (config, kept) = try parse("").reloaded(from: try parse(text))
+        #expect(config.audit == AuditSettings(retentionDays: 7, maxFollowers: 2))
+        #expect(kept == [])
+    }
+
+    @Test func theRetentionCountsWholeDaysBackFromNow() {
+        #expect(AuditSettings(retentionDays: 90).retainedSinceMs(nowMs: 100 * 86_400_000) == 10 * 86_400_000)
+        #expect(AuditSettings(retentionDays: 1).retainedSinceMs(nowMs: 86_400_000) == 0)
+    }
 
     @Test func failedLoginEntriesPerMinuteIsACountPerPeerThatAReloadApplies() throws {
         #expect(try DaemonConfig.parse(files: []).audit.failedLoginEntriesPerMinute == 10)

@@ -29,4 +29,20 @@ struct UTCTimeTests {
         #expect(UTCTime.daysIn(month: 2, year: 2000) == 29)
         #expect((1...12).map { UTCTime.daysIn(month: Int64($0), year: 2026) } == [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
     }
+
+    @Test func rfc3339ReadsBackWhatItWritesAndRefusesWhatIsNoTime() throws {
+        for unixMs: Int64 in [0, -1_000, 951_782_400_000, 1_796_114_404_000, 4_107_542_400_000] {
+            #expect(try UTCTime.unixMs(rfc3339: UTCTime.rfc3339(unixMs: unixMs)) == unixMs, "\(unixMs)")
+        }
+        #expect(try UTCTime.unixMs(rfc3339: "2026-12-01T09:40:04.995+01:00") == 1_796_114_404_995)
+        let refused: [(String, UTCTime.ParseFailure)] = [
+            ("", .malformed), ("2026-12-01", .malformed), ("2026-12-01T08:40:04", .malformed),
+            ("2026-12-01T08:40:04Zjunk", .malformed), ("2026-12-01T08:40:04.Z", .malformed), ("１９７０-01-01T00:00:00Z", .malformed),
+            ("2026-13-01T08:40:04Z", .outOfRange), ("2026-02-29T00:00:00Z", .outOfRange), ("2026-12-01T24:00:00Z", .outOfRange),
+            ("2026-12-01T08:40:04+24:00", .outOfRange),
+        ]
+        for (text, failure) in refused {
+            #expect(throws: failure, "\(text)") { try UTCTime.unixMs(rfc3339: text) }
+        }
+    }
 }

@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 16's `admin.users.*` against the real daemon, on SQLite: a lock ends a live session on its connection at
 /// once, a resume with the old token and a log-in answer `locked`, an unlock brings back log-in; a reset lifts a
-/// rate limit; the list pages through a thousand accounts; another uid is refused every method.
+/// rate limit; the list pages through a thousand accounts; another uid is refused every method (admin.audit too).
 @Suite("Administering users against the real daemon", .serialized)
 struct AdminUsersTests {
     private static func config(burst: Int = 100_000) -> String {
@@ -18,6 +18,7 @@ struct AdminUsersTests {
         ("admin.users.list", "{}"), ("admin.users.show", #"{"username":"alice1"}"#),
         ("admin.users.lock", #"{"username":"alice1"}"#), ("admin.users.unlock", #"{"username":"alice1"}"#),
         ("admin.users.delete", #"{"username":"alice1"}"#), ("admin.users.reset_failures", #"{"username":"alice1"}"#),
+        ("admin.audit", "{}"), ("admin.audit", #"{"follow":true,"username":"alice1"}"#),
     ]
 
     private func register(_ daemon: TestDaemon, _ username: String, email: String? = nil) throws {

@@ -47,7 +47,9 @@
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
-/// | `[Audit] FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid |
+/// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
+/// | `MaxFollowers=` | 1…1000000 (default 16) |
+/// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -182,6 +184,7 @@ enum ConfigKey: CaseIterable {
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
     case backend, postgresqlConnection, postgresqlConnections
     case keyFile
+    case retentionDays, maxFollowers
     case failedLoginEntriesPerMinute
 
     var section: ConfigSection {
@@ -207,7 +210,7 @@ enum ConfigKey: CaseIterable {
             .postgreSQL
         case .keyFile:
             .secrets
-        case .failedLoginEntriesPerMinute:
+        case .retentionDays, .maxFollowers, .failedLoginEntriesPerMinute:
             .audit
         }
     }
@@ -258,6 +261,8 @@ enum ConfigKey: CaseIterable {
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
         case .keyFile: "KeyFile"
+        case .retentionDays: "RetentionDays"
+        case .maxFollowers: "MaxFollowers"
         case .failedLoginEntriesPerMinute: "FailedLoginEntriesPerMinute"
         }
     }
@@ -391,6 +396,10 @@ enum ConfigKey: CaseIterable {
                        try value.integer(StorageSettings.connectionsRange, " of connections"))
         case .keyFile:
             return set(\.storage.keyFilePath, try value.absolutePath(maxBytes: nil))
+        case .retentionDays:
+            return set(\.audit.retentionDays, try value.integer(AuditSettings.retentionDaysRange, " of days"))
+        case .maxFollowers:
+            return set(\.audit.maxFollowers, try value.integer(AuditSettings.maxFollowersRange, " of connections"))
         case .failedLoginEntriesPerMinute:
             return set(\.audit.failedLoginEntriesPerMinute, try value.integer(Self.countsRange, " of entries per peer"))
         }

@@ -14,6 +14,39 @@ extension Server {
         repeatEvery(.seconds(600)) { [unowned self] in self.pruneExpired() }
         // A peer's minute of left-out failed entries is summed up within this much of its end.
         repeatEvery(.seconds(10)) { [unowned self] in self.accounts.sweepFailedEntries() }
+        startAuditPruning(on: loop)
+    }
+
+    /// How often the audit log is pruned, after once at start.
+    static var auditPruneInterval: Duration { .seconds(3_600) }
+
+    /// Prunes the audit log now and then every `auditPruneInterval` on `scheduler` (the loop; a manual clock in a
+    /// test), each time by the `[Audit] RetentionDays=` in force then.
+    func startAuditPruning(on scheduler: any Scheduler) {
+        pruneAudit()
+        scheduler.schedule(at: scheduler.now + Self.auditPruneInterval) { [weak self] in
+            guard let self, !self.isStopping else { return }
+            self.startAuditPruning(on: scheduler)
+        }
+    }
+
+    /// Deletes the audit entries older than the retention, and says how many went.
+    func pruneAudit() {
+        let days = config.audit.retentionDays
+        let cutoff = config.audit.retainedSinceMs(nowMs: wallClock.nowMs())
+        storage.pruneAudit(before: cutoff, charge: .daemon) { [weak self] result in
+            guard let self else { return }
+            let fields = [("ROSTER_EVENT", "audit_pruned")]
+            switch result {
+            case .success(let count) where count > 0:
+                self.logger.info("audit log pruned: \(count) entr\(count == 1 ? "y" : "ies") older than \(days) day(s)",
+                                 fields + [("ROSTER_PRUNED", String(count))])
+            case .success:
+                self.logger.debug("audit log pruned: 0 entries older than \(days) day(s)", fields + [("ROSTER_PRUNED", "0")])
+            case .failure(let failure):
+                self.logger.warning("audit log not pruned: \(failure)", fields)
+            }
+        }
     }
 
     /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.

@@ -42,6 +42,8 @@ public final class Server {
     private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
     /// `admin.users.*`, given the account procedures and this server's sessions.
     private(set) lazy var adminUsersMethods = AdminUsersMethods(accounts: accounts, sessions: self)
+    /// `admin.audit` and its followers, given the storage's log, the account procedures and this server.
+    private(set) lazy var adminAuditMethods = AdminAuditMethods(storage: storage, accounts: accounts, desk: self)
     private(set) lazy var formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts,
                                                     forms: self)
     /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
@@ -52,6 +54,8 @@ public final class Server {
     var statusNotifier: SystemdNotifier?
     var stats = Stats()
     let startedAt: Instant
+    /// The wall clock stored times are read against (what the audit log's retention counts back from).
+    let wallClock: any WallClock
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
     /// read's lines are served straight from it before the next read (see `LineFramer.feedBorrowing`).
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 65_536)
@@ -86,7 +90,9 @@ public final class Server {
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now
-        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + FormMethods.table + AccountMethods.table
+        self.wallClock = clock
+        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + AdminAuditMethods.table
+            + FormMethods.table + AccountMethods.table
             + AccountLifeMethods.table + ContactsMethods.table {
             methods[method.spec.name] = method
         }
@@ -191,6 +197,7 @@ public final class Server {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         connection.session.closeAllForms()
         dropHeld(of: connection)
+        adminAuditMethods.connectionClosed(connection.id)
         if let user = connection.session.user { releaseIfUnused(user.id) }
         let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
         connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil

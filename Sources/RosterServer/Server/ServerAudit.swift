@@ -12,7 +12,7 @@ extension Server {
     /// Called on the loop thread for each committed entry.
     func auditCommitted(_ entry: AuditEntry, _ origin: AuditOrigin) {
         if origin == .here { journal(entry) }
-        // The followers' events (issue 16) land with their branch, beside this call.
+        tellAuditFollowers(entry)
     }
 
     /// This daemon's entry as a journal line: `audit: <event> <outcome>`, its fields native, so
@@ -29,5 +29,11 @@ extension Server {
         if record.suppressed > 0 { fields.append(("ROSTER_SUPPRESSED", String(record.suppressed))) }
         fields.append(("ROSTER_AUDIT_ID", String(entry.id)))
         logger.info("audit: \(record.event.rawValue) \(record.outcome.rawValue)", fields)
+    }
+
+    /// The followers' half: every following admin connection whose filter matches hears the entry, wherever it
+    /// was written.
+    func tellAuditFollowers(_ entry: AuditEntry) {
+        adminAuditMethods.entryCommitted(entry)
     }
 }

@@ -135,7 +135,7 @@ final class FakeStorageClient {
     }
 
     /// `field register.username invalid/taken r1`, `form register submittable`, `session alice1`,
-    /// `results "" [Alice, Bea] of 2`, …: enough to assert a whole history at a glance.
+    /// `results "" [Alice, Bea] of 2`, `audit 7 login alice1 succeeded`, …: enough to assert a whole history at a glance.
     static func summary(_ event: JSONValue) -> String {
         let type = event["type"]?.stringValue ?? "?"
         let form = event["form"]?.stringValue ?? ""
@@ -156,6 +156,10 @@ final class FakeStorageClient {
             let names = (event["items"]?.arrayValue ?? []).map { $0["name"]?.stringValue ?? "?" }
             return "results \"\(event["query"]?.stringValue ?? "")\" [\(names.joined(separator: ", "))] of "
                 + "\(event["total"]?.int64Value ?? -1)"
+        case "audit":
+            let entry = event["entry"]
+            return "audit \(entry?["id"]?.int64Value ?? -1) \(entry?["event"]?.stringValue ?? "?") "
+                + "\(entry?["username"]?.stringValue ?? "-") \(entry?["outcome"]?.stringValue ?? "?")"
         default:
             return type
         }

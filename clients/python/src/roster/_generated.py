@@ -21,6 +21,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'account.totp_confirm': ('code',),
     'account.totp_disable': ('password',),
     'account.totp_enroll': ('password',),
+    'admin.audit': ('username?', 'event?', 'since?', 'before?', 'limit?', 'follow?'),
     'admin.backup': ('path',),
     'admin.stats': (),
     'admin.users.delete': ('username',),
@@ -117,6 +118,23 @@ class AccountTotpDisableResult(TypedDict):
 class AccountTotpEnrollResult(TypedDict):
     secret: str
     uri: str
+
+
+class AdminAuditResultItemsItem(TypedDict):
+    id: int
+    time: str
+    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup']
+    username: str | None
+    peer_uid: int
+    peer_pid: int
+    client: str | None
+    outcome: Literal['succeeded', 'failed']
+    reason: str | None
+    suppressed: int
+
+
+class AdminAuditResult(TypedDict):
+    items: list[AdminAuditResultItemsItem]
 
 
 class AdminBackupResult(TypedDict):
@@ -372,6 +390,10 @@ class BlockingMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', self.call('account.totp_enroll', _present({'password': password})))
 
+    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+        """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
+        return cast('AdminAuditResult', self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
+
     def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', self.call('admin.backup', _present({'path': path})))
@@ -538,6 +560,10 @@ class AsyncMethods:
     async def account_totp_enroll(self, *, password: str) -> AccountTotpEnrollResult:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', await self.call('account.totp_enroll', _present({'password': password})))
+
+    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+        """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
+        return cast('AdminAuditResult', await self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
     async def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""

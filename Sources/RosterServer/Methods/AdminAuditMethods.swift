@@ -1,0 +1,173 @@
+import RosterCore
+import RosterRuntime
+import RosterProtocol
+import RosterStorage
+
+/// What `admin.audit` needs beyond the storage and the account procedures: who is an administrator, the
+/// `[Audit]` settings in force, and a way to reach a following connection. The server; a double in a unit test.
+protocol AuditDesk: AnyObject {
+    associatedtype Host: CallHost
+    /// Root, or the user the daemon runs as.
+    func isAdmin(_ peer: PeerCredentials) -> Bool
+    var auditSettings: AuditSettings { get }
+    /// Whether connection `id` is still open (one that closed while its call waited must not become a follower).
+    func isConnectionOpen(_ id: UInt64) -> Bool
+    /// Sends `{type: "audit", entry}` to connection `id`, through its output queue and budget.
+    func sendAuditEvent(_ entry: JSONValue, to id: UInt64)
+}
+
+/// Contract §9's `admin.audit`: the log's entries newest first, filtered by user, event and time, a page at a time
+/// (`before` an id); with `follow: true` every later committed entry that matches comes as an `audit` event on
+/// that connection. For root and the daemon's own user only (`forbidden` otherwise, before anything is read).
+///
+/// RULES
+///   • `username` is a username or an email; an email is resolved to the account that holds it now (`not_found`
+///     when none does), a username is taken as it is, so a deleted account's entries stay findable.
+///   • `follow: true` replaces the connection's filter, or makes it a follower within `[Audit] MaxFollowers=` per
+///     daemon (`busy` past it); `follow: false` stops; without `follow` nothing about following changes. A call
+///     that fails changes nothing either.
+///   • A follower hears every entry committed from the moment its call was read, so an entry written while the
+///     page is read may come both in `items` and as an event (clients drop events by id); the connection's end
+///     ends the following.
+final class AdminAuditMethods<Desk: AuditDesk> {
+    typealias AdminCall = RequestCall<Desk.Host>
+
+    static var defaultLimit: Int64 { 100 }
+    static var maxLimit: Int64 { 1_000 }
+    /// What a refused follower is told to wait: a slot frees only when another follower stops or goes.
+    static var followersBusyRetryMs: Int64 { 5_000 }
+
+    private let storage: any AuditStorage
+    private let accounts: AccountProcedures
+    private unowned let desk: Desk
+    private(set) var followers = AuditFollowers()
+
+    init(storage: any AuditStorage, accounts: AccountProcedures, desk: Desk) {
+        self.storage = storage
+        self.accounts = accounts
+        self.desk = desk
+    }
+
+    func audit(_ call: AdminCall) {
+        guard desk.isAdmin(call.peer) else { return call.fail(.forbidden) }
+        var sinceMs: Int64?
+        if let since = call.params.string("since") {
+            do throws(UTCTime.ParseFailure) {
+                sinceMs = try UTCTime.unixMs(rfc3339: since)
+            } catch {
+                return call.fail(.invalidParams(param: "since", problem: .notATime))
+            }
+        }
+        // The spec admitted only the event strings.
+        let event = call.params.string("event").flatMap(AuditEvent.init(rawValue:))
+        let limit = Int(call.params.int("limit") ?? Self.defaultLimit)
+        let beforeID = call.params.int("before")
+        let follow = call.params.bool("follow")
+        let charge = call.connection.queueCharge
+        resolve(call.params.string("username"), charge: charge) { [self] resolved in
+            guard case .success(let username) = resolved else { return call.fail(resolved.failureValue ?? .internal) }
+            let connection = call.connection.id
+            let previous = followers.filter(of: connection)
+            switch follow {
+            case true?:
+                guard desk.isConnectionOpen(connection) else { return call.fail(.internal) }
+                guard followers.follow(connection, AuditFilter(username: username, event: event),
+                                       limit: desk.auditSettings.maxFollowers) else {
+                    return call.fail(.busy(retryAfterMs: Self.followersBusyRetryMs))
+                }
+            case false?:
+                followers.stop(connection)
+            case nil:
+                break
+            }
+            let query = AuditQuery(username: username, event: event, sinceMs: sinceMs, beforeID: beforeID, limit: limit)
+            storage.auditEntries(query, charge: charge) { [self] result in
+                switch result {
+                case .success(let entries):
+                    call.succeed(["items": .array(entries.map(Self.described))])
+                case .failure(let failure):
+                    if follow != nil, desk.isConnectionOpen(connection) { followers.restore(connection, previous) }
+                    call.fail(failure.rosterError)
+                }
+            }
+        }
+    }
+
+    /// Called for every committed entry, this daemon's or another's: each follower whose filter matches hears it.
+    func entryCommitted(_ entry: AuditEntry) {
+        let hearing = followers.hearing(entry)
+        guard !hearing.isEmpty else { return }
+        let described = Self.described(entry)
+        for connection in hearing { desk.sendAuditEvent(described, to: connection) }
+    }
+
+    /// The connection is gone: its place among the followers is free.
+    func connectionClosed(_ id: UInt64) {
+        followers.stop(id)
+    }
+
+    /// The canonical username to filter by: an email becomes its account's username; nil when none was asked.
+    private func resolve(_ typed: String?, charge: QueueCharge,
+                         completion: @escaping (Result<String?, RosterError>) -> Void) {
+        guard let typed, !typed.isEmpty else { return completion(.success(nil)) }
+        let canonical = Normalization.canonicalLoginIdentifier(typed)
+        guard case .email = AccountIdentifier(loginIdentifier: canonical) else { return completion(.success(canonical)) }
+        accounts.summary(of: typed, charge: charge) { completion($0.map { $0.account.username }) }
+    }
+
+    /// An entry as the wire has it (`admin.audit` items and `audit` events alike).
+    static func described(_ entry: AuditEntry) -> JSONValue {
+        let record = entry.record
+        return [
+            "id": .int(entry.id),
+            "time": .string(UTCTime.rfc3339(unixMs: entry.timeMs)),
+            "event": .string(record.event.rawValue),
+            "username": record.username.map(JSONValue.string) ?? .null,
+            "peer_uid": .int(Int64(record.peer.uid)),
+            "peer_pid": .int(Int64(record.peer.pid)),
+            "client": record.peer.client.map(JSONValue.string) ?? .null,
+            "outcome": .string(record.outcome.rawValue),
+            "reason": record.reason.map(JSONValue.string) ?? .null,
+            "suppressed": .int(Int64(record.suppressed)),
+        ]
+    }
+}
+
+/// The daemon's `admin.audit`, over its connections.
+extension Server: AuditDesk {
+    var auditSettings: AuditSettings { config.audit }
+
+    func isConnectionOpen(_ id: UInt64) -> Bool { connections[id] != nil }
+
+    func sendAuditEvent(_ entry: JSONValue, to id: UInt64) {
+        guard let connection = connections[id] else { return }
+        // Each entry is news of its own: none supersedes another, so none is coalesced away.
+        sendEvent("audit", [("entry", entry)], to: connection)
+    }
+}
+
+extension AdminAuditMethods where Desk == Server {
+    /// The `admin.audit` entry in the server's table.
+    static var table: [Method] {
+        let entry: [FieldSpec] = [
+            FieldSpec("id", .integer(1...Int64.max)), FieldSpec("time", .string),
+            FieldSpec("event", .oneOf(AuditEvent.allCases.map(\.rawValue))),
+            FieldSpec("username", .described("string or null")),
+            FieldSpec("peer_uid", .integer(0...Int64(UInt32.max))), FieldSpec("peer_pid", .integer(0...Int64(Int32.max))),
+            FieldSpec("client", .described("string or null")),
+            FieldSpec("outcome", .oneOf(AuditOutcome.allCases.map(\.rawValue))),
+            FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
+        ]
+        return [
+            Method(spec: MethodSpec(
+                "admin.audit",
+                summary: "The audit log newest first, by user (username or email), event and time (since, RFC 3339), "
+                    + "a page before an id; follow: true streams later entries as audit events (admin only).",
+                params: [.optional("username", .string), .optional("event", .oneOf(AuditEvent.allCases.map(\.rawValue))),
+                         .optional("since", .string), .optional("before", .integer(1...Int64.max)),
+                         .optional("limit", .integer(1...maxLimit)), .optional("follow", .boolean)],
+                result: .object([FieldSpec("items", .array(.object(entry)))])),
+                   handler: { $0.adminAuditMethods.audit }),
+        ]
+    }
+}

@@ -1,0 +1,56 @@
+import RosterProtocol
+import Testing
+@testable import rosterctl
+
+/// Parsing `rosterctl audit`, and how its entries are printed.
+@Suite("rosterctl audit")
+struct AuditCommandTests {
+    @Test func everyOptionParses() throws {
+        #expect(try AuditVerb.parse([]) == AuditCommand())
+        #expect(try AuditVerb.parse(["--user", "alice12", "--event", "login", "--since", "1h", "--limit", "20"])
+            == AuditCommand(user: "alice12", event: "login", since: "1h", limit: 20))
+        #expect(try AuditVerb.parse(["--follow", "--user=a@example.com"]) == AuditCommand(user: "a@example.com", follow: true))
+        #expect(try AuditVerb.parse(["--since", "2026-12-01T19:00:00+01:00"]) == AuditCommand(since: "2026-12-01T19:00:00+01:00"))
+        #expect(try AuditVerb.parse(["--user=", "--event="]) == AuditCommand())
+    }
+
+    @Test func mistakesAreUsageErrors() {
+        for arguments in [["alice12"], ["--user"], ["--since", "yesterday"], ["--since", ""], ["--since", "1y"],
+                          ["--limit", "0"], ["--limit", "x"], ["--follow=yes"], ["--offset", "3"], ["--json"]] {
+            #expect(throws: UsageError.self, "\(arguments)") { try AuditVerb.parse(arguments) }
+        }
+    }
+
+    private let entries: [JSONValue] = [
+        ["id": 3, "time": "2026-12-01T19:04:05Z", "event": "login", "username": "bobby1", "peer_uid": 1000, "peer_pid": 4242,
+         "client": "rosterctl", "outcome": "failed", "reason": "wrong_password", "suppressed": 4],
+        ["id": 2, "time": "2026-12-01T19:00:00Z", "event": "recovery_codes_created", "username": "张三丰先生", "peer_uid": 0,
+         "peer_pid": 17, "client": nil, "outcome": "succeeded", "reason": nil, "suppressed": 0],
+        ["id": 1, "time": "2026-12-01T18:59:00Z", "event": "login", "username": nil, "peer_uid": 1000, "peer_pid": 99,
+         "client": "web", "outcome": "failed", "reason": "unknown_user", "suppressed": 0],
+    ]
+
+    @Test func theTableSaysWhatIsMissingAndWhatTheCapLeftOut() {
+        #expect(AuditPrinter.table(entries).render(legend: true) == [
+            "TIME                 EVENT                  USER       OUTCOME   REASON                         PEER      CLIENT",
+            "2026-12-01T19:04:05Z login                  bobby1     failed    wrong_password (+4 suppressed) 1000/4242 rosterctl",
+            "2026-12-01T19:00:00Z recovery_codes_created 张三丰先生 succeeded -                              0/17      -",
+            "2026-12-01T18:59:00Z login                  -          failed    unknown_user                   1000/99   web",
+        ])
+    }
+
+    @Test func followedRowsLineUpWithoutKnowingTheLaterOnes() {
+        let header = AuditPrinter.aligned(AuditPrinter.columns)
+        let row = AuditPrinter.aligned(AuditPrinter.cells(entries[1]))
+        #expect(header == "TIME                 EVENT                  USER         OUTCOME   REASON           PEER         CLIENT")
+        #expect(row == "2026-12-01T19:00:00Z recovery_codes_created 张三丰先生   succeeded -                0/17         -")
+    }
+
+    @Test func helpNamesTheVerbAndItsOptions() {
+        #expect(helpText().contains("  audit [--user NAME] [--event E] [--since T] [--limit N] [--follow]"))
+        let own = verbHelpText(AuditVerb.configuration)
+        for option in ["--user NAME", "--event E", "--since T", "--limit N", "--follow"] {
+            #expect(own.contains("   " + option), "\(option)")
+        }
+    }
+}
