@@ -158,6 +158,7 @@ struct ConfigDaemonConfigTests {
         [Audit]
         RetentionDays=30
         MaxFollowers=4
+        FailedLoginEntriesPerMinute=25
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -181,7 +182,7 @@ struct ConfigDaemonConfigTests {
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
                                      postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"),
-            audit: AuditSettings(retentionDays: 30, maxFollowers: 4))
+            audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -506,5 +507,19 @@ struct ConfigDaemonConfigTests {
     @Test func theRetentionCountsWholeDaysBackFromNow() {
         #expect(AuditSettings(retentionDays: 90).retainedSinceMs(nowMs: 100 * 86_400_000) == 10 * 86_400_000)
         #expect(AuditSettings(retentionDays: 1).retainedSinceMs(nowMs: 86_400_000) == 0)
+    }
+
+    @Test func failedLoginEntriesPerMinuteIsACountPerPeerThatAReloadApplies() throws {
+        #expect(try DaemonConfig.parse(files: []).audit.failedLoginEntriesPerMinute == 10)
+        let text = "[Audit]\nFailedLoginEntriesPerMinute=3\n"
+        #expect(try parse(text).audit.failedLoginEntriesPerMinute == 3)
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Audit]\nFailedLoginEntriesPerMinute=\n")])
+        #expect(reset.audit.failedLoginEntriesPerMinute == 10)
+        #expect(failure("[Audit]\nFailedLoginEntriesPerMinute=0\n")?.reason == "out_of_range")
+        #expect(failure("[Audit]\nFailedLoginEntriesPerMinute=lots\n")?.reason == "invalid_value")
+        let (config, kept) = try DaemonConfig().reloaded(from: parse(text))
+        #expect(config.audit.failedLoginEntriesPerMinute == 3)
+        #expect(kept == [])
     }
 }

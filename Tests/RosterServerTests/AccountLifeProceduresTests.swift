@@ -15,7 +15,7 @@ struct AccountLifeProceduresTests {
     let passwords = FakePasswordWork()
     let secrets: AccountSecrets
     let accounts: AccountProcedures
-    let peer: UInt32 = 1000
+    let peer = AuditPeer(uid: 1000, pid: 4242, client: nil)
     let charge = QueueCharge(payer: .peer(1000), connection: 1)
 
     init() throws {
@@ -72,7 +72,7 @@ struct AccountLifeProceduresTests {
         let mine = token(1, for: alice)
         let other = token(2, for: alice)
         let result = try now { accounts.changePassword(of: alice, current: Secret("secret1"), new: Secret("better22"),
-                                                       keeping: mine, peerUID: peer, charge: charge, completion: $0) }
+                                                       keeping: mine, peer: peer, charge: charge, completion: $0) }
         #expect(try result.get() == [other])
         #expect(liveTokens(of: alice) == [mine])
         #expect(works("better22", for: alice))
@@ -81,7 +81,7 @@ struct AccountLifeProceduresTests {
     @Test func aWrongCurrentPasswordIsWrongPasswordAndAFailedLogInForBothKeys() throws {
         let alice = try account()
         let result = try now { accounts.changePassword(of: alice, current: Secret("nope123"), new: Secret("better22"),
-                                                       keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                       keeping: nil, peer: peer, charge: charge, completion: $0) }
         #expect(result.failure == .wrongPassword)
         #expect(failures("account:alice1") == 1)
         #expect(failures("uid:1000") == 1)
@@ -91,18 +91,18 @@ struct AccountLifeProceduresTests {
     @Test func theSameAsTheCurrentOneIsRefusedOnlyOnceTheCurrentOneIsProven() throws {
         let alice = try account()
         let same = try now { accounts.changePassword(of: alice, current: Secret("secret1"), new: Secret("secret1"),
-                                                     keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                     keeping: nil, peer: peer, charge: charge, completion: $0) }
         #expect(same.failure == .invalidField(field: "new", code: "same_as_current"))
         // A guess of the current password that is wrong says wrong_password, never whether new = current.
         let guess = try now { accounts.changePassword(of: alice, current: Secret("guess12"), new: Secret("guess12"),
-                                                      keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                      keeping: nil, peer: peer, charge: charge, completion: $0) }
         #expect(guess.failure == .wrongPassword)
     }
 
     @Test func theNewPasswordFollowsThePresetsRulesBeforeAnythingIsProven() throws {
         let alice = try account()
         let short = try now { accounts.changePassword(of: alice, current: Secret("nope123"), new: Secret("ab"),
-                                                      keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                      keeping: nil, peer: peer, charge: charge, completion: $0) }
         guard case .invalidField(field: "new", _) = short.failure else {
             Issue.record("expected invalid_field new, got \(short)")
             return
@@ -112,7 +112,7 @@ struct AccountLifeProceduresTests {
         let hardened = AccountProcedures(storage: storage, passwords: passwords, policy: .hardened,
                                          logger: Logger(level: .emerg), secrets: secrets, clock: clock)
         let weak = try now { hardened.changePassword(of: alice, current: Secret("secret1"), new: Secret("Zebra-Piano-2026x"),
-                                                     keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                     keeping: nil, peer: peer, charge: charge, completion: $0) }
         guard case .invalidField(field: "new", code: FieldCode.weak.rawValue) = weak.failure else {
             Issue.record("expected invalid_field new, got \(weak)")
             return
@@ -123,10 +123,10 @@ struct AccountLifeProceduresTests {
         let alice = try account()
         for _ in 0..<Policy.seed.rateLimitBurst {
             _ = try now { accounts.changePassword(of: alice, current: Secret("nope123"), new: Secret("better22"),
-                                                  keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                  keeping: nil, peer: peer, charge: charge, completion: $0) }
         }
         let right = try now { accounts.changePassword(of: alice, current: Secret("secret1"), new: Secret("better22"),
-                                                      keeping: nil, peerUID: peer, charge: charge, completion: $0) }
+                                                      keeping: nil, peer: peer, charge: charge, completion: $0) }
         guard case .rateLimited = right.failure else {
             Issue.record("expected rate_limited, got \(right)")
             return
@@ -141,29 +141,29 @@ struct AccountLifeProceduresTests {
         let alice = try account(email: "a@example.org")
         _ = try account("bob123", email: "b@example.org")
         let taken = try now { accounts.changeEmail(of: alice, password: Secret("secret1"), email: "B@example.org",
-                                                   peerUID: peer, charge: charge, completion: $0) }
+                                                   peer: peer, charge: charge, completion: $0) }
         #expect(taken.failure == .taken(field: "email"))
         let invalid = try now { accounts.changeEmail(of: alice, password: Secret("secret1"), email: "nope",
-                                                     peerUID: peer, charge: charge, completion: $0) }
+                                                     peer: peer, charge: charge, completion: $0) }
         guard case .invalidField(field: "email", _) = invalid.failure else {
             Issue.record("expected invalid_field email, got \(invalid)")
             return
         }
         let removed = try now { accounts.changeEmail(of: alice, password: Secret("secret1"), email: "",
-                                                     peerUID: peer, charge: charge, completion: $0) }
+                                                     peer: peer, charge: charge, completion: $0) }
         #expect(try removed.get().email == nil)
         let wrong = try now { accounts.changeEmail(of: alice, password: Secret("nope123"), email: "c@example.org",
-                                                   peerUID: peer, charge: charge, completion: $0) }
+                                                   peer: peer, charge: charge, completion: $0) }
         #expect(wrong.failure == .wrongPassword)
     }
 
     @Test func aDeletionRemovesTheAccountItsTokensAndItsFailedLogIns() throws {
         let alice = try account()
         let mine = token(1, for: alice)
-        _ = try now { accounts.changeEmail(of: alice, password: Secret("nope123"), email: "", peerUID: peer,
+        _ = try now { accounts.changeEmail(of: alice, password: Secret("nope123"), email: "", peer: peer,
                                            charge: charge, completion: $0) }
         #expect(failures("account:alice1") == 1)
-        let deleted = try now { accounts.deleteAccount(alice, password: Secret("secret1"), peerUID: peer, charge: charge,
+        let deleted = try now { accounts.deleteAccount(alice, password: Secret("secret1"), peer: peer, charge: charge,
                                                        completion: $0) }
         #expect(try deleted.get().revokedTokens == [mine])
         #expect(failures("account:alice1") == 0)
@@ -172,7 +172,7 @@ struct AccountLifeProceduresTests {
         var taken: Bool?
         storage.isUsernameTaken("alice1", charge: charge) { taken = try? $0.get() }
         #expect(taken == false)
-        let again = try now { accounts.deleteAccount(alice, password: Secret("secret1"), peerUID: peer, charge: charge,
+        let again = try now { accounts.deleteAccount(alice, password: Secret("secret1"), peer: peer, charge: charge,
                                                      completion: $0) }
         #expect(again.failure == .unauthenticated)
     }
@@ -182,36 +182,36 @@ struct AccountLifeProceduresTests {
     @Test func aRecoveryCodeWorksOnceAndAUsedOneIsInvalidCodeAndCounts() throws {
         let alice = try account()
         _ = token(1, for: alice)
-        let codes = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peerUID: peer,
+        let codes = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,
                                                             charge: charge, completion: $0) }.get()
         #expect(codes.count == 10)
         #expect(Set(codes).count == 10)
         let first = try now { accounts.recover(username: "Alice1", code: codes[0].uppercased(), newPassword: Secret("better22"),
-                                               peerUID: peer, client: "cli", charge: charge, completion: $0) }.get()
+                                               peer: AuditPeer(uid: 1000, pid: 4242, client: "cli"), charge: charge, completion: $0) }.get()
         #expect(first.account.id == alice.id)
         #expect(first.revoked.count == 1)
         #expect(works("better22", for: alice))
         // Only the recovered connection's token is left.
         #expect(try liveTokens(of: alice) == [first.token.get().hash])
         let replay = try now { accounts.recover(username: "alice1", code: codes[0], newPassword: Secret("other333"),
-                                                peerUID: peer, client: nil, charge: charge, completion: $0) }
+                                                peer: peer, charge: charge, completion: $0) }
         #expect(replay.failure == .invalidCode)
         #expect(failures("account:alice1") == 1)
         #expect(works("better22", for: alice))
         let unknown = try now { accounts.recover(username: "nobody9", code: codes[1], newPassword: Secret("other333"),
-                                                 peerUID: peer, client: nil, charge: charge, completion: $0) }
+                                                 peer: peer, charge: charge, completion: $0) }
         #expect(unknown.failure == .invalidCode)
         #expect(failures("account:nobody9") == 1)
     }
 
     @Test func newRecoveryCodesReplaceTheOldOnes() throws {
         let alice = try account()
-        let old = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peerUID: peer,
+        let old = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,
                                                           charge: charge, completion: $0) }.get()
-        _ = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peerUID: peer,
+        _ = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,
                                                     charge: charge, completion: $0) }.get()
         let stale = try now { accounts.recover(username: "alice1", code: old[0], newPassword: Secret("better22"),
-                                               peerUID: peer, client: nil, charge: charge, completion: $0) }
+                                               peer: peer, charge: charge, completion: $0) }
         #expect(stale.failure == .invalidCode)
         #expect(try now { accounts.security(of: alice, charge: charge, completion: $0) }.get().recoveryCodesLeft == 10)
     }
@@ -228,24 +228,24 @@ struct AccountLifeProceduresTests {
 
     @Test func anEnrolmentIsPendingUntilACodeOfItConfirmsIt() throws {
         let alice = try account()
-        let enrolled = try now { accounts.enrollTOTP(of: alice, password: Secret("secret1"), peerUID: peer, charge: charge,
+        let enrolled = try now { accounts.enrollTOTP(of: alice, password: Secret("secret1"), peer: peer, charge: charge,
                                                      completion: $0) }.get()
         #expect(enrolled.uri.hasPrefix("otpauth://totp/Roster:alice1?secret=\(enrolled.secret)&issuer=Roster"))
         var security = try now { accounts.security(of: alice, charge: charge, completion: $0) }.get()
         #expect(security.totp == nil && security.pendingTOTP != nil)
         let now = clock.nowMs() / 1_000
         let tooLate = try code(of: alice, at: now + 90)
-        let wrong = try self.now { accounts.confirmTOTP(of: alice, code: tooLate, peerUID: peer, charge: charge,
+        let wrong = try self.now { accounts.confirmTOTP(of: alice, code: tooLate, peer: peer, charge: charge,
                                                         completion: $0) }
         #expect(wrong.failure == .invalidCode)
         #expect(failures("account:alice1") == 1)
         let previous = try code(of: alice, at: now - 30)
-        _ = try self.now { accounts.confirmTOTP(of: alice, code: previous, peerUID: peer, charge: charge,
+        _ = try self.now { accounts.confirmTOTP(of: alice, code: previous, peer: peer, charge: charge,
                                                 completion: $0) }.get()
         security = try self.now { accounts.security(of: alice, charge: charge, completion: $0) }.get()
         #expect(security.pendingTOTP == nil)
         #expect(security.totp?.lastStep == now / 30 - 1)
-        let disabled = try self.now { accounts.disableTOTP(of: alice, password: Secret("secret1"), peerUID: peer,
+        let disabled = try self.now { accounts.disableTOTP(of: alice, password: Secret("secret1"), peer: peer,
                                                            charge: charge, completion: $0) }
         #expect((try? disabled.get()) != nil)
         #expect(try self.now { accounts.security(of: alice, charge: charge, completion: $0) }.get().totp == nil)
@@ -253,7 +253,7 @@ struct AccountLifeProceduresTests {
 
     @Test func confirmingWithNothingPendingIsInvalidCode() throws {
         let alice = try account()
-        let result = try now { accounts.confirmTOTP(of: alice, code: "123456", peerUID: peer, charge: charge, completion: $0) }
+        let result = try now { accounts.confirmTOTP(of: alice, code: "123456", peer: peer, charge: charge, completion: $0) }
         #expect(result.failure == .invalidCode)
     }
 }

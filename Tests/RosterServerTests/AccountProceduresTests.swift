@@ -15,7 +15,7 @@ struct AccountProceduresTests {
         var outcome: Result<Registration<Account>.Registered, RosterError>?
         harness.accounts.register(.judging(username: username, password: Secret(password), email: email,
                                            policy: harness.policy),
-                                  charge: harness.session.queueCharge, announce: announced) { outcome = $0 }
+                                  peer: harness.session.peer, charge: harness.session.queueCharge, announce: announced) { outcome = $0 }
         harness.releaseEverything()
         return outcome
     }
@@ -24,7 +24,7 @@ struct AccountProceduresTests {
         -> Result<LogIn<Account>.SignedIn, RosterError>? {
         var outcome: Result<LogIn<Account>.SignedIn, RosterError>?
         harness.accounts.logIn(LogInRequest(typedIdentifier: identifier, password: Secret(password), policy: harness.policy),
-                               peerUID: 1000, charge: harness.session.queueCharge) { outcome = $0 }
+                               peer: harness.session.peer, charge: harness.session.queueCharge) { outcome = $0 }
         harness.releaseEverything()
         return outcome
     }
@@ -36,7 +36,7 @@ struct AccountProceduresTests {
         var outcome: Result<Registration<Account>.Registered, RosterError>?
         harness.accounts.register(.judging(username: "ＢＯＢ１２３", password: Secret("secret1"), email: "Bob@Example.com",
                                            policy: .seed),
-                                  charge: harness.session.queueCharge, announce: { order.append("announce \($0.username)") },
+                                  peer: harness.session.peer, charge: harness.session.queueCharge, announce: { order.append("announce \($0.username)") },
                                   completion: { outcome = $0; order.append("answer") })
         harness.releaseEverything()
         #expect(harness.storage.calls == [.isUsernameTaken, .isEmailTaken, .createAccount])
@@ -78,7 +78,7 @@ struct AccountProceduresTests {
         let token = try signedIn.token.get()
         func resume() -> Result<(Account, [UInt8]), RosterError>? {
             var outcome: Result<(Account, [UInt8]), RosterError>?
-            harness.accounts.resume(bearer: token.bearer, charge: harness.session.queueCharge) { outcome = $0 }
+            harness.accounts.resume(bearer: token.bearer, peer: harness.session.peer, charge: harness.session.queueCharge) { outcome = $0 }
             return outcome
         }
         let idleMs = Policy.seed.sessionIdle.nanoseconds / 1_000_000
@@ -89,13 +89,13 @@ struct AccountProceduresTests {
         #expect(resume().map { $0.map(\.0.username) } == .failure(.notFound))
         let again = try #require(try logIn(harness, "alice1", "secret1")?.get()).token.get()
         var revoked: Result<Void, RosterError>?
-        harness.accounts.revoke(tokenHash: again.hash, charge: harness.session.queueCharge) { revoked = $0 }
+        harness.accounts.revoke(tokenHash: again.hash, entry: AuditRecord(event: .logout, username: "alice1", peer: harness.session.peer), charge: harness.session.queueCharge) { revoked = $0 }
         #expect((try? revoked?.get()) != nil)
         var afterRevoke: Result<(Account, [UInt8]), RosterError>?
-        harness.accounts.resume(bearer: again.bearer, charge: harness.session.queueCharge) { afterRevoke = $0 }
+        harness.accounts.resume(bearer: again.bearer, peer: harness.session.peer, charge: harness.session.queueCharge) { afterRevoke = $0 }
         #expect(afterRevoke.map { $0.map(\.0.username) } == .failure(.notFound))
         var garbage: Result<(Account, [UInt8]), RosterError>?
-        harness.accounts.resume(bearer: "not a token", charge: harness.session.queueCharge) { garbage = $0 }
+        harness.accounts.resume(bearer: "not a token", peer: harness.session.peer, charge: harness.session.queueCharge) { garbage = $0 }
         #expect(garbage.map { $0.map(\.0.username) } == .failure(.notFound))
     }
 

@@ -79,12 +79,19 @@ struct AdminMethodsTests {
         methods.backup(try call("admin.backup", id: 4, [("path", "/srv/c.db")], on: host))
         methods.backup(try call("admin.backup", id: 5, [("path", "/srv/d.db")], on: host))
         #expect(storage.releaseNext())
+        #expect(storage.releaseNext(), "backup 5's busy answer is not answered before its entry is stored")
+        #expect(storage.releaseNext(), "nor backup 4's")
         #expect(host.history == [.answered, answer(1, #"{"path":"/srv/a.db","pages":0,"bytes":0}"#), .finished]
                 + error(2, .invalidParams(param: "path", problem: BackupRefusal.targetExists.problem))
                 + error(3, StorageFailure.full.rosterError)
                 + error(5, .busy(retryAfterMs: 1_000))
                 + [.answered, answer(4, #"{"path":"/srv/c.db","pages":0,"bytes":0}"#), .finished])
         #expect(storage.backups == ["/srv/a.db", "/srv/c.db"])
+        // Every backup asked for leaves one entry, with the refusal's reason, naming the peer that asked.
+        #expect(storage.auditLog.map { "\($0.record.event.rawValue) \($0.record.outcome.rawValue) \($0.record.reason ?? "-")" }
+                == ["backup succeeded -", "backup failed target_exists", "backup failed storage_full", "backup failed busy",
+                    "backup succeeded -"])
+        #expect(storage.auditLog.allSatisfy { $0.record.peer == AuditPeer(uid: 1000, pid: 42, client: nil) && $0.record.username == nil })
     }
 
     /// A stats line: every figure in a fixed order, the storage's figures given (or null, while it cannot count).

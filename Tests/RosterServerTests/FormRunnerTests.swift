@@ -23,6 +23,7 @@ struct FormRunnerTests {
 
     @Test func aRegistrationFromTheFirstKeystrokeToTheSessionsToken() throws {
         let harness = FormRunnerHarness()
+        harness.session.peer.client = "form-test"
         let form = harness.registerForm()
         try harness.type(form, .username, "alice1")
         harness.advance(ms: 499)
@@ -52,6 +53,9 @@ struct FormRunnerTests {
         ])
         #expect(harness.storage.calls == [.isUsernameTaken, .createAccount, .storeToken])
         #expect(harness.scheduler.pendingCount == 0)
+        // One entry, the registration's, naming the form's peer; its first token has none of its own.
+        #expect(harness.storage.auditLog.map(\.record) == [AuditRecord(event: .register, username: "alice1",
+                                                                         peer: harness.session.peer)])
     }
 
     /// A database that cannot be reached fails the submit with its own code and hint, on both forms: nothing is
@@ -242,6 +246,8 @@ struct FormRunnerTests {
             .submitSucceeded(username: "alice1", withToken: true),
         ])
         #expect(harness.storage.calls == [.createAccount, .accountExists, .credential, .recentFailures, .storeToken])
+        #expect(harness.storage.auditLog.map(\.record) == [AuditRecord(event: .login, username: "alice1",
+                                                                         peer: harness.session.peer)])
     }
 
     @Test func aHashMadeWithOtherParametersIsUpgradedBeforeTheAnswer() throws {
@@ -293,6 +299,13 @@ struct FormRunnerTests {
         harness.submit(form)
         #expect(harness.session.take().last == .submitSucceeded(username: "alice1", withToken: true))
         #expect(harness.accounts.attemptsInFlight("account:alice1") == 0)
+        let failed = { (reason: String) in
+            AuditRecord(event: .login, username: "alice1", peer: harness.session.peer, outcome: .failed, reason: reason)
+        }
+        #expect(harness.storage.auditLog.map(\.record) == [
+            failed("wrong_password"), failed("wrong_password"), failed("rate_limited"), failed("rate_limited"),
+            AuditRecord(event: .login, username: "alice1", peer: harness.session.peer),
+        ])
     }
 
     /// Attempts whose storage reads overlap still count each other: of three at a burst of two, the last waits.
@@ -303,7 +316,7 @@ struct FormRunnerTests {
         harness.existingAccount("alice1", password: "secret1")
         var answers: [Result<LogIn<Account>.SignedIn, RosterError>] = []
         for _ in 0..<3 {
-            harness.accounts.logIn(LogInRequest(identifier: "alice1", password: Secret("nope123")), peerUID: 1000,
+            harness.accounts.logIn(LogInRequest(identifier: "alice1", password: Secret("nope123")), peer: harness.session.peer,
                                    charge: harness.session.queueCharge) { answers.append($0) }
         }
         harness.releaseEverything()

@@ -88,6 +88,11 @@ struct PasswordFormRunnerTests {
         _ = harness.session.take()
         harness.submit(form)
         #expect(harness.session.take().suffix(2) == [submit(.password, .succeeded, .succeeded), .passwordChanged(revoked: 1)])
+        #expect(harness.storage.auditLog.map(\.record) == [
+            AuditRecord(event: .passwordChanged, username: "alice1", peer: harness.session.peer, outcome: .failed,
+                        reason: "wrong_password"),
+            AuditRecord(event: .passwordChanged, username: "alice1", peer: harness.session.peer),
+        ])
     }
 
     /// A session with no stored token (its log-in could not store one) keeps nothing: every token is revoked.

@@ -31,7 +31,7 @@ struct TOTPLogInTests {
         var outcome: Result<LogIn<Account>.SignedIn, RosterError>?
         harness.accounts.logIn(LogInRequest(typedIdentifier: "alice1", password: Secret(password), policy: harness.policy,
                                             code: code),
-                               peerUID: 1000, charge: harness.session.queueCharge) { outcome = $0 }
+                               peer: harness.session.peer, charge: harness.session.queueCharge) { outcome = $0 }
         harness.releaseEverything()
         return outcome
     }
@@ -91,7 +91,7 @@ struct TOTPLogInTests {
         var outcomes: [Result<String, RosterError>] = []
         for _ in 0..<2 {
             harness.accounts.logIn(LogInRequest(identifier: "alice1", password: Secret("secret1"), code: code),
-                                   peerUID: 1000, charge: harness.session.queueCharge) {
+                                   peer: harness.session.peer, charge: harness.session.queueCharge) {
                 outcomes.append($0.map(\.account.username))
             }
         }

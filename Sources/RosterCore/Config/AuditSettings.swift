@@ -1,6 +1,7 @@
-/// The `[Audit]` settings: how long the audit log keeps its entries, and how many administrator connections may
-/// follow it live. A reload applies them: the next prune keeps the new span, and the next `admin.audit {follow:
-/// true}` meets the new budget (connections already following go on).
+/// The `[Audit]` settings: how long the audit log keeps its entries, how many administrator connections may
+/// follow it live, and how many failed-log-in entries one peer writes a minute. A reload applies them: the next
+/// prune keeps the new span, the next `admin.audit {follow: true}` meets the new budget (connections already
+/// following go on), and the cap's next decision counts against the new limit.
 public struct AuditSettings: Equatable, Sendable {
     /// `RetentionDays=`'s range: a day at least, a hundred years at most (past that, milliseconds still fit, but
     /// nobody means it).
@@ -12,10 +13,14 @@ public struct AuditSettings: Equatable, Sendable {
     public var retentionDays: Int
     /// Connections following the log at once (`admin.audit` `follow: true`), per daemon; past it, `busy`.
     public var maxFollowers: Int
+    /// `FailedLoginEntriesPerMinute=`: one peer uid's failed-log-in entries written per minute; the rest are
+    /// counted as `suppressed` (see `FailedLoginEntryCap`).
+    public var failedLoginEntriesPerMinute: Int
 
-    public init(retentionDays: Int = 90, maxFollowers: Int = 16) {
+    public init(retentionDays: Int = 90, maxFollowers: Int = 16, failedLoginEntriesPerMinute: Int = 10) {
         self.retentionDays = retentionDays
         self.maxFollowers = maxFollowers
+        self.failedLoginEntriesPerMinute = failedLoginEntriesPerMinute
     }
 
     /// The oldest time an entry may have and stay, at `nowMs` (Unix milliseconds).

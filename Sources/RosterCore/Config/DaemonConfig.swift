@@ -49,6 +49,7 @@
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
 /// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
 /// | `MaxFollowers=` | 1…1000000 (default 16) |
+/// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -184,6 +185,7 @@ enum ConfigKey: CaseIterable {
     case backend, postgresqlConnection, postgresqlConnections
     case keyFile
     case retentionDays, maxFollowers
+    case failedLoginEntriesPerMinute
 
     var section: ConfigSection {
         switch self {
@@ -208,7 +210,7 @@ enum ConfigKey: CaseIterable {
             .postgreSQL
         case .keyFile:
             .secrets
-        case .retentionDays, .maxFollowers:
+        case .retentionDays, .maxFollowers, .failedLoginEntriesPerMinute:
             .audit
         }
     }
@@ -261,6 +263,7 @@ enum ConfigKey: CaseIterable {
         case .keyFile: "KeyFile"
         case .retentionDays: "RetentionDays"
         case .maxFollowers: "MaxFollowers"
+        case .failedLoginEntriesPerMinute: "FailedLoginEntriesPerMinute"
         }
     }
 
@@ -397,6 +400,8 @@ enum ConfigKey: CaseIterable {
             return set(\.audit.retentionDays, try value.integer(AuditSettings.retentionDaysRange, " of days"))
         case .maxFollowers:
             return set(\.audit.maxFollowers, try value.integer(AuditSettings.maxFollowersRange, " of connections"))
+        case .failedLoginEntriesPerMinute:
+            return set(\.audit.failedLoginEntriesPerMinute, try value.integer(Self.countsRange, " of entries per peer"))
         }
     }
 

@@ -53,12 +53,15 @@ extension AccountProcedures {
         }
     }
 
-    /// Locks the account; answers it (the caller ends its sessions).
-    func lock(_ typed: String, reason: String?, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+    /// Locks the account for the administrator `peer` (the entry's reason is the lock's); answers it (the caller
+    /// ends its sessions).
+    func lock(_ typed: String, reason: String?, peer: AuditPeer, charge: QueueCharge,
+              completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.lockAccount(account.id, reason: reason, audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .locked, username: account.username, peer: peer, reason: reason)
+            storage.lockAccount(account.id, reason: reason, audit: entry, charge: charge) { [logger] result in
                 if case .success(true) = result {
-                    let fields = [("ROSTER_EVENT", "locked"), ("ROSTER_USER", account.username)]
+                    let fields = [("ROSTER_USER", account.username)]
                     logger.notice("account locked", fields + (reason.map { [("ROSTER_LOCK_REASON", $0)] } ?? []))
                 }
                 done(result)
@@ -67,11 +70,13 @@ extension AccountProcedures {
     }
 
     /// Unlocks the account; its old tokens are deleted, so only a new log-in opens a session.
-    func unlock(_ typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+    func unlock(_ typed: String, peer: AuditPeer, charge: QueueCharge,
+                completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.unlockAccount(account.id, audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .unlocked, username: account.username, peer: peer)
+            storage.unlockAccount(account.id, audit: entry, charge: charge) { [logger] result in
                 if case .success(true) = result {
-                    logger.notice("account unlocked", [("ROSTER_EVENT", "unlocked"), ("ROSTER_USER", account.username)])
+                    logger.notice("account unlocked", [("ROSTER_USER", account.username)])
                 }
                 done(result)
             }
@@ -79,25 +84,30 @@ extension AccountProcedures {
     }
 
     /// Deletes the failed log-ins counted against the account (not those of the peers that made them).
-    func resetFailures(of typed: String, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+    func resetFailures(of typed: String, peer: AuditPeer, charge: QueueCharge,
+                       completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
-            storage.resetFailures(keys: [Self.failureKey(of: account)], audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .failuresReset, username: account.username, peer: peer)
+            storage.resetFailures(keys: [Self.failureKey(of: account)], audit: entry, charge: charge) { [logger] result in
                 if case .success = result {
-                    logger.notice("failed log-ins reset", [("ROSTER_EVENT", "failures_reset"), ("ROSTER_USER", account.username)])
+                    logger.notice("failed log-ins reset", [("ROSTER_USER", account.username)])
                 }
                 done(result.map { true })
             }
         }
     }
 
-    /// `admin.users.delete`: `account.delete`'s storage call, without the password.
-    func adminDelete(_ typed: String, charge: QueueCharge, completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
+    /// `admin.users.delete`: `account.delete`'s storage call, without the password; the entry names the
+    /// administrator as its peer.
+    func adminDelete(_ typed: String, peer: AuditPeer, charge: QueueCharge,
+                     completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
         summary(of: typed, charge: charge) { [self] found in
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let account = summary.account
-            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
+            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry, charge: charge) { [logger] result in
                 if case .success(.some) = result {
-                    logger.notice("account deleted by an administrator", [("ROSTER_EVENT", "deleted"), ("ROSTER_USER", account.username)])
+                    logger.notice("account deleted by an administrator", [("ROSTER_USER", account.username)])
                 }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.notFound) })
             }

@@ -25,15 +25,17 @@ extension AccountProcedures {
     // MARK: Proof
 
     /// Runs one `Reauthentication` of `account` (nil: no account holds `username`) under the shared gate.
-    /// `checkCode` checks a code proof and does what it is for; a password proof is verified here.
+    /// `checkCode` checks a code proof and does what it is for; a password proof is verified here. A refusal's
+    /// entry is `event` failed, with why.
     func reauthenticate<Outcome: Sendable>(
-        _ account: Account?, username: String, proof: Proof, peerUID: UInt32, charge: QueueCharge,
+        _ account: Account?, username: String, proof: Proof, for event: AuditEvent, peer: AuditPeer,
+        charge: QueueCharge,
         checkCode: @escaping (String, Account?, @escaping (Result<Outcome?, RosterError>) -> Void) -> Void = { _, _, done in
             done(.success(nil))
         },
         completion: @escaping (Result<Outcome?, RosterError>) -> Void
     ) {
-        var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, peerUID: peerUID,
+        var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, peerUID: peer.uid,
                                                          policy: policy)
         let first = attempt.start(gate: &gate)
         let driver = ProcedureDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
@@ -56,19 +58,26 @@ extension AccountProcedures {
             case .checkCode(let code, let account):
                 checkCode(code, account) { driver.feed($0.map { .codeChecked($0) }.orFailed()) }
             case .recordFailure(let keys):
-                storage.recordFailure(keys: keys, audit: nil, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                let reason: FailedEntryReason = if case .password = proof { .wrongPassword } else { .invalidCode }
+                let entry = failedEntry(event, username: account?.username, reason: reason, peer: peer)
+                storage.recordFailure(keys: keys, audit: entry, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .finish(let result):
-                completion(result)
+                guard case .failure(let error) = result, let reason = Self.unwrittenRefusal(error) else {
+                    return completion(result)
+                }
+                appendFailedEntry(event, username: account?.username, reason: reason, peer: peer, charge: charge) {
+                    completion(result)
+                }
             }
         }
         driver.start(first)
     }
 
-    /// `account`'s password, proven again; `wrong_password` (a failed log-in) otherwise.
-    private func provePassword(_ account: Account, _ password: Secret, peerUID: UInt32, charge: QueueCharge,
-                               then: @escaping () -> Void, failure: @escaping (RosterError) -> Void) {
+    /// `account`'s password, proven again for `event`; `wrong_password` (a failed log-in) otherwise.
+    private func provePassword(_ account: Account, _ password: Secret, for event: AuditEvent, peer: AuditPeer,
+                               charge: QueueCharge, then: @escaping () -> Void, failure: @escaping (RosterError) -> Void) {
         let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
-        reauthenticate(account, username: account.username, proof: .password(normalized), peerUID: peerUID,
+        reauthenticate(account, username: account.username, proof: .password(normalized), for: event, peer: peer,
                        charge: charge) { (result: Result<Never?, RosterError>) in
             switch result {
             case .success: then()
@@ -98,11 +107,11 @@ extension AccountProcedures {
     /// wrong one is `wrong_password` and a failed log-in), judges `new` by the preset's rules (`same_as_current`
     /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
     /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
-    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peerUID: UInt32,
+    func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peer: AuditPeer,
                         charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
         judgeNewPassword(new, username: account.username, field: "new", charge: charge) { [self] refusal in
             if let refusal { return completion(.failure(refusal)) }
-            provePassword(account, current, peerUID: peerUID, charge: charge, then: { [self] in
+            provePassword(account, current, for: .passwordChanged, peer: peer, charge: charge, then: { [self] in
                 // Only after `current` is proven: before, the answer would tell a guesser whether `new` is it.
                 let nfkc = policy.passwordNFKC
                 let newPassword = Normalization.normalizedPassword(new, nfkc: nfkc)
@@ -111,7 +120,8 @@ extension AccountProcedures {
                 }
                 passwords.hash(newPassword, charge: charge) { [self] hashed in
                     guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
-                    storage.changePassword(of: account.id, to: hash, keeping: keeping, audit: nil, charge: charge) { [logger] result in
+                    let entry = AuditRecord(event: .passwordChanged, username: account.username, peer: peer)
+                    storage.changePassword(of: account.id, to: hash, keeping: keeping, audit: entry, charge: charge) { [logger] result in
                         if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
                         completion(result.mapError(\.rosterError))
                     }
@@ -122,7 +132,7 @@ extension AccountProcedures {
 
     /// `account.change_email`: `""` removes it; the registration's email rules, `taken` when another holds it.
     /// Answers the account as it is now.
-    func changeEmail(of account: Account, password: Secret, email typed: String, peerUID: UInt32, charge: QueueCharge,
+    func changeEmail(of account: Account, password: Secret, email typed: String, peer: AuditPeer, charge: QueueCharge,
                      completion: @escaping (Result<Account, RosterError>) -> Void) {
         let email: String?
         switch RegisterRules.email(typed) {
@@ -136,8 +146,9 @@ extension AccountProcedures {
         case .check:
             return completion(.failure(.internal))
         }
-        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            storage.changeEmail(of: account.id, to: email, audit: nil, charge: charge) { result in
+        provePassword(account, password, for: .emailChanged, peer: peer, charge: charge, then: { [self] in
+            let entry = AuditRecord(event: .emailChanged, username: account.username, peer: peer)
+            storage.changeEmail(of: account.id, to: email, audit: entry, charge: charge) { result in
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
         }, failure: { completion(.failure($0)) })
@@ -146,11 +157,12 @@ extension AccountProcedures {
     // MARK: Deletion
 
     /// `account.delete`: the account and everything of it, with its failed log-ins, in one transaction.
-    func deleteAccount(_ account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+    func deleteAccount(_ account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
                        completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
-        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+        provePassword(account, password, for: .deleted, peer: peer, charge: charge, then: { [self] in
             let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
-            storage.deleteAccount(account.id, failureKeys: keys, audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
+            storage.deleteAccount(account.id, failureKeys: keys, audit: entry, charge: charge) { [logger] result in
                 if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
@@ -173,18 +185,20 @@ extension AccountProcedures {
         }
     }
 
-    /// Revokes every token of `account` but `keeping`; answers the revoked hashes.
-    func revokeTokens(of account: Account, except keeping: [UInt8]?, charge: QueueCharge,
+    /// Revokes every token of `account` but `keeping` (`session.revoke_others`, one `session_revoked` entry);
+    /// answers the revoked hashes.
+    func revokeTokens(of account: Account, except keeping: [UInt8]?, peer: AuditPeer, charge: QueueCharge,
                       completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
-        storage.revokeTokens(of: account.id, except: keeping, audit: nil, charge: charge) { completion($0.mapError(\.rosterError)) }
+        let entry = AuditRecord(event: .sessionRevoked, username: account.username, peer: peer)
+        storage.revokeTokens(of: account.id, except: keeping, audit: entry, charge: charge) { completion($0.mapError(\.rosterError)) }
     }
 
     // MARK: Recovery codes
 
     /// `account.recovery_codes`: ten new codes replace the old ones; only their hashes are stored.
-    func replaceRecoveryCodes(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+    func replaceRecoveryCodes(of account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
                               completion: @escaping (Result<[String], RosterError>) -> Void) {
-        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+        provePassword(account, password, for: .recoveryCodesCreated, peer: peer, charge: charge, then: { [self] in
             let issued: RecoveryCodes.Issued
             do {
                 issued = try RecoveryCodes.generate(key: secrets.recoveryCodes)
@@ -192,7 +206,8 @@ extension AccountProcedures {
                 logger.error("recovery codes could not be generated: \(error)")
                 return completion(.failure(.internal))
             }
-            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: nil, charge: charge) { [logger] result in
+            let entry = AuditRecord(event: .recoveryCodesCreated, username: account.username, peer: peer)
+            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry, charge: charge) { [logger] result in
                 if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
                 completion(result.map { issued.codes }.mapError(\.rosterError))
             }
@@ -202,8 +217,7 @@ extension AccountProcedures {
     /// `auth.recover`: a recovery code of `username` sets a new password (the preset's rules), is used up, and
     /// revokes every token of the account; then a token for this connection. A bad code is `invalid_code` and a
     /// failed log-in.
-    func recover(username typed: String, code: String, newPassword: Secret, peerUID: UInt32, client: String?,
-                 charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
+    func recover(username typed: String, code: String, newPassword: Secret, peer: AuditPeer, charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
         let username = Normalization.canonicalUsername(typed)
         let password = Normalization.normalizedPassword(newPassword, nfkc: policy.passwordNFKC)
         judgeNewPassword(newPassword, username: username, field: "new_password", charge: charge) { [self] refusal in
@@ -214,8 +228,8 @@ extension AccountProcedures {
                 case .success(let credential): account = credential?.account
                 case .failure(let failure): return completion(.failure(failure.rosterError))
                 }
-                reauthenticate(account, username: account?.username ?? username, proof: .code(code), peerUID: peerUID,
-                               charge: charge, checkCode: { [self] code, account, answer in
+                reauthenticate(account, username: account?.username ?? username, proof: .code(code), for: .recovered,
+                               peer: peer, charge: charge, checkCode: { [self] code, account, answer in
                     // The new hash is made whether or not the account exists, so the time taken tells nothing.
                     passwords.hash(password, charge: charge) { [self] hashed in
                         guard case .success(let hash) = hashed else { return answer(hashed.map { _ in nil }) }
@@ -224,8 +238,9 @@ extension AccountProcedures {
                         }
                         // Before the code is used up: a locked account's password stays as it is.
                         if account.locked { return answer(.failure(.locked)) }
+                        let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
                         storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
-                                                   audit: nil, charge: charge) { answer($0.mapError(\.rosterError)) }
+                                                   audit: entry, charge: charge) { answer($0.mapError(\.rosterError)) }
                     }
                 }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
                     switch result {
@@ -234,7 +249,8 @@ extension AccountProcedures {
                     case .success(let revoked):
                         guard let account else { return completion(.failure(.invalidCode)) }
                         logger.notice("recovered with a recovery code", [("ROSTER_USER", account.username)])
-                        issueToken(for: account, client: client, charge: charge) { token in
+                        // The redemption's `recovered` entry says it all: this token has none of its own.
+                        issueToken(for: account, peer: peer, entry: nil, charge: charge) { token in
                             completion(.success(Recovered(account: account, token: token, revoked: revoked ?? [])))
                         }
                     }
@@ -246,9 +262,11 @@ extension AccountProcedures {
     // MARK: TOTP
 
     /// `account.totp_enroll`: a fresh secret, sealed and stored pending; shown once.
-    func enrollTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+    /// A refused password is a failed `totp_enabled` entry; a pending secret is no change the log records (its
+    /// confirmation is).
+    func enrollTOTP(of account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
                     completion: @escaping (Result<EnrolledTOTP, RosterError>) -> Void) {
-        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
+        provePassword(account, password, for: .totpEnabled, peer: peer, charge: charge, then: { [self] in
             let enrolled: EnrolledTOTP
             let sealed: [UInt8]
             do {
@@ -268,9 +286,10 @@ extension AccountProcedures {
 
     /// `account.totp_confirm`: a code of the pending secret makes it the account's; a wrong one (or nothing
     /// pending) is `invalid_code` and a failed log-in.
-    func confirmTOTP(of account: Account, code: String, peerUID: UInt32, charge: QueueCharge,
+    func confirmTOTP(of account: Account, code: String, peer: AuditPeer, charge: QueueCharge,
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
-        reauthenticate(account, username: account.username, proof: .code(code), peerUID: peerUID, charge: charge,
+        reauthenticate(account, username: account.username, proof: .code(code), for: .totpEnabled, peer: peer,
+                       charge: charge,
                        checkCode: { [self] code, _, answer in
             storage.security(of: account.id, charge: charge) { [self] read in
                 guard case .success(let security) = read else { return answer(read.map { _ in nil }.mapError(\.rosterError)) }
@@ -281,7 +300,8 @@ extension AccountProcedures {
                 case .success(nil):
                     answer(.success(nil))
                 case .success(let step?):
-                    storage.confirmTOTP(of: account.id, step: step, audit: nil, charge: charge) { confirmed in
+                    let entry = AuditRecord(event: .totpEnabled, username: account.username, peer: peer)
+                    storage.confirmTOTP(of: account.id, step: step, audit: entry, charge: charge) { confirmed in
                         answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
                     }
                 }
@@ -293,10 +313,11 @@ extension AccountProcedures {
     }
 
     /// `account.totp_disable`.
-    func disableTOTP(of account: Account, password: Secret, peerUID: UInt32, charge: QueueCharge,
+    func disableTOTP(of account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
-        provePassword(account, password, peerUID: peerUID, charge: charge, then: { [self] in
-            storage.removeTOTP(of: account.id, audit: nil, charge: charge) { [logger] result in
+        provePassword(account, password, for: .totpDisabled, peer: peer, charge: charge, then: { [self] in
+            let entry = AuditRecord(event: .totpDisabled, username: account.username, peer: peer)
+            storage.removeTOTP(of: account.id, audit: entry, charge: charge) { [logger] result in
                 if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError))
             }

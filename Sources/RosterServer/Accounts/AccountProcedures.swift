@@ -5,7 +5,9 @@ import RosterStorage
 
 /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account and
 /// what an administrator does to it, nothing of contacts.
+/// Audited: each change's entry commits with it.
 typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
+    & AuditStorage
 
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
@@ -22,12 +24,15 @@ final class AccountProcedures {
     /// Wall time for TOTP steps (injected, so tests fix it).
     let clock: any WallClock
     var gate = LoginGate()
+    /// Which failed entries each peer uid writes this minute (`[Audit] FailedLoginEntriesPerMinute=`).
+    var failedEntries: FailedLoginEntryCap<AuditPeer>
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
 
     init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
-         secrets: AccountSecrets, clock: any WallClock = SystemWallClock()) {
+         secrets: AccountSecrets, clock: any WallClock = SystemWallClock(), audit: AuditSettings = AuditSettings()) {
         self.storage = storage
+        self.failedEntries = FailedLoginEntryCap(perMinute: audit.failedLoginEntriesPerMinute)
         self.passwords = passwords
         self.policy = policy
         self.logger = logger
@@ -69,8 +74,8 @@ final class AccountProcedures {
 
     // MARK: Registration
 
-    /// Carries `registration` out; `announce` runs once the account exists, before the completion.
-    func register(_ registration: Registration<Account>, client: String? = nil, charge: QueueCharge,
+    /// Carries `registration` out for `peer`; `announce` runs once the account exists, before the completion.
+    func register(_ registration: Registration<Account>, peer: AuditPeer, charge: QueueCharge,
                   announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
@@ -87,13 +92,17 @@ final class AccountProcedures {
                 }
             case .create(let username, let email, let hash):
                 let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
-                storage.createAccount(account, audit: nil, charge: charge) { result in
+                let entry = AuditRecord(event: .register, username: username, peer: peer)
+                storage.createAccount(account, audit: entry, charge: charge) { result in
                     driver.feed(result.map { .created($0) }.orFailed())
                 }
             case .announce(let account):
                 announce(account)
             case .issueToken(let account):
-                issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+                // The registration's entry says it all: its first token has none of its own.
+                issueToken(for: account, peer: peer, entry: nil, charge: charge) {
+                    driver.feed($0.map { .tokenIssued($0) }.orFailed())
+                }
             case .finish(let result):
                 completion(result)
             }
@@ -103,10 +112,14 @@ final class AccountProcedures {
 
     // MARK: Log-in
 
-    /// Carries one log-in attempt out under the gate.
-    func logIn(_ request: LogInRequest, peerUID: UInt32, client: String? = nil, charge: QueueCharge,
+    /// Carries one log-in attempt of `peer` out under the gate, with its entry: `login` succeeded with the token,
+    /// or failed with why (see `FailedEntryReason`).
+    func logIn(_ request: LogInRequest, peer: AuditPeer, charge: QueueCharge,
                completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
-        var attempt = LogIn<Account>(request, peerUID: peerUID, policy: policy)
+        var attempt = LogIn<Account>(request, peerUID: peer.uid, policy: policy)
+        // What the entry of a refusal says: whose account (nil: none), and whether a code was what failed.
+        var username: String?
+        var codeChecked = false
         let first = attempt.start()
         let driver = ProcedureDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
             attempt.step(fact, gate: &gate)
@@ -115,6 +128,7 @@ final class AccountProcedures {
             switch effect {
             case .findAccount(let identifier):
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
+                    username = (try? result.get())?.account.username
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
@@ -129,7 +143,9 @@ final class AccountProcedures {
             case .verify(let password, let hash):
                 passwords.verify(password, against: hash, charge: charge) { driver.feed($0.map { .verified($0) }.orFailed()) }
             case .recordFailure(let keys):
-                storage.recordFailure(keys: keys, audit: nil, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                let reason: FailedEntryReason = codeChecked ? .invalidCode : username == nil ? .unknownUser : .wrongPassword
+                let entry = failedEntry(.login, username: username, reason: reason, peer: peer)
+                storage.recordFailure(keys: keys, audit: entry, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .replaceHash(let hash, let account):
                 storage.replacePasswordHash(hash, of: account.id, charge: charge) { [logger] result in
                     if case .success = result {
@@ -138,11 +154,20 @@ final class AccountProcedures {
                     driver.feed(result.map { .hashReplaced }.orFailed())
                 }
             case .verifyCode(let code, let totp, let account):
+                codeChecked = true
                 verifyCode(code, totp: totp, of: account, charge: charge) { driver.feed($0) }
             case .issueToken(let account):
-                issueToken(for: account, client: client, charge: charge) { driver.feed($0.map { .tokenIssued($0) }.orFailed()) }
+                let entry = AuditRecord(event: .login, username: account.username, peer: peer)
+                issueToken(for: account, peer: peer, entry: entry, charge: charge) {
+                    driver.feed($0.map { .tokenIssued($0) }.orFailed())
+                }
             case .finish(let result):
-                completion(result)
+                guard case .failure(let error) = result, let reason = Self.unwrittenRefusal(error) else {
+                    return completion(result)
+                }
+                appendFailedEntry(.login, username: username, reason: reason, peer: peer, charge: charge) {
+                    completion(result)
+                }
             }
         }
         driver.start(first)
@@ -168,9 +193,9 @@ final class AccountProcedures {
 
     // MARK: Tokens
 
-    /// A fresh bearer token for `account`, stored only as its hash. It follows a verified password or a new
-    /// account, so the storage never refuses it: the expensive part already ran.
-    func issueToken(for account: Account, client: String? = nil, charge: QueueCharge,
+    /// A fresh bearer token for `account`, stored only as its hash, with `entry` (and `peer`'s client name). It
+    /// follows a verified password or a new account, so the storage never refuses it: the expensive part already ran.
+    func issueToken(for account: Account, peer: AuditPeer, entry: AuditRecord?, charge: QueueCharge,
                     completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
         let token: SessionToken
         do {
@@ -179,27 +204,44 @@ final class AccountProcedures {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))
         }
-        storage.storeToken(hash: token.hash, for: account.id, client: client, audit: nil, charge: charge) { result in
+        storage.storeToken(hash: token.hash, for: account.id, client: peer.client, audit: entry, charge: charge) { result in
             completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
     }
 
     /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other, and
-    /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them).
-    func resume(bearer: String, charge: QueueCharge, completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
+    /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them),
+    /// answered once its failed entry is stored. An unknown token has no entry: no account is named, and anyone
+    /// could fill the log with them. A resume that worked has its entry from `resumed`, once a session holds it.
+    func resume(bearer: String, peer: AuditPeer, charge: QueueCharge,
+                completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
-        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: charge) { result in
-            completion(result.mapError(\.rosterError).flatMap { account in
+        // The account, and so the entry's username, is known only once the resume answered: its entry is appended
+        // after it. A resume changes nothing but the token's last use, so a crash between the two loses no change
+        // the log should have held.
+        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: charge) { [self] result in
+            let answer = result.mapError(\.rosterError).flatMap { account -> Result<(Account, [UInt8]), RosterError> in
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
-            })
+            }
+            guard case .failure(.locked) = answer, let account = try? result.get() else { return completion(answer) }
+            appendFailedEntry(.resume, username: account.username, reason: .locked, peer: peer, charge: charge) {
+                completion(answer)
+            }
         }
     }
 
-    /// Revokes a token; the storage never refuses it, so a log-out takes effect even while the budget is spent.
-    func revoke(tokenHash: [UInt8], charge: QueueCharge, completion: @escaping (Result<Void, RosterError>) -> Void) {
-        storage.revokeToken(hash: tokenHash, audit: nil, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
+    /// A resume logged a session in: its `resume` entry, appended; `then` runs once it is stored (or could not be).
+    func resumed(_ account: Account, peer: AuditPeer, charge: QueueCharge, then: @escaping () -> Void) {
+        append(AuditRecord(event: .resume, username: account.username, peer: peer), charge: charge, then: then)
+    }
+
+    /// Revokes a token with `entry` (committed only when the token was there); the storage never refuses it, so a
+    /// log-out takes effect even while the budget is spent.
+    func revoke(tokenHash: [UInt8], entry: AuditRecord, charge: QueueCharge,
+                completion: @escaping (Result<Void, RosterError>) -> Void) {
+        storage.revokeToken(hash: tokenHash, audit: entry, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
     }
 }
 

@@ -55,6 +55,8 @@ final class RequestCall<Host: CallHost> {
 
     var session: Session { connection.session }
     var peer: PeerCredentials { connection.peer }
+    /// Who the audit log names for what this call does: the peer's uid and pid, and its `session.hello` client.
+    var auditPeer: AuditPeer { AuditPeer(uid: peer.uid, pid: peer.pid, client: session.client) }
 
     /// The session's user, for a method that needs one; nil after answering `unauthenticated`.
     func loggedInUser() -> Account? {

@@ -18,8 +18,9 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
 
     var debounce: Duration { connection.session.debounce(under: server.config.policy) }
     var queueCharge: QueueCharge { connection.queueCharge }
-    var peerUID: UInt32 { connection.peer.uid }
-    var client: String? { connection.session.client }
+    var peer: AuditPeer {
+        AuditPeer(uid: connection.peer.uid, pid: connection.peer.pid, client: connection.session.client)
+    }
 
     func emit(_ event: FormEvent) { server.sendFormEvent(event, to: connection) }
 

@@ -12,6 +12,8 @@ extension Server {
         postStatus()
         repeatEvery(.seconds(5)) { [unowned self] in self.postStatus() }
         repeatEvery(.seconds(600)) { [unowned self] in self.pruneExpired() }
+        // A peer's minute of left-out failed entries is summed up within this much of its end.
+        repeatEvery(.seconds(10)) { [unowned self] in self.accounts.sweepFailedEntries() }
         startAuditPruning(on: loop)
     }
 

@@ -185,7 +185,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     private func register(username: String, password: Secret, email: String?) {
         let registration = Registration<Account>(judged: RegistrationRequest(username: username, password: password,
                                                                              email: email), issuesToken: true)
-        environment.accounts.register(registration, client: session.client, charge: session.queueCharge,
+        environment.accounts.register(registration, peer: session.peer, charge: session.queueCharge,
                                       announce: { [weak self] account in
             guard let self else { return }
             self.session.registered(account, by: self)
@@ -196,8 +196,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
 
     private func login(identifier: String, password: Secret, code: String?) {
         environment.accounts.logIn(LogInRequest(identifier: identifier, password: password, code: code),
-                                   peerUID: session.peerUID, client: session.client,
-                                   charge: session.queueCharge) { [weak self] result in
+                                   peer: session.peer, charge: session.queueCharge) { [weak self] result in
             self?.submitted(result.map { ($0.account, $0.token) })
         }
     }
@@ -208,8 +207,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
         // The server closes a password form when its session's user changes, so this is the user it opened for.
         guard let user = session.user else { return feed(.submitCompleted(.failure(.unauthenticated))) }
         environment.accounts.changePassword(of: user, current: current, new: new, keeping: session.tokenHash,
-                                            peerUID: session.peerUID,
-                                            charge: session.queueCharge) { [weak self, session] result in
+                                            peer: session.peer, charge: session.queueCharge) { [weak self, session] result in
             // The password changed even if the form closed meanwhile: the revoked tokens' sessions end anyway.
             if case .success(let revoked) = result { session.tokensRevoked(revoked) }
             guard let self else { return }

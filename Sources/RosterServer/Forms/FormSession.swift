@@ -10,9 +10,9 @@ protocol FormSession: AnyObject {
     var debounce: Duration { get }
     /// Who the form's checks and submits are charged to.
     var queueCharge: QueueCharge { get }
-    var peerUID: UInt32 { get }
-    /// What the connection named itself in `session.hello`, stored with the token a submit issues.
-    var client: String? { get }
+    /// Who submits: its uid (the rate limit's key), pid and `session.hello` client (stored with the token a submit
+    /// issues), as the audit log names it.
+    var peer: AuditPeer { get }
     /// The event sink: one of this form's events for the client.
     func emit(_ event: FormEvent)
     /// A submit of `form` created `account`; every other open register form must hear of it.

@@ -113,7 +113,8 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
                 guard let hash = listed.first(where: { Self.sessionID($0.tokenHash) == id })?.tokenHash else {
                     return answer(.failure(.notFound))
                 }
-                accounts.revoke(tokenHash: hash, charge: charge) { [self] result in
+                let entry = AuditRecord(event: .sessionRevoked, username: user.username, peer: call.auditPeer)
+                accounts.revoke(tokenHash: hash, entry: entry, charge: charge) { [self] result in
                     answer(result.map {
                         // This connection's own token too: it logs out like every other holder.
                         sessions.tokensRevoked([hash], except: nil)
@@ -127,7 +128,8 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func revokeOthers(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         let keeping = call.session.tokenHash
-        accounts.revokeTokens(of: user, except: keeping, charge: call.connection.queueCharge) { [self] result in
+        accounts.revokeTokens(of: user, except: keeping, peer: call.auditPeer, charge: call.connection.queueCharge) {
+            [self] result in
             call.finish(result.map { revoked in
                 sessions.tokensRevoked(revoked, except: call.connection)
                 return ["revoked": .int(Int64(revoked.count))]
@@ -140,7 +142,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func changePassword(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         accounts.changePassword(of: user, current: secret(call, "current"), new: secret(call, "new"),
-                                keeping: call.session.tokenHash, peerUID: call.peer.uid,
+                                keeping: call.session.tokenHash, peer: call.auditPeer,
                                 charge: call.connection.queueCharge) { [self] result in
             call.finish(result.map { revoked in
                 sessions.tokensRevoked(revoked, except: call.connection)
@@ -152,7 +154,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func changeEmail(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         accounts.changeEmail(of: user, password: secret(call, "password"), email: call.params.string("email") ?? "",
-                             peerUID: call.peer.uid, charge: call.connection.queueCharge) { [self] result in
+                             peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
             call.finish(result.map { changed in
                 sessions.accountChanged(changed, previousEmail: user.email)
                 return ["email": changed.email.map(JSONValue.string) ?? .null]
@@ -163,7 +165,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func delete(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         call.asAuthChange { [self] answer in
-            accounts.deleteAccount(user, password: secret(call, "password"), peerUID: call.peer.uid,
+            accounts.deleteAccount(user, password: secret(call, "password"), peer: call.auditPeer,
                                    charge: call.connection.queueCharge) { [self] result in
                 answer(result.map { deleted in
                     sessions.accountDeleted(deleted)
@@ -177,7 +179,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func recoveryCodes(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
-        accounts.replaceRecoveryCodes(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
+        accounts.replaceRecoveryCodes(of: user, password: secret(call, "password"), peer: call.auditPeer,
                                       charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["codes": .array($0.map(JSONValue.string))] })
         }
@@ -188,7 +190,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         let code = call.params.string("code") ?? ""
         call.asAuthChange { [self] answer in
             accounts.recover(username: username, code: code, newPassword: secret(call, "new_password"),
-                             peerUID: call.peer.uid, client: call.session.client,
+                             peer: call.auditPeer,
                              charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
@@ -209,7 +211,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func enrollTOTP(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
-        accounts.enrollTOTP(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
+        accounts.enrollTOTP(of: user, password: secret(call, "password"), peer: call.auditPeer,
                             charge: call.connection.queueCharge) { result in
             call.finish(result.map { ["secret": .string($0.secret), "uri": .string($0.uri)] })
         }
@@ -217,7 +219,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func confirmTOTP(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
-        accounts.confirmTOTP(of: user, code: LoginRules.typedCode(call.params.string("code") ?? ""), peerUID: call.peer.uid,
+        accounts.confirmTOTP(of: user, code: LoginRules.typedCode(call.params.string("code") ?? ""), peer: call.auditPeer,
                              charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
         }
@@ -225,7 +227,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func disableTOTP(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
-        accounts.disableTOTP(of: user, password: secret(call, "password"), peerUID: call.peer.uid,
+        accounts.disableTOTP(of: user, password: secret(call, "password"), peer: call.auditPeer,
                              charge: call.connection.queueCharge) { result in
             call.finish(result.map { [:] })
         }

@@ -67,7 +67,7 @@ final class AccountMethods<Sessions: AccountSessions> {
                                                          password: Secret(call.params.string("password") ?? ""),
                                                          email: call.params.string("email") ?? "",
                                                          policy: sessions.policy)
-        accounts.register(registration, charge: call.connection.queueCharge, announce: { [sessions] account in
+        accounts.register(registration, peer: call.auditPeer, charge: call.connection.queueCharge, announce: { [sessions] account in
             sessions.accountRegistered(account, by: call.peer)
         }, completion: { result in
             call.finish(result.map { ["username": .string($0.account.username)] })
@@ -81,8 +81,7 @@ final class AccountMethods<Sessions: AccountSessions> {
                                    password: Secret(call.params.string("password") ?? ""), policy: sessions.policy,
                                    code: call.params.string("code").map(LoginRules.typedCode))
         call.asAuthChange { [self] answer in
-            accounts.logIn(request, peerUID: call.peer.uid, client: call.session.client,
-                           charge: call.connection.queueCharge) { [self] result in
+            accounts.logIn(request, peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("log-in refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
@@ -101,14 +100,17 @@ final class AccountMethods<Sessions: AccountSessions> {
         let bearer = call.params.string("token") ?? ""
         call.asAuthChange { [self] answer in
             let started = sessions.resumeStarted()
-            accounts.resume(bearer: bearer, charge: call.connection.queueCharge) { [self] result in
+            accounts.resume(bearer: bearer, peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
                 let resumed = try? result.get()
                 let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: resumed?.1, account: resumed?.0.id)
-                answer(result.flatMap { user, hash in
+                let answered = result.flatMap { user, hash -> Result<JSONValue, RosterError> in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
                     sessions.logIn(call.connection, as: user, tokenHash: hash)
                     return .success(["username": .string(user.username)])
-                })
+                }
+                // Only a resume that bound this session is one the log records.
+                guard case .success = answered, let user = resumed?.0 else { return answer(answered) }
+                accounts.resumed(user, peer: call.auditPeer, charge: call.connection.queueCharge) { answer(answered) }
             }
         }
     }

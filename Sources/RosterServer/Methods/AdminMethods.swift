@@ -27,10 +27,11 @@ protocol AdminFigures: AnyObject {
 final class AdminMethods<Figures: AdminFigures> {
     typealias AdminCall = RequestCall<Figures.Host>
 
-    private let storage: any StorageMaintenance
+    /// Maintenance, and the audit log a backup leaves its entry in.
+    private let storage: any StorageMaintenance & AuditStorage
     private unowned let figures: Figures
 
-    init(storage: any StorageMaintenance, figures: Figures) {
+    init(storage: any StorageMaintenance & AuditStorage, figures: Figures) {
         self.storage = storage
         self.figures = figures
     }
@@ -41,16 +42,31 @@ final class AdminMethods<Figures: AdminFigures> {
         guard path.hasPrefix("/"), !path.hasSuffix("/") else {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
         }
-        storage.backup(to: path, charge: call.connection.queueCharge) { [figures] result in
+        let charge = call.connection.queueCharge
+        storage.backup(to: path, charge: charge) { [self] result in
+            let answer: Result<JSONValue, RosterError>
+            let failure: String?
             switch result {
             case .success(let summary):
-                figures.logger.notice("database backed up to \(summary.path)", [("ROSTER_EVENT", "backup")])
-                call.succeed(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
+                figures.logger.notice("database backed up to \(summary.path)")
+                answer = .success(["path": .string(summary.path), "pages": .int(summary.pages), "bytes": .int(summary.bytes)])
+                failure = nil
             case .failure(.refused(let refusal)):
                 // The `path` param's fault, with its own reason (the storage logged it).
-                call.fail(.invalidParams(param: "path", problem: refusal.problem))
-            case .failure(.storage(let failure)):
-                call.fail(failure.rosterError)
+                answer = .failure(.invalidParams(param: "path", problem: refusal.problem))
+                failure = refusal.problem.rawValue
+            case .failure(.storage(let storageFailure)):
+                answer = .failure(storageFailure.rosterError)
+                failure = storageFailure.rosterError.reason
+            }
+            // Answered once its entry is stored (or could not be), so the log read next holds it.
+            let entry = AuditRecord(event: .backup, username: nil, peer: call.auditPeer,
+                                    outcome: failure == nil ? .succeeded : .failed, reason: failure)
+            storage.appendAudit(entry, charge: charge) { [figures] stored in
+                if case .failure(let storageFailure) = stored {
+                    figures.logger.warning("the backup's audit entry could not be written: \(storageFailure.rosterError.reason)")
+                }
+                call.finish(answer)
             }
         }
     }

@@ -72,7 +72,7 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
         if let reason, reason.count > Self.maxReasonLength {
             return call.fail(.invalidParams(param: "reason", problem: .outOfRange))
         }
-        accounts.lock(username, reason: reason, charge: call.connection.queueCharge) { [sessions] result in
+        accounts.lock(username, reason: reason, peer: call.auditPeer, charge: call.connection.queueCharge) { [sessions] result in
             call.finish(result.map { account in
                 // Here at once; on other daemons by the storage's `sessionsEnded`.
                 sessions.endSessions(of: account.id)
@@ -83,12 +83,12 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
 
     func unlock(_ call: AdminCall) {
         guard let username = admitted(call) else { return }
-        accounts.unlock(username, charge: call.connection.queueCharge) { call.finish($0.map { _ in [:] }) }
+        accounts.unlock(username, peer: call.auditPeer, charge: call.connection.queueCharge) { call.finish($0.map { _ in [:] }) }
     }
 
     func delete(_ call: AdminCall) {
         guard let username = admitted(call) else { return }
-        accounts.adminDelete(username, charge: call.connection.queueCharge) { [sessions] result in
+        accounts.adminDelete(username, peer: call.auditPeer, charge: call.connection.queueCharge) { [sessions] result in
             call.finish(result.map { deleted in
                 sessions.accountDeleted(deleted)
                 return [:]
@@ -98,7 +98,9 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
 
     func resetFailures(_ call: AdminCall) {
         guard let username = admitted(call) else { return }
-        accounts.resetFailures(of: username, charge: call.connection.queueCharge) { call.finish($0.map { _ in [:] }) }
+        accounts.resetFailures(of: username, peer: call.auditPeer, charge: call.connection.queueCharge) {
+            call.finish($0.map { _ in [:] })
+        }
     }
 
     /// An account in `admin.users.list`'s item shape.

@@ -1,6 +1,7 @@
 import RosterCore
 import RosterRuntime
 import RosterProtocol
+import RosterStorage
 
 /// What `session.*` and `rpc.describe` need beyond the account procedures: the policy in force, what the server
 /// offers, and the log-outs a `session.logout` makes. The server, for its connections; a double in a unit test.
@@ -72,7 +73,8 @@ final class SessionMethods<Sessions: SessionChanges> {
                 sessions.logOut(call.connection)
                 return answer(.success([:]))
             }
-            accounts.revoke(tokenHash: tokenHash, charge: call.connection.queueCharge) { [sessions] result in
+            let entry = AuditRecord(event: .logout, username: call.session.user?.username, peer: call.auditPeer)
+            accounts.revoke(tokenHash: tokenHash, entry: entry, charge: call.connection.queueCharge) { [sessions] result in
                 answer(result.map { _ in
                     sessions.tokenRevoked(tokenHash, except: call.connection)
                     sessions.logOut(call.connection)

@@ -86,7 +86,7 @@ public final class Server {
         self.storage = storage
         self.passwords = passwords
         self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
-                                          secrets: secrets, clock: clock)
+                                          secrets: secrets, clock: clock, audit: config.audit)
         self.contacts = contacts
         self.logger = logger
         self.startedAt = loop.now

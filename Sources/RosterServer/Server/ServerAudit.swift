@@ -11,8 +11,24 @@ import RosterStorage
 extension Server {
     /// Called on the loop thread for each committed entry.
     func auditCommitted(_ entry: AuditEntry, _ origin: AuditOrigin) {
-        // SKELETON (issue 16): the journal line and the followers' events land with their branches.
+        if origin == .here { journal(entry) }
         tellAuditFollowers(entry)
+    }
+
+    /// This daemon's entry as a journal line: `audit: <event> <outcome>`, its fields native, so
+    /// `journalctl ROSTER_EVENT=login ROSTER_OUTCOME=failed` finds them. An entry holds no secret, nor does this.
+    func journal(_ entry: AuditEntry) {
+        let record = entry.record
+        var fields = [("ROSTER_EVENT", record.event.rawValue)]
+        if let username = record.username { fields.append(("ROSTER_USER", username)) }
+        fields.append(("ROSTER_PEER_UID", String(record.peer.uid)))
+        fields.append(("ROSTER_PEER_PID", String(record.peer.pid)))
+        if let client = record.peer.client { fields.append(("ROSTER_CLIENT", client)) }
+        fields.append(("ROSTER_OUTCOME", record.outcome.rawValue))
+        if let reason = record.reason { fields.append(("ROSTER_REASON", reason)) }
+        if record.suppressed > 0 { fields.append(("ROSTER_SUPPRESSED", String(record.suppressed))) }
+        fields.append(("ROSTER_AUDIT_ID", String(entry.id)))
+        logger.info("audit: \(record.event.rawValue) \(record.outcome.rawValue)", fields)
     }
 
     /// The followers' half: every following admin connection whose filter matches hears the entry, wherever it

@@ -20,6 +20,7 @@ extension Server {
 
     func configChanged() {
         accounts.policy = config.policy
+        accounts.failedEntries.perMinute = config.audit.failedLoginEntriesPerMinute
         passwords.policy = config.policy
         passwords.apply(config.server)
         storage.apply(config.server)

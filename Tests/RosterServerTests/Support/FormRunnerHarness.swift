@@ -89,8 +89,7 @@ enum Happening: Equatable, Sendable, CustomStringConvertible {
 final class RecordingFormSession: FormSession {
     var debounce: Duration = .milliseconds(500)
     var queueCharge = QueueCharge(payer: .peer(1000), connection: 1)
-    var peerUID: UInt32 = 1000
-    var client: String? = nil
+    var peer = AuditPeer(uid: 1000, pid: 4242, client: nil)
     /// Who the session is, for the password form; a test logs it in by setting these.
     var user: Account?
     var tokenHash: [UInt8]?

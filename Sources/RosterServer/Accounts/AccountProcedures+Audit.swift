@@ -1,0 +1,77 @@
+import RosterCore
+import RosterRuntime
+import RosterStorage
+
+// The audit log's entries as the account procedures write them (contract §9).
+//
+// RULES
+//   • An entry for a change goes to the write that makes it, so both commit in one transaction or neither does.
+//   • A refusal that changes nothing else (rate-limited, locked) appends its entry on its own, and is answered once
+//     the entry is stored (or could not be): whoever asks the log next sees it.
+//   • Every failed entry a peer can cause (a log-in, a proof, a recovery, a resume) goes through the per-peer cap;
+//     one the cap leaves out is counted, and its failure still goes to the rate limit as before.
+//   • An unknown account's entry has no username: the name typed is not stored, as people type passwords there.
+
+/// The stable `reason` of a failed entry that no `RosterError` names the same way (`unknown_user`, `suppressed`);
+/// the others are the error's own reason.
+enum FailedEntryReason: String {
+    case wrongPassword = "wrong_password"
+    case unknownUser = "unknown_user"
+    case invalidCode = "invalid_code"
+    case rateLimited = "rate_limited"
+    case locked
+    /// The summary of the entries the per-peer cap left out in a minute.
+    case suppressed
+}
+
+extension AccountProcedures {
+    /// A failed entry, through the per-peer cap: nil when the cap leaves it out.
+    func failedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer) -> AuditRecord? {
+        switch failedEntries.admit(uid: peer.uid, peer: peer, nowMs: clock.nowMs()) {
+        case .leaveOut:
+            return nil
+        case .write(let suppressed):
+            return AuditRecord(event: event, username: username, peer: peer, outcome: .failed, reason: reason.rawValue,
+                               suppressed: suppressed)
+        }
+    }
+
+    /// The failed entry of a refusal that wrote nothing else, appended on its own; `then` runs once it is stored,
+    /// or could not be (logged), or was left out by the cap.
+    func appendFailedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer,
+                           charge: QueueCharge, then: @escaping () -> Void) {
+        guard let record = failedEntry(event, username: username, reason: reason, peer: peer) else { return then() }
+        append(record, charge: charge, then: then)
+    }
+
+    /// Appends `record` on its own; `then` runs once the storage answered.
+    func append(_ record: AuditRecord, charge: QueueCharge, then: @escaping () -> Void = {}) {
+        storage.appendAudit(record, charge: charge) { [logger] result in
+            if case .failure(let failure) = result {
+                logger.warning("an audit entry could not be written: \(failure.rosterError.reason)",
+                               [("ROSTER_EVENT", record.event.rawValue)])
+            }
+            then()
+        }
+    }
+
+    /// The failed entry, for a proof that ended in `error` without writing anything (rate-limited, locked); nil for
+    /// any other ending (a refusal records its failure with its entry, an outage is nobody's doing).
+    static func unwrittenRefusal(_ error: RosterError) -> FailedEntryReason? {
+        switch error {
+        case .rateLimited: .rateLimited
+        case .locked: .locked
+        default: nil
+        }
+    }
+
+    /// Writes one summary entry (event `login`, reason `suppressed`) for each peer uid whose minute ended with
+    /// entries left out by the cap and none written after them (housekeeping calls it).
+    func sweepFailedEntries(charge: QueueCharge = .daemon) {
+        for summary in failedEntries.sweep(nowMs: clock.nowMs()) {
+            append(AuditRecord(event: .login, username: nil, peer: summary.peer, outcome: .failed,
+                               reason: FailedEntryReason.suppressed.rawValue, suppressed: summary.suppressed),
+                   charge: charge)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Testing
+@testable import RosterCore
+
+@Suite("Failed-log-in audit entries per peer and minute")
+struct FailedLoginEntryCapTests {
+    /// The peer a summary names: here its pid.
+    typealias Cap = FailedLoginEntryCap<Int32>
+
+    /// `count` entries of `uid`, one millisecond apart from `startMs`, and what was decided for each.
+    private func admit(_ cap: inout Cap, uid: UInt32 = 1000, count: Int, from startMs: Int64, pid: Int32 = 42) -> [Cap.Decision] {
+        (0..<count).map { cap.admit(uid: uid, peer: pid, nowMs: startMs + Int64($0)) }
+    }
+
+    @Test func theFirstOfAMinuteAreWrittenAndTheRestLeftOut() {
+        var cap = Cap(perMinute: 10)
+        let decisions = admit(&cap, count: 15, from: 1_000_000)
+        #expect(decisions.prefix(10).allSatisfy { $0 == .write(suppressed: 0) })
+        #expect(decisions.suffix(5).allSatisfy { $0 == .leaveOut })
+    }
+
+    @Test func theNextWrittenEntryCarriesTheCountLeftOutAndClearsIt() {
+        var cap = Cap(perMinute: 10)
+        let start: Int64 = 1_000_000
+        _ = admit(&cap, count: 13, from: start)
+        // Still the same minute: left out too.
+        #expect(cap.admit(uid: 1000, peer: 42, nowMs: start + 59_999) == .leaveOut)
+        #expect(cap.admit(uid: 1000, peer: 42, nowMs: start + 60_000) == .write(suppressed: 4))
+        #expect(cap.admit(uid: 1000, peer: 42, nowMs: start + 60_001) == .write(suppressed: 0))
+        // Nothing is left to sum up once an entry carried the count.
+        #expect(cap.sweep(nowMs: start + 200_000).isEmpty)
+    }
+
+    @Test func eachUIDHasItsOwnMinute() {
+        var cap = Cap(perMinute: 2)
+        let start: Int64 = 5_000
+        #expect(admit(&cap, uid: 1, count: 3, from: start) == [.write(suppressed: 0), .write(suppressed: 0), .leaveOut])
+        #expect(admit(&cap, uid: 2, count: 2, from: start + 10) == [.write(suppressed: 0), .write(suppressed: 0)])
+        // uid 2's minute opened 10 ms later: at uid 1's minute end it is still open.
+        #expect(cap.admit(uid: 1, peer: 7, nowMs: start + 60_000) == .write(suppressed: 1))
+        #expect(cap.admit(uid: 2, peer: 7, nowMs: start + 60_000) == .leaveOut)
+    }
+
+    @Test func aSweepSumsUpEveryMinuteThatEndedWithACountLeftOnce() {
+        var cap = Cap(perMinute: 1)
+        let start: Int64 = 1_000_000
+        _ = admit(&cap, uid: 3, count: 4, from: start, pid: 30)
+        _ = cap.admit(uid: 3, peer: 31, nowMs: start + 100)
+        _ = admit(&cap, uid: 4, count: 1, from: start)
+        _ = admit(&cap, uid: 5, count: 3, from: start + 30_000, pid: 50)
+        // Before any minute ended, nothing; at uid 3's end, its summary only (uid 4 left nothing out).
+        #expect(cap.sweep(nowMs: start + 59_999).isEmpty)
+        let first = cap.sweep(nowMs: start + 60_000)
+        #expect(first.map(\.uid) == [3])
+        #expect(first.first?.suppressed == 4)
+        #expect(first.first?.peer == 31)
+        #expect(cap.windowsHeld == 1)
+        #expect(cap.sweep(nowMs: start + 60_001).isEmpty)
+        let second = cap.sweep(nowMs: start + 90_000)
+        #expect(second.map(\.uid) == [5])
+        #expect(second.first?.suppressed == 2)
+        #expect(cap.windowsHeld == 0)
+        // After a summary, uid 3 starts from nothing.
+        #expect(cap.admit(uid: 3, peer: 30, nowMs: start + 120_000) == .write(suppressed: 0))
+    }
+
+    @Test func aClockSteppedBackEndsTheMinuteAndTheCountCarries() {
+        var cap = Cap(perMinute: 1)
+        let start: Int64 = 1_000_000
+        _ = admit(&cap, count: 3, from: start)
+        #expect(cap.admit(uid: 1000, peer: 42, nowMs: start - 5_000) == .write(suppressed: 2))
+    }
+
+    @Test func aReloadThatRaisesTheCapWritesAgainWithTheCount() {
+        var cap = Cap(perMinute: 1)
+        let start: Int64 = 1_000_000
+        _ = admit(&cap, count: 3, from: start)
+        cap.perMinute = 10
+        #expect(cap.admit(uid: 1000, peer: 42, nowMs: start + 10) == .write(suppressed: 2))
+    }
+}
