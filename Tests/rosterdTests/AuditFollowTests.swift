@@ -4,12 +4,7 @@ import Testing
 
 /// Issue 16's "audit --follow in one connection sees a log-in made on another", against the real daemon on SQLite:
 /// as a raw follower, and as `rosterctl audit --follow`, which ends with exit 0 on Ctrl-C.
-///
-/// The log-in entry is written by the server's call sites (branch i16-records, issue 16's H3), which main does not
-/// have yet: until that branch is merged, no daemon on this branch writes an entry, and these tests stay disabled.
-/// Both passed on a merge of this branch with i16-records (2026-12-01); remove the trait when that one lands.
-@Suite("Following the audit log live", .serialized,
-       .disabled("needs i16-records: before it the daemon writes no log-in entry to follow"))
+@Suite("Following the audit log live", .serialized)
 struct AuditFollowTests {
     private static let config = "[Hashing]\nMemoryKiB=8192\nIterations=1\n"
 
