@@ -28,10 +28,13 @@ public enum AuditNotification {
     public static func payload(for record: AuditRecord, origin: String) -> (head: String, tail: String) {
         let head = ["1", origin, "audit", ""].joined(separator: " ")
         let tail = " " + fields(record).joined(separator: " ")
-        guard head.utf8.count + stampBytes + tail.utf8.count <= maxPayloadBytes else {
-            return (["1", origin, "audit-id", ""].joined(separator: " "), "")
-        }
+        guard head.utf8.count + stampBytes + tail.utf8.count <= maxPayloadBytes else { return idPayload(origin: origin) }
         return (head, tail)
+    }
+
+    /// The bound parts of a payload announcing an entry by its id only (its row is read by the daemons that hear it).
+    public static func idPayload(origin: String) -> (head: String, tail: String) {
+        (["1", origin, "audit-id", ""].joined(separator: " "), "")
     }
 
     /// Whether `payload` is an audit announcement (of either kind), to be read by `parse`.

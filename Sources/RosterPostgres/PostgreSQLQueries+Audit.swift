@@ -7,9 +7,12 @@ struct AuditWrite: Sendable {
     let record: AuditRecord
     let payload: (head: String, tail: String)
 
-    init(_ record: AuditRecord, origin: String) {
+    /// `record` as `origin` writes it; `announcedByID` when the statement completes it (a resume names its
+    /// account), so that the others read the row as stored rather than a payload that lacks a field.
+    init(_ record: AuditRecord, origin: String, announcedByID: Bool = false) {
         self.record = Self.storable(record)
-        payload = AuditNotification.payload(for: self.record, origin: origin)
+        payload = announcedByID ? AuditNotification.idPayload(origin: origin)
+            : AuditNotification.payload(for: self.record, origin: origin)
     }
 
     /// PostgreSQL's text holds no NUL: one in a field (a client name, say) becomes U+FFFD, so that the entry is
@@ -47,9 +50,12 @@ extension PostgreSQLQueries {
     /// The CTE `audited (id, time_ms)`: inserts `write`'s entry once for the one row `source` yields (a FROM and
     /// WHERE clause that yields a row exactly when the change happened, or "" for always), and announces it. With
     /// no entry, a CTE of no row, so that the statement reads alike either way. Its parameters go after `params`.
-    static func audited(_ write: AuditWrite?, time: AuditTime, source: String, params: inout [PGValue]) -> String {
+    /// `username`, when given, is an expression in scope in `source` that names the entry when its record names
+    /// no one.
+    static func audited(_ write: AuditWrite?, time: AuditTime, source: String, username: String? = nil,
+                        params: inout [PGValue]) -> String {
         guard let write else { return "audited AS (SELECT NULL::bigint AS id, NULL::bigint AS time_ms WHERE false)" }
-        return "audited AS (\(insertAudit(write, time: time, source: source, params: &params)))"
+        return "audited AS (\(insertAudit(write, time: time, source: source, username: username, params: &params)))"
     }
 
     /// An entry on its own (`appendAudit`): one row, its id and time.
@@ -60,7 +66,8 @@ extension PostgreSQLQueries {
     }
 
     /// The INSERT of an entry for the one row `source` yields, announcing it; its rows end with the id and time.
-    static func insertAudit(_ write: AuditWrite, time: AuditTime, source: String, params: inout [PGValue]) -> String {
+    static func insertAudit(_ write: AuditWrite, time: AuditTime, source: String, username: String? = nil,
+                            params: inout [PGValue]) -> String {
         let first = params.count + 1
         let record = write.record
         params += [.text(record.event.rawValue), .optional(record.username), .int(Int64(record.peer.uid)),
@@ -78,7 +85,7 @@ extension PostgreSQLQueries {
         let p = { (offset: Int) in "$\(first + offset)" }
         return """
             INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, time_ms)
-                SELECT \(p(0))::text, \(p(1))::text, \(p(2))::bigint, \(p(3))::integer, \(p(4))::text, \(p(5))::text,
+                SELECT \(p(0))::text, \(username.map { "COALESCE(\(p(1))::text, \($0))" } ?? "\(p(1))::text"), \(p(2))::bigint, \(p(3))::integer, \(p(4))::text, \(p(5))::text,
                     \(p(6))::text, \(p(7))::bigint, \(stamp)
                 \(source)
                 RETURNING pg_notify('\(ChangeNotification.channel)', \(p(8))::text || id || ' ' || time_ms || \(p(9))::text),

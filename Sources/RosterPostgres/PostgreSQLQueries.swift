@@ -117,7 +117,7 @@ enum PostgreSQLQueries {
     static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue, audit: AuditWrite?) -> [PGStatement] {
         var params: [PGValue] = [.bytes(hash), now]
         let auditCTE = Self.audited(audit, time: .column("clock.ms"), source: "FROM clock, found WHERE NOT found.locked",
-                              params: &params)
+                                    username: "found.canonical", params: &params)
         return [PGStatement("DELETE FROM session_tokens WHERE token_hash = $1::bytea AND \(Self.now(2)) - last_used_at >= $3::bigint",
                             [.bytes(hash), now, span(idleLimitMs)]),
                 PGStatement("""

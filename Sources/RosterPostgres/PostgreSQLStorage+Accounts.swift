@@ -130,10 +130,13 @@ extension PostgreSQLStorage: SessionTokenStorage {
 
     public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        let audit = auditWrite(audit)
+        // The statement names the entry as the account it resumed; the others read that row by its id.
+        let audit = audit.map { AuditWrite($0, origin: origin, announcedByID: $0.username == nil) }
         query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now, audit: audit), transaction: true,
               charge: charge, "session resume") { [weak self] result in
-            if case .success(let results) = result { self?.committed(audit, results.last) }
+            if case .success(let results) = result {
+                self?.committed(audit, results.last, naming: results.last?.rows.first?.text(1))
+            }
             completion(result.map { results in
                 guard let row = results.last?.rows.first, let id = row.int(0), let canonical = row.text(1),
                       let display = row.text(2), let createdAt = row.int(4) else { return nil }

@@ -56,11 +56,14 @@ extension PostgreSQLStorage: AuditStorage {
     }
 
     /// After a write committed: its entry (the stamp its result's first row ends with, when the insert ran) goes
-    /// to `onAudit` as this daemon's, and is answered.
+    /// to `onAudit` as this daemon's, and is answered; `naming` is the username the statement filled in, when the
+    /// record named no one.
     @discardableResult
-    func committed(_ write: AuditWrite?, _ result: PGResult?) -> AuditEntry? {
+    func committed(_ write: AuditWrite?, _ result: PGResult?, naming: String? = nil) -> AuditEntry? {
         guard let write, let stamp = result?.rows.first?.auditStamp else { return nil }
-        let entry = AuditEntry(id: stamp.id, timeMs: stamp.timeMs, record: write.record)
+        var record = write.record
+        if record.username == nil { record.username = naming }
+        let entry = AuditEntry(id: stamp.id, timeMs: stamp.timeMs, record: record)
         onAudit?(entry, .here)
         return entry
     }

@@ -9,7 +9,8 @@ public protocol SessionTokenStorage: AnyObject {
                     completion: @escaping StorageCompletion<Void>)
 
     /// The account behind a token used within the last `idleLimitMs`, moving its last use to now; nil for an
-    /// unknown, revoked or idled-out token. `audit` commits with the move only when an unlocked account resumed.
+    /// unknown, revoked or idled-out token. `audit` commits with the move only when an unlocked account resumed,
+    /// named as that account when it names none (the caller knows the account only from this answer).
     func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>)
 

@@ -78,8 +78,10 @@ extension SQLiteStorage: SessionTokenStorage {
 
     public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry.
-        auditedWrite(charge, "user database write", audit: audit, happened: { $0?.locked == false }, { database, now in
+        // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry, named
+        // as that account.
+        auditedWrite(charge, "user database write", audit: audit, happened: { $0?.locked == false },
+                     naming: { $0?.username }, { database, now in
             try SessionTokenStore(database: database).resume(tokenHash: hash, now: now, idleLimitMs: idleLimitMs)
                 .map(Account.init)
         }, completion: completion)

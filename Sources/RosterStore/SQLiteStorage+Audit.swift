@@ -55,9 +55,10 @@ extension SQLiteStorage: AuditStorage {
     func auditedWrite<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
                                    _ operation: String, audit: AuditRecord?,
                                    happened: @escaping @Sendable (T) -> Bool = { _ in true },
+                                   naming: @escaping @Sendable (T) -> String? = { _ in nil },
                                    _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                    completion: @escaping StorageCompletion<T>) {
-        committing(charge, order: order, force: force, operation, audit: audit, happened: happened, change,
+        committing(charge, order: order, force: force, operation, audit: audit, happened: happened, naming: naming, change,
                    completion: { completion($0.map(\.value)) })
     }
 
@@ -65,6 +66,7 @@ extension SQLiteStorage: AuditStorage {
     private func committing<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool,
                                          _ operation: String, audit: AuditRecord?,
                                          happened: @escaping @Sendable (T) -> Bool,
+                                         naming: @escaping @Sendable (T) -> String? = { _ in nil },
                                          _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                          completion: @escaping StorageCompletion<AuditedValue<T>>) {
         let clock = self.clock
@@ -76,7 +78,8 @@ extension SQLiteStorage: AuditStorage {
                     try database.enclosingTransaction {
                         let now = clock.nowMs()
                         let value = try change(database, now)
-                        guard let audit, happened(value) else { return AuditedValue(value: value, entry: nil) }
+                        guard var audit, happened(value) else { return AuditedValue(value: value, entry: nil) }
+                        if audit.username == nil { audit.username = naming(value) }
                         return AuditedValue(value: value, entry: try AuditLogStore(database: database).append(audit, at: now))
                     }
                 })

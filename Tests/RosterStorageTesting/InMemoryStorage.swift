@@ -236,7 +236,13 @@ public final class InMemoryStorage: Storage {
             self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
             self.accounts[token.account]?.lastLoginMs = now
             let account = self.accounts[token.account]?.account
-            if account?.locked == false { self.audited(audit) }
+            if let account, !account.locked {
+                self.audited(audit.map { record in
+                    var named = record
+                    named.username = record.username ?? account.username
+                    return named
+                })
+            }
             return .success(account)
         }
     }

@@ -212,15 +212,14 @@ final class AccountProcedures {
     /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other, and
     /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them),
     /// answered once its failed entry is stored. An unknown token has no entry: no account is named, and anyone
-    /// could fill the log with them. A resume that worked has its entry from `resumed`, once a session holds it.
+    /// could fill the log with them. A resume that worked commits its entry with the token's move, named by the
+    /// storage as the account it resumed (a revocation that races it follows with its own entry).
     func resume(bearer: String, peer: AuditPeer, charge: QueueCharge,
                 completion: @escaping (Result<(Account, [UInt8]), RosterError>) -> Void) {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
-        // The account, and so the entry's username, is known only once the resume answered: its entry is appended
-        // after it. A resume changes nothing but the token's last use, so a crash between the two loses no change
-        // the log should have held.
-        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: charge) { [self] result in
+        let entry = AuditRecord(event: .resume, username: nil, peer: peer)
+        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: entry, charge: charge) { [self] result in
             let answer = result.mapError(\.rosterError).flatMap { account -> Result<(Account, [UInt8]), RosterError> in
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
@@ -230,11 +229,6 @@ final class AccountProcedures {
                 completion(answer)
             }
         }
-    }
-
-    /// A resume logged a session in: its `resume` entry, appended; `then` runs once it is stored (or could not be).
-    func resumed(_ account: Account, peer: AuditPeer, charge: QueueCharge, then: @escaping () -> Void) {
-        append(AuditRecord(event: .resume, username: account.username, peer: peer), charge: charge, then: then)
     }
 
     /// Revokes a token with `entry` (committed only when the token was there); the storage never refuses it, so a

@@ -103,14 +103,11 @@ final class AccountMethods<Sessions: AccountSessions> {
             accounts.resume(bearer: bearer, peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
                 let resumed = try? result.get()
                 let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: resumed?.1, account: resumed?.0.id)
-                let answered = result.flatMap { user, hash -> Result<JSONValue, RosterError> in
+                answer(result.flatMap { user, hash -> Result<JSONValue, RosterError> in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
                     sessions.logIn(call.connection, as: user, tokenHash: hash)
                     return .success(["username": .string(user.username)])
-                }
-                // Only a resume that bound this session is one the log records.
-                guard case .success = answered, let user = resumed?.0 else { return answer(answered) }
-                accounts.resumed(user, peer: call.auditPeer, charge: call.connection.queueCharge) { answer(answered) }
+                })
             }
         }
     }
