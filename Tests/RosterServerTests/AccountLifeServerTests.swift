@@ -14,12 +14,7 @@ struct AccountLifeServerTests {
     /// A client logged in as `username` (password `secret1`), after a hello naming `client`; its events taken.
     private func loggedIn(_ server: ServerOnFakeStorage, as username: String,
                           client: String = "test") throws -> FakeStorageClient {
-        let connection = try server.connect()
-        try connection.call("session.hello", ["client": .string(client)])
-        let answer = try connection.call("auth.login", ["username": .string(username), "password": "secret1"])
-        #expect(answer["token"]?.stringValue != nil)
-        #expect(try connection.takeEvents() == ["session \(username)"])
-        return connection
+        try server.loggedIn(as: username, client: client).client
     }
 
     @Test func everyMethodButRecoverNeedsALoggedInSession() throws {

@@ -12,11 +12,7 @@ import Testing
 @Suite("Admin user methods across connections", .serialized)
 struct AdminUsersServerTests {
     private func loggedIn(_ server: ServerOnFakeStorage, as username: String) throws -> (FakeStorageClient, String) {
-        let connection = try server.connect()
-        let answer = try connection.call("auth.login", ["username": .string(username), "password": "secret1"])
-        let token = try #require(answer["token"]?.stringValue)
-        #expect(try connection.takeEvents() == ["session \(username)"])
-        return (connection, token)
+        try server.loggedIn(as: username)
     }
 
     private func reason(_ answer: JSONValue) -> String? { answer["data"]?["reason"]?.stringValue }

@@ -15,11 +15,7 @@ struct PasswordFormServerTests {
     /// A client logged in as `username`; its events taken.
     private func loggedIn(_ server: ServerOnFakeStorage, as username: String,
                           password: String = "secret1") throws -> FakeStorageClient {
-        let client = try server.connect()
-        let answer = try client.call("auth.login", ["username": .string(username), "password": .string(password)])
-        #expect(answer["token"]?.stringValue != nil)
-        #expect(try client.takeEvents() == ["session \(username)"])
-        return client
+        try server.loggedIn(as: username, password: password).client
     }
 
     private func type(_ client: FakeStorageClient, _ field: String, _ value: String) throws {

@@ -29,11 +29,8 @@ struct StorageFeedServerTests {
 
     /// A client logged in as `username`, and the hash of its token; its events taken.
     private func loggedIn(_ server: ServerOnFakeStorage, as username: String) throws -> (FakeStorageClient, [UInt8]) {
-        let client = try server.connect()
-        let answer = try client.call("auth.login", ["username": .string(username), "password": "secret1"])
-        let hash = try #require(answer["token"]?.stringValue.flatMap(SessionToken.hash(bearer:)))
-        #expect(try client.takeEvents() == ["session \(username)"])
-        return (client, hash)
+        let (client, token) = try server.loggedIn(as: username)
+        return (client, try #require(SessionToken.hash(bearer: token)))
     }
 
     @Test func aNameRegisteredElsewhereIsTakenOnEveryOpenRegisterFormHoldingIt() throws {

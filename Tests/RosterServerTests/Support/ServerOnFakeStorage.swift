@@ -5,6 +5,7 @@ import RosterProtocol
 import RosterRuntime
 import RosterStorage
 import RosterStorageTesting
+import Testing
 @testable import RosterServer
 
 /// The whole server on an in-memory storage, its forms on a manual clock (the real 500 ms debounce, advanced by
@@ -62,6 +63,18 @@ final class ServerOnFakeStorage {
                               charge: .daemon) { made = try? $0.get() }
         guard let made else { throw SystemError(errno: EEXIST, call: "createAccount") }
         return made
+    }
+
+    /// A new client logged in as `username` through `auth.login` (after a hello naming `client`, when given), with
+    /// its `session` event taken, and the bearer token it was given.
+    func loggedIn(as username: String, password: String = "secret1", client: String? = nil,
+                  sourceLocation: SourceLocation = #_sourceLocation) throws -> (client: FakeStorageClient, token: String) {
+        let connection = try connect()
+        if let client { try connection.call("session.hello", ["client": .string(client)]) }
+        let answer = try connection.call("auth.login", ["username": .string(username), "password": .string(password)])
+        let token = try #require(answer["token"]?.stringValue, sourceLocation: sourceLocation)
+        #expect(try connection.takeEvents() == ["session \(username)"], sourceLocation: sourceLocation)
+        return (connection, token)
     }
 }
 
