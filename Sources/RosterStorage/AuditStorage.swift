@@ -62,11 +62,15 @@ public struct AuditPeer: Equatable, Sendable {
     public var pid: Int32
     /// `session.hello` `client`, when the connection named one.
     public var client: String?
+    /// `session.hello` `remote`: the address of the person a trusted gateway (roster-web) speaks for on this
+    /// connection, in canonical form; nil for a connection that speaks for itself.
+    public var remote: String?
 
-    public init(uid: UInt32, pid: Int32, client: String?) {
+    public init(uid: UInt32, pid: Int32, client: String?, remote: String? = nil) {
         self.uid = uid
         self.pid = pid
         self.client = client
+        self.remote = remote
     }
 }
 
