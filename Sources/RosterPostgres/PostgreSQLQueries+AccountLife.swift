@@ -118,8 +118,15 @@ extension PostgreSQLQueries {
         return PGStatement(sql, params)
     }
 
+    /// One row when the account has an unused recovery code with this hash, none otherwise.
+    static func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8]) -> PGStatement {
+        PGStatement("SELECT 1 FROM recovery_codes WHERE user_id = $1::bigint AND code_hash = $2::bytea",
+                    [.int(account), .bytes(codeHash)])
+    }
+
     /// Uses the code up, sets the password hash and deletes every token, each announced: rows (a token hash or
     /// NULL, then the entry's stamp), none when the account had no such code (then nothing changed).
+
     static func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
                                    announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
         var params: [PGValue] = [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)]

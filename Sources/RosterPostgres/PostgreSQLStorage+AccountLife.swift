@@ -154,6 +154,13 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                                  completion: @escaping StorageCompletion<Bool>) {
+        query(PostgreSQLQueries.holdsRecoveryCode(of: account, codeHash: codeHash), charge: charge, "recovery code read") { result in
+            completion(result.map { !$0.rows.isEmpty })
+        }
+    }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         guard acceptable(newPasswordHash, completion) else { return }
