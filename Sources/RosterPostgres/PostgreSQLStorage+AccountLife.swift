@@ -56,7 +56,9 @@ extension PostgreSQLStorage: AccountLifeStorage {
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
         let audit = auditWrite(audit)
-        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, now: now, audit: audit)], transaction: false,
+        let announcement = ChangeNotification.emailChangedPrefix(origin: origin, account: account)
+        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, announcing: announcement, now: now, audit: audit)],
+                     transaction: false,
                      charge: charge) { [weak self] result in
             switch result {
             case .failure(.server(sqlState: "23505", _)):
