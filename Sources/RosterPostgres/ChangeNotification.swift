@@ -8,8 +8,11 @@ import RosterStorage
 /// writing instance's random id (its listener drops its own echoes); text fields are percent-encoded (`%`,
 /// space and control characters only, so a name stays readable in `pg_stat_activity`); an absent email is an
 /// empty field. Kinds: `account-created USERNAME EMAIL`, `account-deleted ID USERNAME EMAIL`,
-/// `token-revoked HEX`, `sessions-ended ID`, `contacts-changed ID`. A payload must stay under 8,000 bytes;
-/// every field here is bounded far below it (a username is at most 64 characters).
+/// `token-revoked HEX`, `sessions-ended ID`, `contacts-changed ID`, and `email-changed ID USERNAME EMAIL
+/// PREVIOUS`, whose three text fields are the UTF-8 bytes in lower-case hex instead (the statement writes them
+/// from the row it changed, and hex is what SQL spells exactly; empty for none). A payload must stay under 8,000
+/// bytes; every field here is bounded far below it (a username is at most 64 characters, an email 254, so
+/// `email-changed` stays under 4,700 bytes).
 public struct ChangeNotification: Equatable, Sendable {
     /// The channel every rosterd of a database sends and listens on.
     public static let channel = "roster"
@@ -43,6 +46,8 @@ public struct ChangeNotification: Equatable, Sendable {
             fields = ["sessions-ended", String(account)]
         case .contactsChanged(let account):
             fields = ["contacts-changed", String(account)]
+        case .emailChanged(let account, let username, let email, let previous):
+            fields = ["email-changed", String(account)] + [username, email ?? "", previous ?? ""].map { Self.hex(Array($0.utf8)) }
         case .resync:
             return nil
         }
@@ -53,6 +58,12 @@ public struct ChangeNotification: Equatable, Sendable {
     /// hex itself (`encode(token_hash, 'hex')`, lower-case as `hex`).
     public static func tokenRevokedPrefix(origin: String) -> String {
         ChangeNotification(origin: origin, change: .tokenRevoked(hash: [])).payload ?? ""
+    }
+
+    /// `emailChanged`'s payload up to its account id, for the statement that changes the email and appends the
+    /// three hex fields from the row itself (`encode(convert_to(…, 'UTF8'), 'hex')`, lower-case as `hex`).
+    public static func emailChangedPrefix(origin: String, account: AccountID) -> String {
+        (["1", origin, "email-changed", String(account)]).joined(separator: " ")
     }
 
     /// Reads a payload written by `payload`.
@@ -82,6 +93,13 @@ public struct ChangeNotification: Equatable, Sendable {
         case "contacts-changed":
             guard arguments.count == 1, let id = AccountID(arguments[0]) else { throw .malformed }
             change = .contactsChanged(account: id)
+        case "email-changed":
+            let texts = arguments.dropFirst().compactMap { unhex($0).flatMap { String(validating: $0, as: UTF8.self) } }
+            guard arguments.count == 4, let id = AccountID(arguments[0]), texts.count == 3, !texts[0].isEmpty else {
+                throw .malformed
+            }
+            change = .emailChanged(account: id, username: texts[0], email: texts[1].isEmpty ? nil : texts[1],
+                                   previous: texts[2].isEmpty ? nil : texts[2])
         default:
             throw .unknownKind(kind)
         }

@@ -44,22 +44,31 @@ extension PostgreSQLQueries {
             """, params)
     }
 
-    /// One row (taken, then `id, canonical, display, email, created_at` when changed, then the entry's stamp).
-    /// Another account's email is checked in the same statement; one committed meanwhile by another daemon fails
-    /// the UPDATE with 23505, and the entry with it.
-    static func changeEmail(of account: AccountID, to email: String?, now: PGValue, audit: AuditWrite?) -> PGStatement {
-        var params: [PGValue] = [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account)]
+    /// One row (taken, then `id, canonical, display, email, created_at` when changed, then the announcement, then
+    /// the entry's stamp). Another account's email is checked in the same statement; one committed meanwhile by
+    /// another daemon fails the UPDATE with 23505, and the entry with it. A change of address is announced
+    /// (`email-changed`, after `announcing`) with the address it replaced, read in the statement's snapshot, so
+    /// the other daemons' register forms holding either one hear of it.
+    static func changeEmail(of account: AccountID, to email: String?, announcing prefix: String, now: PGValue,
+                            audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account), .text(prefix)]
         let auditCTE = Self.audited(audit, time: .now(now), source: "FROM changed", params: &params)
+        func hex(_ column: String) -> String { "encode(convert_to(coalesce(\(column), ''), 'UTF8'), 'hex')" }
         return PGStatement("""
             WITH target AS (
                 SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $2::text AND id <> $3::bigint) AS taken),
+            previous AS (SELECT email FROM users WHERE id = $3::bigint),
             changed AS (
                 UPDATE users SET email = $1::text, email_key = $2::text FROM target
                 WHERE users.id = $3::bigint AND NOT target.taken
                 RETURNING users.id, users.canonical, users.display, users.email, users.created_at),
             \(auditCTE)
-            SELECT target.taken, changed.*, a.id, a.time_ms
-            FROM target LEFT JOIN changed ON true LEFT JOIN audited a ON true
+            SELECT target.taken, changed.*,
+                CASE WHEN changed.id IS NOT NULL AND changed.email IS DISTINCT FROM previous.email
+                    THEN pg_notify('\(ChangeNotification.channel)', $4::text || ' ' || \(hex("changed.canonical")) || ' '
+                                   || \(hex("changed.email")) || ' ' || \(hex("previous.email"))) END,
+                a.id, a.time_ms
+            FROM target LEFT JOIN changed ON true LEFT JOIN previous ON true LEFT JOIN audited a ON true
             """, params)
     }
 
@@ -118,8 +127,15 @@ extension PostgreSQLQueries {
         return PGStatement(sql, params)
     }
 
+    /// One row when the account has an unused recovery code with this hash, none otherwise.
+    static func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8]) -> PGStatement {
+        PGStatement("SELECT 1 FROM recovery_codes WHERE user_id = $1::bigint AND code_hash = $2::bytea",
+                    [.int(account), .bytes(codeHash)])
+    }
+
     /// Uses the code up, sets the password hash and deletes every token, each announced: rows (a token hash or
     /// NULL, then the entry's stamp), none when the account had no such code (then nothing changed).
+
     static func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
                                    announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
         var params: [PGValue] = [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)]

@@ -56,7 +56,9 @@ extension PostgreSQLStorage: AccountLifeStorage {
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
         let audit = auditWrite(audit)
-        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, now: now, audit: audit)], transaction: false,
+        let announcement = ChangeNotification.emailChangedPrefix(origin: origin, account: account)
+        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, announcing: announcement, now: now, audit: audit)],
+                     transaction: false,
                      charge: charge) { [weak self] result in
             switch result {
             case .failure(.server(sqlState: "23505", _)):
@@ -151,6 +153,13 @@ extension PostgreSQLStorage: AccountLifeStorage {
               charge: charge, "recovery codes") { [weak self] result in
             if case .success(let results) = result { self?.committed(audit, results.last) }
             completion(result.map { _ in () })
+        }
+    }
+
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                                  completion: @escaping StorageCompletion<Bool>) {
+        query(PostgreSQLQueries.holdsRecoveryCode(of: account, codeHash: codeHash), charge: charge, "recovery code read") { result in
+            completion(result.map { !$0.rows.isEmpty })
         }
     }
 

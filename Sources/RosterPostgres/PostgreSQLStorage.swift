@@ -198,7 +198,7 @@ public final class PostgreSQLStorage: Storage {
         switch notification.change {
         case .accountCreated(let username, _): usernames.add(username)
         case .accountDeleted(_, let username, _): usernames.remove(username)
-        case .tokenRevoked, .sessionsEnded, .contactsChanged, .resync: break
+        case .tokenRevoked, .sessionsEnded, .contactsChanged, .resync, .emailChanged: break
         }
         onChange?(notification.change)
     }

@@ -47,6 +47,11 @@ public protocol AccountLifeStorage: AnyObject {
     func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Void>)
 
+    /// Whether the account holds an unused recovery code with this hash, changing nothing: a locked account's
+    /// recovery answers `locked` only to whoever has a right code, and its code is not used up.
+    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Bool>)
+
     /// Uses up the unused recovery code with this hash, sets the new password hash and revokes every token of
     /// the account, in one transaction; answers the revoked hashes, or nil when there is no such unused code
     /// (then nothing changed). Never refused by a budget.

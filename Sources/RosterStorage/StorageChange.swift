@@ -15,6 +15,9 @@ public enum StorageChange: Equatable, Sendable {
     /// Changes may have been missed (the listener was disconnected): re-check everything that depends on them.
     /// The backend has refreshed its own directory before it says so.
     case resync
+    /// An account's email changed elsewhere (`account.change_email`): `email` is taken now (nil: it has none),
+    /// `previous` is free again (nil: it had none).
+    case emailChanged(account: AccountID, username: String, email: String?, previous: String?)
 }
 
 /// A backend's connection state, for `admin.stats` (`storage: {backend, state, since}`) and the status line.

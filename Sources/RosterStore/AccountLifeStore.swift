@@ -148,6 +148,19 @@ public struct AccountLifeStore {
         }
     }
 
+    /// Whether the account has an unused recovery code with this hash.
+    public func holdsRecoveryCode(userID: Int64, codeHash: [UInt8]) throws(StoreError) -> Bool {
+        let find = try database.cached("SELECT 1 FROM recovery_codes WHERE user_id = ? AND code_hash = ?")
+        defer { find.reset() }
+        do {
+            try find.bind(userID, at: 1)
+            try find.bind(codeHash, at: 2)
+            return try find.step()
+        } catch {
+            throw error.relabelled("read recovery code")
+        }
+    }
+
     /// Deletes the code, sets the password hash and deletes every token of the account; the hashes deleted, or nil
     /// (nothing changed) when the account has no such code.
     public func redeemRecoveryCode(userID: Int64, codeHash: [UInt8], newHash: String) throws(UserStoreError) -> [[UInt8]]? {

@@ -73,6 +73,13 @@ extension SQLiteStorage: AccountLifeStorage {
         }, completion: completion)
     }
 
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                                  completion: @escaping StorageCompletion<Bool>) {
+        read("recovery code read", completion) { () throws(StoreError) in
+            try AccountLifeStore(database: users.database).holdsRecoveryCode(userID: account, codeHash: codeHash)
+        }
+    }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         auditedWrite(charge, force: true, "recovery", audit: audit, happened: { $0 != nil }, { database, _ in

@@ -31,6 +31,11 @@ struct AuditVerb: Verb {
     static let defaultLimit = 100
     /// The past entries `--follow` prints before the live ones.
     static let followBacklog = 10
+    /// The events `--event` takes: contract §9's sixteen, as the daemon's `admin.audit` names them. Checked here, so
+    /// a mistyped one is a usage error that lists them rather than the daemon's bare "out of range".
+    static let events = ["register", "login", "logout", "resume", "password_changed", "email_changed", "deleted", "locked",
+                         "unlocked", "recovery_codes_created", "recovered", "totp_enabled", "totp_disabled",
+                         "session_revoked", "failures_reset", "backup"]
 
     let command: AuditCommand
 
@@ -45,6 +50,9 @@ struct AuditVerb: Verb {
         var command = AuditCommand(follow: parsed.flags.contains("--follow"))
         command.user = parsed.values["--user"].flatMap { $0.isEmpty ? nil : $0 }
         command.event = parsed.values["--event"].flatMap { $0.isEmpty ? nil : $0 }
+        if let event = command.event, !events.contains(event) {
+            throw UsageError(description: "audit: --event takes one of \(events.joined(separator: ", ")), not '\(event)'")
+        }
         if let since = parsed.values["--since"] {
             do throws(SinceTime.Failure) {
                 _ = try SinceTime.parse(since, nowMs: 0)
@@ -92,6 +100,7 @@ struct AuditVerb: Verb {
                                    _ printer: AuditPrinter) throws -> Int32 {
         var lastID = lastID
         func show(_ event: JSONValue) {
+            if event["type"] == "audit_missed" { return printer.missed(event) }
             guard event["type"] == "audit", let entry = event["entry"], let id = entry["id"]?.int64Value, id > lastID else { return }
             lastID = id
             printer.row(entry)
@@ -173,6 +182,21 @@ struct AuditPrinter {
     func row(_ entry: JSONValue) {
         if context.json != nil { return context.printJSON(entry) }
         printLine(Self.aligned(Self.cells(entry)))
+    }
+
+    /// The daemon's `audit_missed` (`--follow` read too slowly): with `--json` the event as it came, else one line
+    /// that says how many entries are not shown and how to read them.
+    func missed(_ event: JSONValue) {
+        if context.json != nil { return context.printJSON(event) }
+        printLine(context.style.paint(Self.missedLine(event), .bold))
+    }
+
+    static func missedLine(_ event: JSONValue) -> String {
+        let count = event["count"]?.int64Value ?? 0
+        let first = event["first_id"]?.int64Value.map(String.init) ?? "?"
+        let last = event["last_id"]?.int64Value.map(String.init) ?? "?"
+        let entries = count == 1 ? "1 entry (id \(first))" : "\(count) entries (ids \(first) to \(last))"
+        return "-- \(entries) not shown: this output was read too slowly; they are in the log (rosterctl audit) --"
     }
 
     static func table(_ entries: [JSONValue]) -> Table {

@@ -16,6 +16,12 @@ struct ChangeNotificationTests {
         .tokenRevoked(hash: (0..<32).map { UInt8($0 * 8) }),
         .sessionsEnded(account: 9_000_000_000),
         .contactsChanged(account: 3),
+        .emailChanged(account: 5, username: "erin01", email: "new@example.com", previous: "old@example.com"),
+        .emailChanged(account: 5, username: "erin01", email: nil, previous: "100%@example.com"),
+        .emailChanged(account: 5, username: "zoë 100%", email: "张三@例子.com", previous: nil),
+        // The longest a username and an email can be, in four-byte characters: still far under the limit.
+        .emailChanged(account: 9_000_000_000, username: String(repeating: "😀", count: 64),
+                      email: String(repeating: "😀", count: 254), previous: String(repeating: "😀", count: 254)),
     ]
 
     @Test(arguments: changes)
@@ -34,6 +40,21 @@ struct ChangeNotificationTests {
         let payload = ChangeNotification.tokenRevokedPrefix(origin: "ab12") + Hex.encode(hash)
         #expect(payload == ChangeNotification(origin: "ab12", change: .tokenRevoked(hash: hash)).payload)
         #expect(try ChangeNotification.parse(payload).change == .tokenRevoked(hash: hash))
+    }
+
+    /// The email change's statement binds the prefix and appends the username, the new and the old address as
+    /// hex of their UTF-8, as PostgreSQL's `encode(convert_to(x, 'UTF8'), 'hex')` writes it (empty for none).
+    @Test func theEmailChangedPrefixAndThreeHexFieldsAreItsPayload() throws {
+        let fields = ["erin01", "new@example.com", ""].map { Hex.encode(Array($0.utf8)) }
+        let payload = ChangeNotification.emailChangedPrefix(origin: "ab12", account: 5) + " " + fields.joined(separator: " ")
+        let change = StorageChange.emailChanged(account: 5, username: "erin01", email: "new@example.com", previous: nil)
+        #expect(payload == ChangeNotification(origin: "ab12", change: change).payload)
+        #expect(try ChangeNotification.parse(payload).change == change)
+        for malformed in ["1 ab email-changed 5 6572696e3031 ", "1 ab email-changed 5  6e 6f", "1 ab email-changed x 65 6e 6f",
+                          "1 ab email-changed 5 65 6e 6", "1 ab email-changed 5 65 zz 6f", "1 ab email-changed 5 65 ff 6f",
+                          "1 ab email-changed 5 65 6e 6f 70"] {
+            #expect(throws: ChangeNotification.ParseFailure.malformed, "\(malformed)") { try ChangeNotification.parse(malformed) }
+        }
     }
 
     @Test func aResyncIsNeverSent() {

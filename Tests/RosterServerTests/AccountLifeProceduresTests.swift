@@ -204,6 +204,35 @@ struct AccountLifeProceduresTests {
         #expect(failures("account:nobody9") == 1)
     }
 
+    /// A locked account's recovery says `locked` only to a right code, as log-in says it only to a right password:
+    /// with any other code it answers exactly as an unlocked or unknown account does (`invalid_code`, a failed
+    /// log-in), so a caller without a code cannot tell a locked account from any other. The right code is kept and
+    /// the password stays; once unlocked, that code works.
+    @Test func aLockedAccountsRecoverySaysLockedOnlyToARightCodeAndUsesNothingUp() throws {
+        let alice = try account()
+        _ = try account("bob123")
+        let codes = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,
+                                                            charge: charge, completion: $0) }.get()
+        storage.lockAccount(alice.id, reason: "stolen laptop", charge: charge) { _ in }
+        func recover(_ name: String, _ code: String) throws -> RosterError? {
+            try now { accounts.recover(username: name, code: code, newPassword: Secret("better22"), peer: peer,
+                                       charge: charge, completion: $0) }.failure
+        }
+        let madeUp = "abcd-efgh-ijkl-mnop"
+        #expect(try recover("alice1", madeUp) == .invalidCode)
+        #expect(try recover("bob123", madeUp) == .invalidCode)
+        #expect(try recover("nobody9", madeUp) == .invalidCode)
+        #expect(failures("account:alice1") == 1)
+        #expect(try recover("alice1", codes[0]) == .locked)
+        // A right code to a locked account is no failed log-in, uses nothing up and changes no password.
+        #expect(failures("account:alice1") == 1)
+        #expect(try now { accounts.security(of: alice, charge: charge, completion: $0) }.get().recoveryCodesLeft == 10)
+        #expect(works("secret1", for: alice))
+        storage.unlockAccount(alice.id, charge: charge) { _ in }
+        #expect(try recover("alice1", codes[0]) == nil)
+        #expect(works("better22", for: alice))
+    }
+
     @Test func newRecoveryCodesReplaceTheOldOnes() throws {
         let alice = try account()
         let old = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,

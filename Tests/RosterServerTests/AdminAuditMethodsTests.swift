@@ -19,6 +19,14 @@ final class FakeAuditDesk: AuditDesk {
     func isAdmin(_ peer: PeerCredentials) -> Bool { admins.contains(peer.uid) }
     func isConnectionOpen(_ id: UInt64) -> Bool { open.contains(id) }
     func sendAuditEvent(_ entry: JSONValue, to id: UInt64) { sent.append("\(id):\(entry["id"]?.int64Value ?? -1)") }
+    func sendAuditMissed(_ missed: MissedAuditEntries, to id: UInt64) {
+        sent.append("\(id):missed \(missed.count) \(missed.firstID)-\(missed.lastID)")
+    }
+    /// Each connection's unread output, as the test sets it.
+    var unsent: [UInt64: Int] = [:]
+    func unsentOutputBytes(of id: UInt64) -> Int { unsent[id] ?? 0 }
+    private(set) var drainWatched: Set<UInt64> = []
+    func notifyWhenDrained(_ id: UInt64) { drainWatched.insert(id) }
 
     func takeSent() -> [String] {
         defer { sent = [] }
@@ -182,6 +190,46 @@ struct AdminAuditMethodsTests {
         #expect(methods.followers.count == 0)
     }
 
+    /// A follower holding more unread output than its backlog misses entries instead of queueing them, and keeps
+    /// missing every later one until its output is written out, however little is left unread meanwhile; then it
+    /// hears one `audit_missed` with the count and the first and last id, and every newer entry again. Another
+    /// follower hears everything all along; a follower that stops forgets what it missed.
+    @Test func aFollowerBehindItsBacklogMissesEntriesUntilItDrainsThenHearsHowMany() throws {
+        methods.followerBacklogBytes = 1_000
+        #expect(try ask([("follow", true)], on: RecordingCallHost(id: 1)) == [])
+        #expect(try ask([("follow", true)], on: RecordingCallHost(id: 2)) == [])
+        append(.login, "alice1")                                              // 1
+        desk.unsent[1] = 1_000
+        append(.login, "alice1")                                              // 2: at the backlog, not past it
+        #expect(desk.takeSent() == ["1:1", "2:1", "1:2", "2:2"])
+        #expect(desk.drainWatched.isEmpty)
+
+        desk.unsent[1] = 1_001
+        append(.login, "alice1")                                              // 3
+        #expect(desk.drainWatched == [1])
+        desk.unsent[1] = 10
+        append(.logout, "alice1")                                             // 4
+        append(.login, "bob123")                                              // 5
+        #expect(desk.takeSent() == ["2:3", "2:4", "2:5"])
+        #expect(methods.followers.isMissing(1) && !methods.followers.isMissing(2))
+
+        methods.outputDrained(2)
+        #expect(desk.takeSent() == [])
+        desk.unsent[1] = 0
+        methods.outputDrained(1)
+        #expect(desk.takeSent() == ["1:missed 3 3-5"])
+        methods.outputDrained(1)
+        append(.logout, "bob123")                                             // 6
+        #expect(desk.takeSent() == ["1:6", "2:6"])
+
+        // What a follower missed goes with it when it stops following.
+        desk.unsent[1] = 5_000
+        append(.login, "alice1")                                              // 7
+        #expect(try ask([("follow", false), ("limit", 1)], on: RecordingCallHost(id: 1)) == [7])
+        methods.outputDrained(1)
+        #expect(desk.takeSent() == ["2:7"])
+    }
+
     @Test func anEntryWrittenWhileThePageIsReadReachesTheFollowerAnyway() throws {
         append(.login, "alice1")                                              // 1
         storage.answering = .onRelease
@@ -218,6 +266,13 @@ struct AdminAuditMethodsTests {
         #expect(methods.followers.filter(of: 2) == AuditFilter(username: nil, event: .login))
         #expect(try refusal([("follow", false)], on: RecordingCallHost(id: 3)) == .storageUnavailable(retryAfterMs: 250))
         #expect(methods.followers.filter(of: 3) == AuditFilter())
+        // Nor does it forget what a follower missed.
+        methods.followerBacklogBytes = 0
+        desk.unsent[3] = 1
+        append(.login, "alice1")
+        #expect(try refusal([("follow", false)], on: RecordingCallHost(id: 3)) == .storageUnavailable(retryAfterMs: 250))
+        methods.outputDrained(3)
+        #expect(desk.takeSent().contains("3:missed 1 1-1"))
         // A connection that closed while its call waited does not become a follower.
         storage.failures = [:]
         desk.open.remove(5)

@@ -38,12 +38,13 @@ struct AdminUsersServerTests {
         #expect(reason(try fresh.call("auth.login", ["username": "alice1", "password": "secret1"])) == "locked")
         // The wrong password reads as it always has: `locked` is said only to whoever knows the password.
         #expect(reason(try fresh.call("auth.login", ["username": "alice1", "password": "wrong12"])) == "wrong_password")
+        // Nor does a recovery say `locked` to a made-up code: that is said only to a right one.
         #expect(reason(try fresh.call("auth.recover", ["username": "alice1", "code": "abcd-efgh-ijkl-mnop",
-                                                       "new_password": "better22"])) == "locked")
+                                                       "new_password": "better22"])) == "invalid_code")
         let shown = try admin.call("admin.users.show", ["username": "alice1"])["user"]
         #expect(shown?["locked"] == true)
         #expect(shown?["sessions"] == 0)
-        #expect(shown?["failed_logins"] == 1)
+        #expect(shown?["failed_logins"] == 2)
         // The lock's time (a second lock keeps the first) and reason, as given.
         #expect(shown?["locked_at"] == .string(lockedAt))
         #expect(shown?["locked_reason"] == "stolen laptop")

@@ -75,6 +75,53 @@ struct AuditServerTests {
         #expect(try second.takeEvents() == ["audit 1 backup - succeeded"])
     }
 
+    /// A follower that stops reading holds at most its own backlog (plus the entry that crossed it): from then on the
+    /// entries for it are counted, not queued, so it is never cut off by the connection's hard limit nor does it
+    /// spend the daemon's output budget, and a follower that reads hears every entry meanwhile. Once it reads all
+    /// its output it hears one `audit_missed` with how many and which ids, and the next entry as usual; the missed
+    /// ones read back with `before`.
+    @Test func aFollowerThatStopsReadingMissesEntriesBeyondItsBacklogAndHearsHowMany() throws {
+        let host = try ServerOnFakeStorage()
+        host.server.adminAuditMethods.followerBacklogBytes = 16 << 10
+        let sleeper = try host.connect()
+        _ = try sleeper.call("admin.audit", ["follow": true])
+        let reader = try host.connect()
+        _ = try reader.call("admin.audit", ["follow": true])
+        var appended: Int64 = 0
+        var heard = 0
+        while !host.server.adminAuditMethods.followers.isMissing(1) && appended < 20_000 {
+            append(host, .login, "alice1", outcome: .failed, reason: "wrong_password")
+            appended += 1
+            if appended % 100 == 0 { heard += try reader.takeEvents().count }
+        }
+        let firstMissed = appended
+        #expect(host.server.adminAuditMethods.followers.isMissing(1), "the socket took \(appended) entries")
+        for _ in 0..<2_000 {
+            append(host, .logout, "alice1")
+            appended += 1
+            if appended % 100 == 0 { heard += try reader.takeEvents().count }
+        }
+        try host.settle()
+        let queued = host.server.unsentOutputBytes(of: 1)
+        #expect(queued > 16 << 10 && queued < (16 << 10) + 1_024, "\(queued)")
+        #expect(host.server.connectionCount == 2)
+        heard += try reader.takeEvents().count
+        #expect(heard == Int(appended))
+
+        var seen: [String] = []
+        while true {
+            let events = try sleeper.takeEvents()
+            if events.isEmpty { break }
+            seen += events
+        }
+        #expect(seen.count == Int(firstMissed))
+        #expect(seen.last == "audit_missed \(appended - firstMissed + 1) \(firstMissed)-\(appended)")
+        append(host, .backup, nil)
+        #expect(try sleeper.takeEvents() == ["audit \(appended + 1) backup - succeeded"])
+        let readBack = try sleeper.call("admin.audit", ["before": .int(appended + 1), "limit": 1_000])
+        #expect(ids(readBack) == Array((appended - 999...appended).reversed()))
+    }
+
     /// A follower that stops reading meets the same output limits as any connection: its events pile up in its
     /// queue until `OutputHardLimitBytes`, then it is cut off, and its place among the followers is free again.
     @Test func aFollowerThatStopsReadingIsCutOffAndFreesItsPlace() throws {

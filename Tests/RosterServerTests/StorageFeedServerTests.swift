@@ -61,6 +61,45 @@ struct StorageFeedServerTests {
         #expect(try session.call("session.whoami")["user"] == .null)
     }
 
+    /// An email changed by another daemon reaches this one as its own change does: a register form holding the new
+    /// address sees it taken, one holding the old address sees it free, one holding neither hears nothing, and the
+    /// user's sessions here know the new address.
+    @Test func anEmailChangedElsewhereIsTakenOnFormsHoldingItAndTheOldOneIsFree() throws {
+        let server = try ServerOnFakeStorage()
+        let alice = try server.accountMadeElsewhere("alice1", email: "old@example.com")
+        let (session, _) = try loggedIn(server, as: "alice1")
+        func emailForm(_ email: String) throws -> FakeStorageClient {
+            let client = try server.connect()
+            try client.call("form.open", ["form": "register"])
+            try client.call("form.input", ["form": "register", "field": "email", "value": .string(email)])
+            return client
+        }
+        let wantsNew = try emailForm("new@example.com")
+        let wantsOld = try emailForm("old@example.com")
+        let wantsOther = try emailForm("other@example.com")
+        try server.advance(ms: 500)
+        #expect(try wantsNew.takeEvents().last == "field register.email valid/valid r1")
+        #expect(try wantsOld.takeEvents().last == "field register.email invalid/taken r1")
+        #expect(try wantsOther.takeEvents().last == "field register.email valid/valid r1")
+
+        server.storage.changeEmail(of: alice.id, to: "new@example.com", charge: .daemon) { _ in }
+        server.storage.simulate(.emailChanged(account: alice.id, username: "alice1", email: "new@example.com",
+                                              previous: "old@example.com"))
+        try server.settle()
+        #expect(try wantsNew.takeEvents() == ["field register.email invalid/taken r1"])
+        #expect(try wantsOld.takeEvents() == ["field register.email valid/valid r1"])
+        #expect(try wantsOther.takeEvents() == [])
+        #expect(try session.takeEvents() == [])
+        #expect(try session.call("session.whoami")["user"]?["email"] == "new@example.com")
+
+        // Removed elsewhere: free again on the form that wanted it.
+        server.storage.changeEmail(of: alice.id, to: nil, charge: .daemon) { _ in }
+        server.storage.simulate(.emailChanged(account: alice.id, username: "alice1", email: nil, previous: "new@example.com"))
+        #expect(try wantsNew.takeEvents() == ["field register.email valid/valid r1"])
+        #expect(try wantsOld.takeEvents() == [])
+        #expect(try session.call("session.whoami")["user"]?["email"] == nil)
+    }
+
     @Test func aTokenRevokedElsewhereEndsEverySessionBoundToItAndNoOther() throws {
         let server = try ServerOnFakeStorage()
         try server.accountMadeElsewhere("alice1")

@@ -207,8 +207,19 @@ struct AccountLifeContractTests {
             try backend.value { storage.redeemRecoveryCode(of: account.id, codeHash: code(byte), newPasswordHash: Self.newHash,
                                                            charge: peerCharge, completion: $0) }
         }
+        func holds(_ byte: UInt8, _ account: Account) throws -> Bool {
+            try backend.value { storage.holdsRecoveryCode(of: account.id, codeHash: code(byte), charge: peerCharge, completion: $0) }
+        }
+        // Asking whether a code is held spends nothing.
+        #expect(try holds(2, mia))
+        #expect(try holds(2, mia))
+        #expect(try !holds(9, mia))
+        #expect(try holds(9, ned))
+        #expect(try security(mia, backend)?.recoveryCodesLeft == 3)
         #expect(try redeem(9, of: mia) == nil)
         #expect(try Set(redeem(2, of: mia) ?? []) == [token(1), token(2)])
+        #expect(try !holds(2, mia))
+        #expect(try holds(1, mia))
         #expect(try backend.value { storage.credential(of: mia.id, charge: peerCharge, completion: $0) }?.passwordHash
                 == Self.newHash)
         #expect(try security(mia, backend)?.recoveryCodesLeft == 2)

@@ -99,6 +99,11 @@ extension InMemoryStorage {
         }
     }
 
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                                  completion: @escaping StorageCompletion<Bool>) {
+        answer(.holdsRecoveryCode, completion) { .success(self.accounts[account]?.recoveryCodes.contains(codeHash) ?? false) }
+    }
+
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {

@@ -33,6 +33,7 @@ public final class InMemoryStorage: Storage {
         case replaceRecoveryCodes, redeemRecoveryCode, storePendingTOTP, confirmTOTP, acceptTOTPStep, removeTOTP
         case listAccounts, accountSummary, lockAccount, unlockAccount, resetFailures
         case appendAudit, auditEntries, pruneAudit
+        case holdsRecoveryCode
     }
 
     /// How `stop()`'s later calls answer.

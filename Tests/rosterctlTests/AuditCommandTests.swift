@@ -1,4 +1,5 @@
 import RosterProtocol
+import RosterTestSupport
 import Testing
 @testable import rosterctl
 
@@ -18,6 +19,34 @@ struct AuditCommandTests {
         for arguments in [["alice12"], ["--user"], ["--since", "yesterday"], ["--since", ""], ["--since", "1y"],
                           ["--limit", "0"], ["--limit", "x"], ["--follow=yes"], ["--offset", "3"], ["--json"]] {
             #expect(throws: UsageError.self, "\(arguments)") { try AuditVerb.parse(arguments) }
+        }
+    }
+
+    /// A mistyped event is refused before the daemon is asked, with every accepted one named; each is completed by
+    /// bash and listed in the man page, so the three lists cannot drift apart.
+    @Test func anUnknownEventIsAUsageErrorNamingTheSixteen() throws {
+        #expect(AuditVerb.events.count == 16)
+        #expect(Set(AuditVerb.events).count == 16)
+        for event in AuditVerb.events {
+            #expect(try AuditVerb.parse(["--event", event]) == AuditCommand(event: event))
+        }
+        for typo in ["nonsense", "Login", "login_failed", " login", "logged_in"] {
+            do {
+                _ = try AuditVerb.parse(["--event", typo])
+                Issue.record("\(typo) was accepted")
+            } catch {
+                #expect(error.description == "audit: --event takes one of " + AuditVerb.events.joined(separator: ", ")
+                    + ", not '\(typo)'")
+            }
+        }
+        let tree = SourceTree()
+        let completion = try #require(tree.text(of: "shell/rosterctl.bash"))
+        let eventCase = try #require(completion.components(separatedBy: "--event) COMPREPLY=($(compgen -W \"").dropFirst().first)
+        let completed = eventCase.prefix { $0 != "\"" }.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init)
+        #expect(completed == AuditVerb.events)
+        let manual = try #require(tree.text(of: "man/rosterctl.1")).replacingOccurrences(of: "\\-", with: "-")
+        for event in AuditVerb.events {
+            #expect(manual.contains(" \(event) ,\n") || manual.contains(" \(event) ),\n"), "man: \(event)")
         }
     }
 
@@ -44,6 +73,14 @@ struct AuditCommandTests {
         let row = AuditPrinter.aligned(AuditPrinter.cells(entries[1]))
         #expect(header == "TIME                 EVENT                  USER         OUTCOME   REASON           PEER         CLIENT")
         #expect(row == "2026-12-01T19:00:00Z recovery_codes_created 张三丰先生   succeeded -                0/17         -")
+    }
+
+    /// `--follow`'s line for the daemon's `audit_missed`: how many entries are not shown, which ids, and where they are.
+    @Test func missedEntriesAreOneLineSayingHowManyAndWhich() {
+        #expect(AuditPrinter.missedLine(["type": "audit_missed", "count": 37, "first_id": 120, "last_id": 160])
+            == "-- 37 entries (ids 120 to 160) not shown: this output was read too slowly; they are in the log (rosterctl audit) --")
+        #expect(AuditPrinter.missedLine(["type": "audit_missed", "count": 1, "first_id": 7, "last_id": 7])
+            == "-- 1 entry (id 7) not shown: this output was read too slowly; they are in the log (rosterctl audit) --")
     }
 
     @Test func helpNamesTheVerbAndItsOptions() {

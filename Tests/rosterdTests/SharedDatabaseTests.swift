@@ -24,6 +24,37 @@ struct SharedDatabaseTests {
         #expect(try form.call("users.check_username", ["username": "SHARED1"])["result"]?["code"] == "taken")
     }
 
+    /// An email changed on A is announced as a registration is: B's open register form holding the new address sees
+    /// it `taken`, the one holding the old address sees it free again, and B's session of the user knows the new one.
+    @Test func anEmailChangedOnAIsTakenOnBsOpenFormAndTheOldOneIsFreeThere() throws {
+        let (a, b) = try SharedDatabase().pair()
+        let onA = try a.connect()
+        let registered = try onA.call("users.register", ["username": "mover1", "password": "secret1", "email": "old@example.com"])
+        #expect(registered["result"]?["username"] == "mover1", "\(registered)")
+        try onA.logIn("mover1")
+        let onB = try b.connect()
+        try onB.logIn("mover1")
+        func emailForm(_ email: String) throws -> TestClient {
+            let form = try b.connect()
+            try form.helloWithoutDebounce()
+            _ = try form.call("form.open", ["form": "register"])
+            _ = try form.call("form.input", ["form": "register", "field": "email", "value": .string(email)])
+            return form
+        }
+        let wantsNew = try emailForm("new@example.com")
+        let wantsOld = try emailForm("old@example.com")
+        #expect(try wantsNew.waitForField("email", state: "valid")["code"] == "valid")
+        #expect(try wantsOld.waitForField("email", state: "invalid")["code"] == "taken")
+
+        let changed = try onA.call("account.change_email", ["password": "secret1", "email": "new@example.com"])
+        #expect(changed["result"]?["email"] == "new@example.com", "\(changed)")
+        let taken = try wantsNew.waitForField("email", state: "invalid")
+        #expect(taken["code"] == "taken")
+        #expect(taken["rev"] == 1, "the same input re-checked, not a new one")
+        #expect(try wantsOld.waitForField("email", state: "valid")["rev"] == 1)
+        #expect(try onB.call("session.whoami")["result"]?["user"]?["email"] == "new@example.com")
+    }
+
     @Test func oneNameRegisteredOnBothAtOnceHasExactlyOneWinner() throws {
         let (a, b) = try SharedDatabase().pair()
         let onA = try a.connect()

@@ -236,8 +236,18 @@ extension AccountProcedures {
                         guard let account, let codeHash = RecoveryCodes.hash(code, key: secrets.recoveryCodes) else {
                             return answer(.success(nil))
                         }
-                        // Before the code is used up: a locked account's password stays as it is.
-                        if account.locked { return answer(.failure(.locked)) }
+                        // A locked account answers `locked` only to a right code, as log-in does only to a right
+                        // password: before that, it answers as any account with a wrong code, so a caller without
+                        // one learns nothing of the lock. The code is not used up, and the password stays.
+                        if account.locked {
+                            return storage.holdsRecoveryCode(of: account.id, codeHash: codeHash, charge: charge) { held in
+                                switch held {
+                                case .success(true): answer(.failure(.locked))
+                                case .success(false): answer(.success(nil))
+                                case .failure(let failure): answer(.failure(failure.rosterError))
+                                }
+                            }
+                        }
                         let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
                         storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
                                                    audit: entry, charge: charge) { answer($0.mapError(\.rosterError)) }

@@ -51,6 +51,8 @@ final class Connection {
     var inFlight = 0
     /// The socket refused output since the queue was last empty: the peer is not keeping up.
     private(set) var peerIsBehind = false
+    /// Someone waits to hear (`Server.outputDrained`) once the queue is empty, even if the socket never refused.
+    private var drainWatched = false
     /// The server settings in force, kept here so that a send need not reach the server (issue 8: the server's
     /// reference count lives in a side table, so every touch of it was slow); a reload updates them.
     var settings: ServerSettings {
@@ -367,7 +369,7 @@ final class Connection {
             }
         }
         accountOutput()
-        let caughtUp = !blocked && peerIsBehind
+        let caughtUp = !blocked && (peerIsBehind || drainWatched)
         if blocked {
             peerIsBehind = true
         } else {
@@ -377,7 +379,18 @@ final class Connection {
         updateInterest()
         reviewReading()
         closeIfDrained()
-        if caughtUp && !isClosed { server.outputDrained(self) }
+        if caughtUp && !isClosed {
+            drainWatched = false
+            server.outputDrained(self)
+        }
+    }
+
+    /// Bytes queued that the peer has not read yet.
+    var unsentBytes: Int { output.byteCount }
+
+    /// `Server.outputDrained` is called once every byte queued now (and later) is written.
+    func notifyWhenDrained() {
+        drainWatched = true
     }
 
     /// Counts `bytes` of an answer that a worker is building as if they were queued already.

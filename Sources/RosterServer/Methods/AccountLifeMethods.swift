@@ -249,11 +249,9 @@ extension Server: AccountLifeSessions {
             connection.session.user = account
         }
         guard account.email != previousEmail else { return }
-        for form in allRunningForms {
-            // The new email is taken now, the old one free: forms holding either ask again.
-            form.accountRegistered(username: account.username, email: account.email)
-            if let previousEmail { form.storeChanged(.accountRemoved(username: account.username, email: previousEmail)) }
-        }
+        // The same path as a change another daemon reports: forms holding either address hear of it.
+        storageChanged(.emailChanged(account: account.id, username: account.username, email: account.email,
+                                     previous: previousEmail))
     }
 
     func exportContacts(of account: Account, byteLimit: Int, charge: QueueCharge, cancelled: Locked<Bool>,

@@ -14,6 +14,12 @@ protocol AuditDesk: AnyObject {
     func isConnectionOpen(_ id: UInt64) -> Bool
     /// Sends `{type: "audit", entry}` to connection `id`, through its output queue and budget.
     func sendAuditEvent(_ entry: JSONValue, to id: UInt64)
+    /// Sends `{type: "audit_missed", count, first_id, last_id}` to connection `id`.
+    func sendAuditMissed(_ missed: MissedAuditEntries, to id: UInt64)
+    /// The bytes queued for connection `id` that its peer has not read yet (0 once it is gone).
+    func unsentOutputBytes(of id: UInt64) -> Int
+    /// Asks for `outputDrained` once connection `id` has written all its output.
+    func notifyWhenDrained(_ id: UInt64)
 }
 
 /// Contract §9's `admin.audit`: the log's entries newest first, filtered by user, event and time, a page at a time
@@ -29,6 +35,12 @@ protocol AuditDesk: AnyObject {
 ///   • A follower hears every entry committed from the moment its call was read, so an entry written while the
 ///     page is read may come both in `items` and as an event (clients drop events by id); the connection's end
 ///     ends the following.
+///   • A follower has a backlog of its own, `followerBacklogBytes` of unread output: while it holds more, entries
+///     for it are counted, not queued, and so are all later ones until its output is written out; then it hears one
+///     `audit_missed` event (how many, the first and last id) before any newer entry, and reads them back with
+///     `before`. The per-connection limits (8 MiB soft, 32 MiB hard) are for answers a peer asked for; sixteen
+///     followers at 32 MiB each would be twice the daemon's whole output budget, spent by peers that only stopped
+///     reading, and that budget pauses everyone's reads. At 1 MiB (about 3,000 entries), sixteen hold 16 MiB.
 final class AdminAuditMethods<Desk: AuditDesk> {
     typealias AdminCall = RequestCall<Desk.Host>
 
@@ -36,6 +48,10 @@ final class AdminAuditMethods<Desk: AuditDesk> {
     static var maxLimit: Int64 { 1_000 }
     /// What a refused follower is told to wait: a slot frees only when another follower stops or goes.
     static var followersBusyRetryMs: Int64 { 5_000 }
+    /// A follower's unread output past which entries are missed rather than queued (see RULES): a constant, not a
+    /// key, since it only trades memory for how often a slow follower reads back; a test lowers it.
+    static var defaultFollowerBacklogBytes: Int { 1 << 20 }
+    var followerBacklogBytes = AdminAuditMethods.defaultFollowerBacklogBytes
 
     private let storage: any AuditStorage
     private let accounts: AccountProcedures
@@ -67,7 +83,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
         resolve(call.params.string("username"), charge: charge) { [self] resolved in
             guard case .success(let username) = resolved else { return call.fail(resolved.failureValue ?? .internal) }
             let connection = call.connection.id
-            let previous = followers.filter(of: connection)
+            let previous = followers.snapshot(of: connection)
             switch follow {
             case true?:
                 // Closed while the email was looked up: nobody reads the answer, and a follower would never be freed.
@@ -94,17 +110,37 @@ final class AdminAuditMethods<Desk: AuditDesk> {
         }
     }
 
-    /// Called for every committed entry, this daemon's or another's: each follower whose filter matches hears it.
+    /// Called for every committed entry, this daemon's or another's: each follower whose filter matches hears it,
+    /// or, while it is behind, counts it as missed.
     func entryCommitted(_ entry: AuditEntry) {
         let hearing = followers.hearing(entry)
         guard !hearing.isEmpty else { return }
         let described = Self.described(entry)
-        for connection in hearing { desk.sendAuditEvent(described, to: connection) }
+        for connection in hearing {
+            let behind = followers.isMissing(connection)
+            if behind || desk.unsentOutputBytes(of: connection) > followerBacklogBytes {
+                if !behind { desk.notifyWhenDrained(connection) }
+                followers.miss(entry.id, by: connection)
+            } else {
+                desk.sendAuditEvent(described, to: connection)
+            }
+        }
+    }
+
+    /// Connection `id` has written all its output: a follower that missed entries hears how many, and follows again.
+    func outputDrained(_ id: UInt64) {
+        guard let missed = followers.takeMissed(id) else { return }
+        desk.sendAuditMissed(missed, to: id)
     }
 
     /// The connection is gone: its place among the followers is free.
     func connectionClosed(_ id: UInt64) {
         followers.stop(id)
+    }
+
+    /// `audit_missed`'s members on the wire.
+    static func described(_ missed: MissedAuditEntries) -> [(String, JSONValue)] {
+        [("count", .int(Int64(missed.count))), ("first_id", .int(missed.firstID)), ("last_id", .int(missed.lastID))]
     }
 
     /// The canonical username to filter by: an email becomes its account's username; nil when none was asked.
@@ -144,6 +180,20 @@ extension Server: AuditDesk {
         guard let connection = connections[id] else { return }
         // Each entry is news of its own: none supersedes another, so none is coalesced away.
         sendEvent("audit", [("entry", entry)], to: connection)
+    }
+
+    func sendAuditMissed(_ missed: MissedAuditEntries, to id: UInt64) {
+        guard let connection = connections[id] else { return }
+        sendEvent("audit_missed", AdminAuditMethods<Server>.described(missed), to: connection)
+    }
+
+    func unsentOutputBytes(of id: UInt64) -> Int { connections[id]?.unsentBytes ?? 0 }
+
+    func notifyWhenDrained(_ id: UInt64) {
+        guard let connection = connections[id] else { return }
+        logger.notice("an audit follower left more than \(adminAuditMethods.followerBacklogBytes) bytes unread: "
+                      + "entries for it are counted, not queued, until it reads", [("ROSTER_CONNECTION", String(id))])
+        connection.notifyWhenDrained()
     }
 }
 

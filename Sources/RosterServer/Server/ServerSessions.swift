@@ -91,9 +91,11 @@ extension Server {
         }
     }
 
-    /// A peer caught up with its output: a contacts form that skipped results meanwhile refreshes once.
+    /// A peer caught up with its output: a contacts form that skipped results meanwhile refreshes once, and an audit
+    /// follower that missed entries hears how many.
     func outputDrained(_ connection: Connection) {
         (connection.session.forms[.contacts] as? ContactsFormRunner)?.outputDrained()
+        adminAuditMethods.outputDrained(connection.id)
     }
 
     /// A user's search index is kept only while some connection is logged in as them.

@@ -11,6 +11,8 @@ import RosterStorage
 //     open contacts forms, from an index read again (the one held, or loading, may predate the change).
 //   • A deleted account ends its sessions, and the forms holding its name or email ask again (it is free now).
 //   • Ended sessions (a lock or a password change elsewhere): every session of that account logs out.
+//   • An email changed (here or elsewhere): the sessions of that account know it, the forms holding the new address
+//     hear it is taken (as a registration's), and those holding the old one ask again (it is free now).
 //   • Resync (changes may have been missed): every open form asks again about what the storage answered it,
 //     every contacts index is read again and open contacts forms refresh, and every token a session holds is
 //     asked about once (per token): a token that is gone, or whose account is locked, ends its sessions; one that cannot be asked about now
@@ -42,6 +44,14 @@ extension Server {
             contacts.invalidateAll()
             for form in allRunningForms { form.storeChanged(.anything) }
             recheckTokens()
+        case .emailChanged(let account, let username, let email, let previous):
+            for connection in connections.values where connection.session.user?.id == account {
+                connection.session.user?.email = email
+            }
+            for form in allRunningForms {
+                form.accountRegistered(username: username, email: email)
+                if let previous { form.storeChanged(.accountRemoved(username: username, email: previous)) }
+            }
         }
     }
 

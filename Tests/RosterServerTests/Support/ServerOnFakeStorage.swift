@@ -169,6 +169,9 @@ final class FakeStorageClient {
             let names = (event["items"]?.arrayValue ?? []).map { $0["name"]?.stringValue ?? "?" }
             return "results \"\(event["query"]?.stringValue ?? "")\" [\(names.joined(separator: ", "))] of "
                 + "\(event["total"]?.int64Value ?? -1)"
+        case "audit_missed":
+            return "audit_missed \(event["count"]?.int64Value ?? -1) \(event["first_id"]?.int64Value ?? -1)-"
+                + "\(event["last_id"]?.int64Value ?? -1)"
         case "audit":
             let entry = event["entry"]
             return "audit \(entry?["id"]?.int64Value ?? -1) \(entry?["event"]?.stringValue ?? "?") "
