@@ -280,6 +280,7 @@ public final class PostgreSQLStorage: Storage {
 
     public func apply(_ settings: ServerSettings) {
         cpu.budget = settings.storageBudget
+        pool.apply(queueLimit: settings.maxQueuedJobs)
         contactTurns.limitPerUser = max(1, settings.maxQueuedJobsPerUser)
     }
 
