@@ -1,7 +1,7 @@
 import CLibPQ
 
-/// Blocking libpq (PQconnectdb / PQexecParams): only before the loop serves (migrations at start) and offline
-/// tools (--copy-database). Never on a serving loop.
+/// Blocking libpq (PQconnectdb / PQexecParams): only before the loop serves (migrations at start), offline
+/// tools (--copy-database) and a backup's own thread (`admin.backup`). Never on a serving loop.
 public final class PGBlockingConnection {
     private var connection: OpaquePointer?
 

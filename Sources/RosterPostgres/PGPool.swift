@@ -50,7 +50,7 @@ public final class PGPool {
         var hasFailed = false
     }
 
-    private let settings: PGPoolSettings
+    private var settings: PGPoolSettings
     private let loop: EventLoop
     private let logger: Logger
     private var slots: [Slot] = []
@@ -94,6 +94,13 @@ public final class PGPool {
         for slot in slots { slot.connection.stop() }
         for index in slots.indices { failParked(index) }
         failWaiting()
+    }
+
+    /// A reload's `MaxQueuedJobs=`: the budget requests are refused past from now on. What already waits keeps
+    /// its place; a smaller limit only refuses new requests until the queue is below it.
+    public func apply(queueLimit: Int) {
+        settings.queueLimit = max(1, queueLimit)
+        queue.budget = settings.budget
     }
 
     /// What `admin.stats` shows: workers are the connections up.

@@ -6,14 +6,16 @@ import RosterStorage
 /// does. Reading takes one snapshot (a read-only repeatable-read transaction) for every table, through cursors,
 /// so a copy is consistent even while daemons keep writing; writing commits each batch on its own, in plain
 /// multi-row INSERTs that keep every id.
-public final class PostgreSQLCopy: CopySource, CopyTarget {
+public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
     /// Rows per INSERT statement (the widest, a contact, binds 14 parameters a row: well inside 65,535).
     static let insertChunk = 1_000
 
     private let connection: PGBlockingConnection
     private let label: String
 
-    public init(conninfo: String) throws(CopyError) {
+    /// `statementTimeoutMs` bounds each statement (a cursor's page) on this connection: a backup inside a running
+    /// daemon must not wait for ever on a server that stopped answering. An offline copy sets none.
+    public init(conninfo: String, statementTimeoutMs: Int? = nil) throws(CopyError) {
         label = "postgresql:\(Conninfo.masked(conninfo))"
         do throws(PGFailure) {
             connection = try PGBlockingConnection(conninfo: conninfo)
@@ -26,25 +28,36 @@ public final class PostgreSQLCopy: CopySource, CopyTarget {
             connection.close()
             throw .failed(PostgreSQLOpenFailure(error).description)
         }
+        if let statementTimeoutMs { try run("bound its statements", "SET statement_timeout = \(max(1, statementTimeoutMs))") }
     }
 
     deinit { connection.close() }
 
     public func counts() throws(CopyError) -> CopyCounts {
-        let row = try run("count rows", """
-            SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
-                   (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
-                   (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log)
-            """).rows.first
+        let row = try run("count rows", Self.countsSQL).rows.first
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
                           contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0),
                           audit: Int(row?.int(6) ?? 0))
     }
 
+    private static let countsSQL = """
+        SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
+               (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
+               (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log)
+        """
+
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
+        try readSnapshot(batchSize: batchSize, counted: { _ in }, body)
+    }
+
+    /// The counts are the first statement of the read-only repeatable-read transaction, so they are the snapshot's
+    /// own: what a backup taken while daemons keep writing must hold exactly.
+    public func readSnapshot(batchSize: Int, counted: (CopyCounts) throws(CopyError) -> Void,
+                             _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
         try run("begin the snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do throws(CopyError) {
+            try counted(try counts())
             // The credential's columns (no TOTP: those rows are copied on their own), then issue 16's.
             try read("""
                 SELECT \(PostgreSQLQueries.userColumns), NULL::bytea, NULL::bigint, locked_at IS NOT NULL, last_login_at,

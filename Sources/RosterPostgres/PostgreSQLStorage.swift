@@ -31,6 +31,10 @@ public struct PostgreSQLSettings: Sendable {
 public final class PostgreSQLStorage: Storage {
     /// A hint for a client told to come back when the database is slow or gone.
     static let retryAfterMs: Int64 = 1_000
+    /// What a backup asked for while another runs answers: each holds a connection and reads every row.
+    static let backupRetryAfterMs: Int64 = 1_000
+    /// Each statement of a backup reads one page of a cursor: a minute without an answer is a server gone.
+    static let backupStatementTimeoutMs = 60_000
     /// What every call made after `stop()` answers.
     public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
     /// Usernames read per page while the directory fills: a page's rows are parsed on the loop, so it stays
@@ -57,6 +61,11 @@ public final class PostgreSQLStorage: Storage {
     let contactTurns: ContactTurns
     /// This instance's random id, in every notification it sends, so that its listener drops the echoes.
     let origin: String
+    /// For a backup's own connection, which reads the whole database in one snapshot, off the pool.
+    private let conninfo: String
+    /// Writes `admin.backup`'s snapshot (a SQLite file); nil only for a storage a test opened without one.
+    private let snapshots: (any SnapshotWriter)?
+    private var backupInFlight = false
     var usernames = UsernameDirectory()
     /// Whether `warmUp` asked for the directory; before that, a reconnect has nothing to refill.
     private var directoryWanted = false
@@ -76,8 +85,10 @@ public final class PostgreSQLStorage: Storage {
     public private(set) var state: StorageState
 
     private init(settings: PostgreSQLSettings, loop: EventLoop, server: ServerSettings, cores: Int,
-                 clock: (any WallClock)?, logger: Logger) {
+                 clock: (any WallClock)?, logger: Logger, snapshots: (any SnapshotWriter)?) {
         self.loop = loop
+        self.conninfo = settings.conninfo
+        self.snapshots = snapshots
         self.logger = logger
         self.clock = clock
         self.wallClock = clock ?? SystemWallClock()
@@ -99,9 +110,10 @@ public final class PostgreSQLStorage: Storage {
 
     /// Connects (blocking, within the conninfo's `connect_timeout`), refuses a database that is not Roster's,
     /// migrates it under an advisory lock, then starts the pool and the listener, which connect in the
-    /// background. Before the loop serves only.
+    /// background. Before the loop serves only. `snapshots` writes `admin.backup`'s copy.
     public static func open(settings: PostgreSQLSettings, loop: EventLoop, server: ServerSettings, cores: Int,
-                            clock: (any WallClock)?, logger: Logger) throws(PostgreSQLOpenFailure) -> PostgreSQLStorage {
+                            clock: (any WallClock)?, logger: Logger,
+                            snapshots: (any SnapshotWriter)? = nil) throws(PostgreSQLOpenFailure) -> PostgreSQLStorage {
         let connection: PGBlockingConnection
         do throws(PGFailure) {
             connection = try PGBlockingConnection(conninfo: settings.conninfo)
@@ -116,7 +128,7 @@ public final class PostgreSQLStorage: Storage {
             throw PostgreSQLOpenFailure(error)
         }
         let storage = PostgreSQLStorage(settings: settings, loop: loop, server: server, cores: cores, clock: clock,
-                                        logger: logger)
+                                        logger: logger, snapshots: snapshots)
         storage.start()
         return storage
     }
@@ -280,6 +292,7 @@ public final class PostgreSQLStorage: Storage {
 
     public func apply(_ settings: ServerSettings) {
         cpu.budget = settings.storageBudget
+        pool.apply(queueLimit: settings.maxQueuedJobs)
         contactTurns.limitPerUser = max(1, settings.maxQueuedJobsPerUser)
     }
 
@@ -289,16 +302,38 @@ public final class PostgreSQLStorage: Storage {
               charge: .daemon, force: true, "pruning expired log-in failures and tokens") { _ in }
     }
 
-    /// Refused: a PostgreSQL database is backed up with PostgreSQL's own tools (`pg_dump`, or base backups and
-    /// WAL archiving), which take a consistent snapshot on the server without passing every row through a
-    /// daemon, and which an operator of a shared database already runs. Writing a file on one daemon's host
-    /// would also leave the copy on whichever host answered.
+    /// The shared database's snapshot as a standalone SQLite file at `path` (one that rosterd on SQLite serves),
+    /// written by `snapshots` on a thread of its own over a connection of its own, off the loop and off the pool.
+    /// The rows are read in one read-only repeatable-read transaction, so the copy is consistent while every
+    /// daemon keeps writing. One at a time: each holds a connection and reads every row for seconds, so a second
+    /// is told to come back (`busy`). `charge` is not spent: the one-at-a-time rule is this work's whole budget,
+    /// and it takes nothing from the pool's queue.
     public func backup(to path: String, charge: QueueCharge,
                        completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         guard !stopped else { return completion(.failure(.storage(Self.stoppedFailure))) }
-        logger.notice("admin.backup refused: the PostgreSQL backend is backed up with pg_dump, not by rosterd",
-                      [("ROSTER_EVENT", "backup_refused")])
-        completion(.failure(.storage(.other)))
+        guard let snapshots else {
+            logger.error("admin.backup: this storage was opened without a snapshot writer")
+            return completion(.failure(.storage(.other)))
+        }
+        guard !backupInFlight else {
+            return completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
+        }
+        backupInFlight = true
+        let (conninfo, logger, loop) = (self.conninfo, self.logger, self.loop)
+        let finish = LoopBound(value: { [weak self] (result: Result<BackupSummary, BackupFailure>) in
+            self?.backupInFlight = false
+            completion(result)
+        })
+        let started = startDetachedThread {
+            let result = snapshots.write(from: { () throws(CopyError) -> any SnapshotSource in
+                try PostgreSQLCopy(conninfo: conninfo, statementTimeoutMs: Self.backupStatementTimeoutMs)
+            }, to: path, logger: logger)
+            loop.execute { finish.value(result) }
+        }
+        if !started {
+            backupInFlight = false
+            completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
+        }
     }
 
     /// The directory's count (else a COUNT), a COUNT of contacts, and the pool's figures; while the database

@@ -227,7 +227,9 @@ public final class WorkerPool<Context>: Sendable {
 }
 
 /// Runs `body` on a new detached pthread (Foundation's Thread would pull Foundation into the daemon's core).
-public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+/// False when no thread could be made (the process is at its limit): `body` then never runs.
+@discardableResult
+public func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     final class Start: Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -244,6 +246,7 @@ public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
     } else {
         start.release()
     }
+    return created == 0
 }
 
 extension WorkerPool {

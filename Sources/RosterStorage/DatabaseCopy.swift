@@ -117,6 +117,21 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+extension CopyCounts {
+    /// Counts the rows of `batch` under their kind.
+    public mutating func add(_ batch: CopyBatch) {
+        switch batch {
+        case .accounts(let rows): accounts += rows.count
+        case .tokens(let rows): tokens += rows.count
+        case .failures(let rows): failures += rows.count
+        case .contacts(let rows): contacts += rows.count
+        case .recoveryCodes(let rows): recoveryCodes += rows.count
+        case .totp(let rows): totp += rows.count
+        case .audit(let rows): audit += rows.count
+        }
+    }
+}
+
 /// Why a copy stopped. Nothing is committed to the target past the batch that failed.
 public enum CopyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The target holds rows already: a copy never merges.

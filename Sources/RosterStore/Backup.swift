@@ -29,7 +29,19 @@ extension Database {
     /// rollback-journal mode, with no `-wal` or `-shm`, ready to be opened or copied elsewhere.
     public func backup(to path: String) throws(BackupError) -> BackupSummary {
         guard let source = rawHandle else { throw .store(.closed(operation: "backup")) }
-        let target = try BackupTarget(path: path, live: DatabaseFiles(path: self.path))
+        return try Self.publishedCopy(to: path, live: DatabaseFiles(path: self.path)) { destination throws(BackupError) in
+            try Self.storing { () throws(StoreError) in try Self.copyPages(from: source, into: destination) }
+        }
+    }
+
+    /// What every backup shares, whatever fills it: the target checked against `live` (nil when the database is
+    /// not a local file), a fresh `BackupPartial` opened without following links and still ours, `fill` writing the
+    /// copy into it (no journal: a partial that fails is deleted, so there is nothing to roll back, and no sidecar;
+    /// it returns the pages written), the header marked rollback-journal, `PRAGMA integrity_check`, and only then
+    /// the partial fsynced and published under `path`, never replacing what may have appeared there meanwhile.
+    static func publishedCopy(to path: String, live: DatabaseFiles?,
+                              fill: (Database) throws(BackupError) -> Int) throws(BackupError) -> BackupSummary {
+        let target = try BackupTarget(path: path, live: live)
         let directoryPath = target.directoryPath
         BackupPartial.removeStale(in: directoryPath, includingOurPID: false)
         let partial = try BackupPartial(for: target)
@@ -41,11 +53,8 @@ extension Database {
             }
             defer { destination.close() }
             guard partial.isStillOurs() else { throw .refused(.badDirectory) }
-            let pages = try storing { () throws(StoreError) in
-                // No journal: a partial that fails is deleted, so there is nothing to roll back, and no sidecar.
-                _ = try destination.pragmaValue("PRAGMA journal_mode=OFF")
-                return try Self.copyPages(from: source, into: destination)
-            }
+            try storing { () throws(StoreError) in _ = try destination.pragmaValue("PRAGMA journal_mode=OFF") }
+            let pages = try fill(destination)
             destination.close()
             try partial.markRollbackJournal()
             try storing { () throws(StoreError) in
@@ -64,7 +73,7 @@ extension Database {
         }
     }
 
-    private func storing<T>(_ body: () throws(StoreError) -> T) throws(BackupError) -> T {
+    static func storing<T>(_ body: () throws(StoreError) -> T) throws(BackupError) -> T {
         do throws(StoreError) {
             return try body()
         } catch {

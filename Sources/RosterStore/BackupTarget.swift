@@ -7,11 +7,14 @@ public enum BackupError: Error, Equatable, Sendable, CustomStringConvertible {
     case refused(BackupRefusal)
     /// SQLite or the file system failed while copying; the partial file was removed.
     case store(StoreError)
+    /// The database being backed up could not be opened or read whole (a snapshot's source); nothing was published.
+    case source(CopyError)
 
     public var description: String {
         switch self {
         case .refused(let refusal): "backup refused: \(refusal.rawValue)"
         case .store(let error): error.description
+        case .source(let error): error.description
         }
     }
 }
@@ -26,10 +29,11 @@ final class BackupTarget {
     /// The directory, opened once.
     let directory: Int32
 
-    /// Checks `path` against the live database `live` and opens its directory.
-    init(path: String, live: DatabaseFiles) throws(BackupError) {
+    /// Checks `path` against the live database `live` (nil: the database is not a local file, as PostgreSQL's)
+    /// and opens its directory.
+    init(path: String, live: DatabaseFiles?) throws(BackupError) {
         self.path = path
-        let liveIdentities = live.existingIdentities()
+        let liveIdentities = live?.existingIdentities() ?? []
         var link = stat()
         if lstat(path, &link) == 0 {
             // Something is there. Say what, following symlinks: a link to the database is the database.
@@ -47,7 +51,7 @@ final class BackupTarget {
         guard directory >= 0 else { throw .refused(.badDirectory) }
         // An absent name in the live directory may still be one SQLite is about to create (a -wal after a
         // checkpoint, a -journal): publishing a copy under it would be read as the database's own.
-        if let here = FileIdentity(descriptor: directory), here == FileIdentity(path: live.directory),
+        if let live, let here = FileIdentity(descriptor: directory), here == FileIdentity(path: live.directory),
            live.names.contains(base) {
             close(directory)
             throw .refused(.liveDatabase)

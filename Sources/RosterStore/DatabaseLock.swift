@@ -62,8 +62,14 @@ public final class DatabaseLock {
     }
 
     /// Releases the lock (the kernel does the same when the process ends).
+    ///
+    /// Unlocked explicitly before the close: a `flock` belongs to the open file description, and a child this
+    /// process is spawning holds a copy of every descriptor, `O_CLOEXEC` ones included, until its exec. A close
+    /// alone left the lock held through that copy, and a daemon reopening the database in that instant was
+    /// refused. `LOCK_UN` on any copy releases it for all of them.
     public func release() {
         guard descriptor >= 0 else { return }
+        flock(descriptor, LOCK_UN)
         close(descriptor)
         descriptor = -1
     }

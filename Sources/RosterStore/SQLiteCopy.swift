@@ -13,9 +13,10 @@ public final class SQLiteCopy: CopySource, CopyTarget {
     /// The database file, as it was named.
     public let path: String
     private let database: Database
-    private let lock: DatabaseLock
+    /// nil for a backup's partial file, which no daemon can be serving: only this copy knows its name.
+    private let lock: DatabaseLock?
 
-    private init(path: String, database: Database, lock: DatabaseLock) {
+    private init(path: String, database: Database, lock: DatabaseLock?) {
         self.path = path
         self.database = database
         self.lock = lock
@@ -23,7 +24,7 @@ public final class SQLiteCopy: CopySource, CopyTarget {
 
     deinit {
         database.close()
-        lock.release()
+        lock?.release()
     }
 
     /// The database at `path` to copy from: it must exist and be Roster's; nothing is ever written to it.
@@ -61,19 +62,30 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         return SQLiteCopy(path: path, database: database, lock: lock)
     }
 
+    /// A backup's partial file as a copy's target: `database` is open on it (no lock, no journal), and is given
+    /// Roster's id and schema here, its migrations stamped `now`.
+    static func partial(_ database: Database, now: Int64) throws(StoreError) -> SQLiteCopy {
+        try database.execute("PRAGMA application_id=\(RosterSchema.applicationID)")
+        try Migrator.migrate(database, migrations: RosterSchema.migrations, now: now)
+        return SQLiteCopy(path: database.path, database: database, lock: nil)
+    }
+
     // MARK: CopySource and CopyTarget
 
     public func counts() throws(CopyError) -> CopyCounts {
-        try storing(path) { () throws(StoreError) -> CopyCounts in
-            func count(_ table: String) throws(StoreError) -> Int {
-                let statement = try database.prepare("SELECT count(*) FROM \(table)")
-                return try statement.step() ? statement.int(at: 0) : 0
-            }
-            return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
-                              failures: try count("login_failures"), contacts: try count("contacts"),
-                              recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
-                              audit: try count("audit_log"))
+        try storing(path) { () throws(StoreError) in try storedCounts() }
+    }
+
+    /// `counts`, with SQLite's own error.
+    func storedCounts() throws(StoreError) -> CopyCounts {
+        func count(_ table: String) throws(StoreError) -> Int {
+            let statement = try database.prepare("SELECT count(*) FROM \(table)")
+            return try statement.step() ? statement.int(at: 0) : 0
         }
+        return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
+                          failures: try count("login_failures"), contacts: try count("contacts"),
+                          recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
+                          audit: try count("audit_log"))
     }
 
     /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, then audit entries, each in the order
@@ -118,69 +130,72 @@ public final class SQLiteCopy: CopySource, CopyTarget {
 
     /// One transaction per batch, every id kept as it was.
     public func write(_ batch: CopyBatch) throws(CopyError) {
-        try storing(path) { () throws(StoreError) in
-            try database.transaction { () throws(StoreError) in
-                switch batch {
-                case .accounts(let rows):
-                    let insert = try database.prepare("""
-                        INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
-                    for row in rows {
-                        try insert.bind([.integer(row.account.id), .text(row.account.username), .text(row.account.display),
-                                         row.account.email.map(SQLValue.text) ?? .null, .text(row.passwordHash),
-                                         .integer(row.account.createdAtMs), row.lastLoginAtMs.map(SQLValue.integer) ?? .null,
-                                         row.lockedAtMs.map(SQLValue.integer) ?? .null,
-                                         row.lockedReason.map(SQLValue.text) ?? .null])
-                        try insert.run()
-                    }
-                case .tokens(let rows):
-                    let insert = try database.prepare("""
-                        INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
-                        """)
-                    for row in rows {
-                        try insert.bind([.blob(row.hash), .integer(row.account), .integer(row.createdAtMs),
-                                         .integer(row.lastUsedAtMs), row.client.map(SQLValue.text) ?? .null])
-                        try insert.run()
-                    }
-                case .failures(let rows):
-                    let insert = try database.prepare("INSERT INTO login_failures(key, at) VALUES (?, ?)")
-                    for row in rows {
-                        try insert.bind([.text(row.key), .integer(row.atMs)])
-                        try insert.run()
-                    }
-                case .contacts(let rows):
-                    let insert = try database.prepare("""
-                        INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """)
-                    for (account, stored) in rows {
-                        let contact = stored.contact
-                        let keys = stored.keys
-                        func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
-                        try insert.bind([.integer(contact.id), .integer(account), .text(contact.name),
-                                         optional(contact.phone), optional(contact.email), optional(contact.note),
-                                         .integer(contact.createdAt), .integer(contact.updatedAt), .text(keys.folded),
-                                         .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
-                                         .text(keys.hangulInitials), .text(keys.phoneDigits)])
-                        try insert.run()
-                    }
-                case .recoveryCodes(let rows):
-                    let insert = try database.prepare("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)")
-                    for row in rows {
-                        try insert.bind([.integer(row.account), .blob(row.hash)])
-                        try insert.run()
-                    }
-                case .totp(let rows):
-                    let insert = try database.prepare("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)")
-                    for row in rows {
-                        try insert.bind([.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
-                                         row.pending.map(SQLValue.blob) ?? .null,
-                                         row.lastStep.map(SQLValue.integer) ?? .null])
-                        try insert.run()
-                    }
-                case .audit(let entries):
-                    try AuditLogStore(database: database).insertCopied(entries)
+        try storing(path) { () throws(StoreError) in try insert(batch) }
+    }
+
+    /// `write`, with SQLite's own error (a backup tells a full disk from other failures).
+    func insert(_ batch: CopyBatch) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in
+            switch batch {
+            case .accounts(let rows):
+                let insert = try database.prepare("""
+                    INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                for row in rows {
+                    try insert.bind([.integer(row.account.id), .text(row.account.username), .text(row.account.display),
+                                     row.account.email.map(SQLValue.text) ?? .null, .text(row.passwordHash),
+                                     .integer(row.account.createdAtMs), row.lastLoginAtMs.map(SQLValue.integer) ?? .null,
+                                     row.lockedAtMs.map(SQLValue.integer) ?? .null,
+                                     row.lockedReason.map(SQLValue.text) ?? .null])
+                    try insert.run()
                 }
+            case .tokens(let rows):
+                let insert = try database.prepare("""
+                    INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
+                    """)
+                for row in rows {
+                    try insert.bind([.blob(row.hash), .integer(row.account), .integer(row.createdAtMs),
+                                     .integer(row.lastUsedAtMs), row.client.map(SQLValue.text) ?? .null])
+                    try insert.run()
+                }
+            case .failures(let rows):
+                let insert = try database.prepare("INSERT INTO login_failures(key, at) VALUES (?, ?)")
+                for row in rows {
+                    try insert.bind([.text(row.key), .integer(row.atMs)])
+                    try insert.run()
+                }
+            case .contacts(let rows):
+                let insert = try database.prepare("""
+                    INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                for (account, stored) in rows {
+                    let contact = stored.contact
+                    let keys = stored.keys
+                    func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
+                    try insert.bind([.integer(contact.id), .integer(account), .text(contact.name),
+                                     optional(contact.phone), optional(contact.email), optional(contact.note),
+                                     .integer(contact.createdAt), .integer(contact.updatedAt), .text(keys.folded),
+                                     .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
+                                     .text(keys.hangulInitials), .text(keys.phoneDigits)])
+                    try insert.run()
+                }
+            case .recoveryCodes(let rows):
+                let insert = try database.prepare("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)")
+                for row in rows {
+                    try insert.bind([.integer(row.account), .blob(row.hash)])
+                    try insert.run()
+                }
+            case .totp(let rows):
+                let insert = try database.prepare("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)")
+                for row in rows {
+                    try insert.bind([.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
+                                     row.pending.map(SQLValue.blob) ?? .null,
+                                     row.lastStep.map(SQLValue.integer) ?? .null])
+                    try insert.run()
+                }
+            case .audit(let entries):
+                try AuditLogStore(database: database).insertCopied(entries)
             }
         }
     }

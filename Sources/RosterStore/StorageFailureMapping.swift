@@ -38,6 +38,10 @@ extension BackupError {
             return .refused(refusal)
         case .store(let error):
             return .storage(error.storageFailure(logging: logger, "backup to \(path)"))
+        case .source(let error):
+            // A shared database that went away or timed out mid-read: worth trying again, not a fault of ours.
+            logger.error("backup to \(path) failed reading the database: \(error)", [("ROSTER_EVENT", "backup_failed")])
+            return .storage(.unavailable(retryAfterMs: 1_000))
         }
     }
 }

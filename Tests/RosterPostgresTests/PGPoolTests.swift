@@ -168,6 +168,29 @@ struct PGPoolTests {
         for index in [0, 1, 3] { #expect((try? results[index]?.get()) != nil, "request \(index) failed") }
     }
 
+    /// A reload's `MaxQueuedJobs=` reaches the pool: a request the old limit refused is taken under a larger one,
+    /// and a smaller one refuses again, without touching what already waits.
+    @Test func aNewQueueLimitRulesFromThenOn() throws {
+        let pool = try pool { $0.connections = 1; $0.queueLimit = 2; $0.pipelineDepth = 1 }
+        defer { pool.stop() }
+        var results: [Int: Result<[PGResult], PGFailure>] = [:]
+        let sleep = [PGStatement("SELECT pg_sleep(0.05)")]
+        func send(_ index: Int) {
+            pool.execute(sleep, transaction: false, charge: charge(UInt64(index), payer: Int64(index))) { results[index] = $0 }
+        }
+        for index in 0..<3 { send(index) }
+        guard case .failure(.busy)? = results[2] else { Issue.record("not refused at 2: \(String(describing: results[2]))"); return }
+        pool.apply(queueLimit: 4)
+        #expect(pool.stats.limit == 4)
+        for index in 3..<5 { send(index) }
+        #expect(results[3] == nil && results[4] == nil, "refused under the new limit: \(results)")
+        pool.apply(queueLimit: 1)
+        send(5)
+        guard case .failure(.busy)? = results[5] else { Issue.record("not refused at 1: \(String(describing: results[5]))"); return }
+        try harness.run(until: { results.count == 6 })
+        for index in [0, 1, 3, 4] { #expect((try? results[index]?.get()) != nil, "request \(index) failed") }
+    }
+
     @Test func aLeaseHoldsOneConnectionAndWhatItLeavesOpenIsRolledBack() throws {
         let pool = try pool { $0.connections = 1 }
         defer { pool.stop() }

@@ -98,6 +98,32 @@ struct PostgreSQLCopyTests {
         #expect(try value { copy.accountSummary(.username("alice1"), charge: .daemon, completion: $0) }?.lastLoginAtMs != nil)
     }
 
+    /// `admin.backup`'s read: the counts and every row come from one snapshot, so what commits while it reads
+    /// (between the counts and the rows, and between two pages) is in neither.
+    @Test func aSnapshotsCountsAndRowsAreOneSnapshotWhateverCommitsMeanwhile() throws {
+        let conninfo = try PostgresTestCluster.shared.createDatabase()
+        let writer = try PostgreSQLCopy(conninfo: conninfo)
+        func account(_ id: Int64) -> CopiedAccount {
+            CopiedAccount(account: Account(id: id, username: "user\(id)", display: "user\(id)", email: nil, createdAtMs: id),
+                          passwordHash: hash)
+        }
+        try writer.write(.accounts((1...3).map(account)))
+        let reader = try PostgreSQLCopy(conninfo: conninfo, statementTimeoutMs: 60_000)
+        var counted: CopyCounts?
+        var read: [AccountID] = []
+        try reader.readSnapshot(batchSize: 2, counted: { counts throws(CopyError) in
+            counted = counts
+            try writer.write(.accounts([account(4)]))
+        }) { batch throws(CopyError) in
+            guard case .accounts(let accounts) = batch else { return }
+            read += accounts.map(\.account.id)
+            if read.count == 2 { try writer.write(.accounts([account(5)])) }
+        }
+        #expect(counted?.accounts == 3)
+        #expect(read == [1, 2, 3])
+        #expect(try reader.counts().accounts == 5, "the writes did not commit")
+    }
+
     @Test func aRowThatPostgreSQLCannotHoldStopsTheCopyAndWritesNothingOfItsBatch() throws {
         let writer = try PostgreSQLCopy(conninfo: try PostgresTestCluster.shared.createDatabase())
         let account = Account(id: 5, username: "alice1", display: "alice1", email: nil, createdAtMs: 0)

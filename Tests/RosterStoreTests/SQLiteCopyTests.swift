@@ -1,7 +1,10 @@
 import Foundation
+import CSQLite
 import Glibc
 import RosterCore
+import RosterRuntime
 import RosterStorage
+import RosterStorageTesting
 import Testing
 @testable import RosterStore
 
@@ -176,5 +179,93 @@ struct SQLiteCopyTests {
         #expect(directory.bytes("foreign.db") == before)
         try filledDatabase(directory, "full.db")
         #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 16)
+    }
+
+    // MARK: A snapshot as a backup (admin.backup on PostgreSQL)
+
+    /// A copy's source as a snapshot: its counts, then its rows. `miscount` makes the counts say one account
+    /// more than the rows hold, as a snapshot read outside its own transaction would.
+    private final class SnapshotOf: SnapshotSource {
+        let source: SQLiteCopy
+        let miscount: Bool
+        init(_ source: SQLiteCopy, miscount: Bool = false) {
+            self.source = source
+            self.miscount = miscount
+        }
+
+        func readSnapshot(batchSize: Int, counted: (CopyCounts) throws(CopyError) -> Void,
+                          _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
+            var counts = try source.counts()
+            if miscount { counts.accounts += 1 }
+            try counted(counts)
+            try source.readAll(batchSize: batchSize, body)
+        }
+    }
+
+    private func entries(_ directory: TemporaryDirectory) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.url.path)) ?? []).sorted()
+    }
+
+    @Test func aSnapshotIsPublishedAsAStandaloneRosterDatabaseHoldingEveryRow() throws {
+        let directory = try TemporaryDirectory()
+        try filledDatabase(directory)
+        let target = directory.path("backup.db")
+        let summary = try SQLiteSnapshotWriter(clock: ManualWallClock()).snapshot(from: { () throws(CopyError) in
+            SnapshotOf(try SQLiteCopy.source(path: directory.path("source.db")))
+        }, to: target)
+        #expect(summary.path == target && summary.pages > 0 && summary.bytes == Int64(summary.pages) * 4_096)
+        // Standalone: no journal beside it, rollback-journal in its header, Roster's id and schema.
+        #expect(entries(directory).filter { $0.hasPrefix("backup.db") || $0.contains("partial") } == ["backup.db"])
+        #expect(Array(directory.bytes("backup.db")[18...19]) == [1, 1])
+        let copy = try Database(opening: target, flags: SQLITE_OPEN_READWRITE)
+        #expect(try copy.pragmaValue("PRAGMA journal_mode") == "delete")
+        #expect(try Migrator.appliedNames(copy) == RosterSchema.migrations.map(\.name))
+        copy.close()
+        #expect(try DatabaseCheck.identity(ofFileAt: target, migrations: RosterSchema.migrations) == .roster)
+        #expect(entries(directory).filter { $0.hasPrefix("backup.db") } == ["backup.db"])
+        // Last: `dump` opens it as the daemon does, in WAL.
+        #expect(try dump(target) == dump(directory.path("source.db")))
+    }
+
+    @Test func aSnapshotThatDoesNotHoldWhatItCountedIsNotPublished() throws {
+        let directory = try TemporaryDirectory()
+        try filledDatabase(directory)
+        let target = directory.path("backup.db")
+        let result = SQLiteSnapshotWriter().write(from: { () throws(CopyError) in
+            SnapshotOf(try SQLiteCopy.source(path: directory.path("source.db")), miscount: true)
+        }, to: target, logger: Logger(level: .info, sink: KeptLog()))
+        #expect(result == .failure(.storage(.unavailable(retryAfterMs: 1_000))))
+        #expect(entries(directory) == ["source.db", "source.db.lock"].sorted())
+    }
+
+    @Test func aSourceThatCannotBeOpenedFailsAsUnavailableAndLeavesNothing() throws {
+        let directory = try TemporaryDirectory()
+        let result = SQLiteSnapshotWriter().write(from: { () throws(CopyError) -> any SnapshotSource in
+            throw .failed("the database is down")
+        }, to: directory.path("backup.db"), logger: Logger(level: .info, sink: KeptLog()))
+        #expect(result == .failure(.storage(.unavailable(retryAfterMs: 1_000))))
+        #expect(entries(directory).isEmpty)
+    }
+
+    /// The target is judged before the source is opened: a bad path costs no connection to the database.
+    @Test func aSnapshotRefusesTheSameTargetsAsABackupBeforeOpeningTheSource() throws {
+        let directory = try TemporaryDirectory()
+        try Data("mine".utf8).write(to: directory.url.appendingPathComponent("existing.db"))
+        mkdir(directory.path("folder"), 0o700)
+        let cases: [(String, BackupRefusal)] = [
+            (directory.path("existing.db"), .targetExists), (directory.path("folder"), .notARegularFile),
+            (directory.path("missing/backup.db"), .badDirectory), ("/dev/null", .notARegularFile),
+        ]
+        for (path, refusal) in cases {
+            var opened = false
+            let result = SQLiteSnapshotWriter().write(from: { () throws(CopyError) -> any SnapshotSource in
+                opened = true
+                throw .failed("not to be opened")
+            }, to: path, logger: Logger(level: .info, sink: KeptLog()))
+            #expect(result == .failure(.refused(refusal)), "\(path)")
+            #expect(!opened, "\(path): the source was opened")
+        }
+        #expect(try String(contentsOfFile: directory.path("existing.db"), encoding: .utf8) == "mine")
+        #expect(!entries(directory).contains { $0.contains("partial") })
     }
 }

@@ -38,21 +38,6 @@ public enum DatabaseCopy {
     }
 }
 
-extension CopyCounts {
-    /// Counts the rows of `batch` under their kind.
-    mutating func add(_ batch: CopyBatch) {
-        switch batch {
-        case .accounts(let rows): accounts += rows.count
-        case .tokens(let rows): tokens += rows.count
-        case .failures(let rows): failures += rows.count
-        case .contacts(let rows): contacts += rows.count
-        case .recoveryCodes(let rows): recoveryCodes += rows.count
-        case .totp(let rows): totp += rows.count
-        case .audit(let rows): audit += rows.count
-        }
-    }
-}
-
 extension Daemon {
     /// `--copy-database FROM TO`: 0 when every row is in the target and the counts agree, 1 otherwise, with the
     /// reason on stderr. Progress goes to stderr only when it is a terminal; the summary line always to stdout.

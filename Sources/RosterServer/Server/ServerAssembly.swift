@@ -32,7 +32,7 @@ extension Server {
                                               connections: config.storage.postgresqlConnections)
             do throws(PostgreSQLOpenFailure) {
                 storage = try PostgreSQLStorage.open(settings: settings, loop: loop, server: config.server, cores: cores,
-                                                     clock: nil, logger: logger)
+                                                     clock: nil, logger: logger, snapshots: SQLiteSnapshotWriter())
             } catch {
                 throw .postgresql(error)
             }
