@@ -157,7 +157,7 @@ extension AdminAuditMethods where Desk == Server {
             FieldSpec("username", .described("string or null")),
             FieldSpec("peer_uid", .integer(0...Int64(UInt32.max))), FieldSpec("peer_pid", .integer(0...Int64(Int32.max))),
             FieldSpec("client", .described("string or null")),
-            FieldSpec("remote", .described("IP address (a gateway spoke for it) or null")),
+            FieldSpec("remote", .described("string or null")),
             FieldSpec("outcome", .oneOf(AuditOutcome.allCases.map(\.rawValue))),
             FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
         ]
