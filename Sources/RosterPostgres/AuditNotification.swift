@@ -5,8 +5,10 @@ import RosterStorage
 ///
 /// The statement that inserts an entry sends `head || id || ' ' || time_ms || tail`: the id and time are the
 /// database's, known only to the insert, and the rest is bound. Kinds:
-/// - `audit ID TIME EVENT USERNAME PEER_UID PEER_PID CLIENT OUTCOME REASON SUPPRESSED`: the whole entry. A text field
-///   that may be absent is empty when absent and `=` then the value when present, so an empty value stays one.
+/// - `audit ID TIME EVENT USERNAME PEER_UID PEER_PID CLIENT OUTCOME REASON SUPPRESSED [REMOTE]`: the whole entry. A
+///   text field that may be absent is empty when absent and `=` then the value when present, so an empty value stays
+///   one. REMOTE (issue 17) is there only when the entry has one: a rosterd from before it, still running on the
+///   database while others are upgraded, reads every other entry as it did.
 /// - `audit-id ID TIME`: only the id, when the whole entry would not fit in a payload (under 8,000 bytes); the
 ///   listener reads the row. A username is at most 64 characters and a lock's reason 200 (what the server
 ///   accepts), but `session.hello`'s client name is bounded only by the line limit.
@@ -55,11 +57,13 @@ public enum AuditNotification {
             guard fields.count == 5 else { throw .malformed }
             return (fields[1], .stored(id: id))
         case "audit":
-            guard fields.count == 13, let event = AuditEvent(rawValue: fields[5]), let username = optional(fields[6]),
-                  let uid = UInt32(fields[7]), let pid = Int32(fields[8]), let client = optional(fields[9]),
-                  let outcome = AuditOutcome(rawValue: fields[10]), let reason = optional(fields[11]),
-                  let suppressed = Int(fields[12]) else { throw .malformed }
-            let record = AuditRecord(event: event, username: username, peer: AuditPeer(uid: uid, pid: pid, client: client),
+            guard fields.count == 13 || fields.count == 14, let event = AuditEvent(rawValue: fields[5]),
+                  let username = optional(fields[6]), let uid = UInt32(fields[7]), let pid = Int32(fields[8]),
+                  let client = optional(fields[9]), let outcome = AuditOutcome(rawValue: fields[10]),
+                  let reason = optional(fields[11]), let suppressed = Int(fields[12]),
+                  let remote = fields.count == 14 ? required(fields[13]).map(Optional.some) : .some(nil) else { throw .malformed }
+            let record = AuditRecord(event: event, username: username,
+                                     peer: AuditPeer(uid: uid, pid: pid, client: client, remote: remote),
                                      outcome: outcome, reason: reason, suppressed: suppressed)
             return (fields[1], .entry(AuditEntry(id: id, timeMs: timeMs, record: record)))
         default:
@@ -72,6 +76,7 @@ public enum AuditNotification {
     private static func fields(_ record: AuditRecord) -> [String] {
         [record.event.rawValue, optional(record.username), String(record.peer.uid), String(record.peer.pid),
          optional(record.peer.client), record.outcome.rawValue, optional(record.reason), String(record.suppressed)]
+            + (record.peer.remote.map { [optional($0)] } ?? [])
     }
 
     private static func optional(_ text: String?) -> String {
@@ -81,7 +86,12 @@ public enum AuditNotification {
     /// nil when malformed; `.some(nil)` for an absent value.
     private static func optional(_ field: String) -> String?? {
         guard !field.isEmpty else { return .some(nil) }
+        return required(field).map(Optional.some)
+    }
+
+    /// A present value (`=` then the value, as REMOTE is when it is there at all); nil when malformed.
+    private static func required(_ field: String) -> String? {
         guard field.hasPrefix("="), let text = ChangeNotification.decode(String(field.dropFirst())) else { return nil }
-        return .some(text)
+        return text
     }
 }

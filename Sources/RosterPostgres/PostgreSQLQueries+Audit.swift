@@ -23,6 +23,7 @@ struct AuditWrite: Sendable {
         stored.username = record.username.map(storable)
         stored.peer.client = record.peer.client.map(storable)
         stored.reason = record.reason.map(storable)
+        stored.peer.remote = record.peer.remote.map(storable)
         return stored
     }
 
@@ -37,7 +38,7 @@ struct AuditWrite: Sendable {
 // with the entry's id and time (NULL when no entry was written), read back by `PGRow.auditStamp`.
 extension PostgreSQLQueries {
     /// The columns of an entry, as `PGRow.auditEntry` reads them.
-    static let auditColumns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed"
+    static let auditColumns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote"
 
     /// When an entry is stamped: a column of the statement's own clock, or a now of its own.
     enum AuditTime {
@@ -73,20 +74,20 @@ extension PostgreSQLQueries {
         params += [.text(record.event.rawValue), .optional(record.username), .int(Int64(record.peer.uid)),
                    .int(Int64(record.peer.pid)), .optional(record.peer.client), .text(record.outcome.rawValue),
                    .optional(record.reason), .int(Int64(record.suppressed)), .text(write.payload.head),
-                   .text(write.payload.tail)]
+                   .text(write.payload.tail), .optional(record.peer.remote)]
         let stamp: String
         switch time {
         case .column(let expression):
             stamp = expression
         case .now(let now):
             params.append(now)
-            stamp = Self.now(first + 10)
+            stamp = Self.now(first + 11)
         }
         let p = { (offset: Int) in "$\(first + offset)" }
         return """
-            INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, time_ms)
+            INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, time_ms)
                 SELECT \(p(0))::text, \(username.map { "COALESCE(\(p(1))::text, \($0))" } ?? "\(p(1))::text"), \(p(2))::bigint, \(p(3))::integer, \(p(4))::text, \(p(5))::text,
-                    \(p(6))::text, \(p(7))::bigint, \(stamp)
+                    \(p(6))::text, \(p(7))::bigint, \(p(10))::text, \(stamp)
                 \(source)
                 RETURNING pg_notify('\(ChangeNotification.channel)', \(p(8))::text || id || ' ' || time_ms || \(p(9))::text),
                     id, time_ms
@@ -139,8 +140,9 @@ extension PGRow {
         guard let id = int(0), let time = int(1), let event = text(2).flatMap(AuditEvent.init(rawValue:)),
               let uid = int(4).flatMap(UInt32.init(exactly:)), let pid = int(5).flatMap(Int32.init(exactly:)),
               let outcome = text(7).flatMap(AuditOutcome.init(rawValue:)), let suppressed = int(9) else { return nil }
-        let record = AuditRecord(event: event, username: text(3), peer: AuditPeer(uid: uid, pid: pid, client: text(6)),
-                                 outcome: outcome, reason: text(8), suppressed: Int(clamping: suppressed))
+        let peer = AuditPeer(uid: uid, pid: pid, client: text(6), remote: text(10))
+        let record = AuditRecord(event: event, username: text(3), peer: peer, outcome: outcome, reason: text(8),
+                                 suppressed: Int(clamping: suppressed))
         return AuditEntry(id: id, timeMs: time, record: record)
     }
 }

@@ -137,6 +137,11 @@ public enum PostgreSQLSchema {
             FOR EACH ROW EXECUTE FUNCTION audit_log_refuse_update()
             """,
         ]),
+        // Issue 17, as SQLite's 0009_audit_remote: the address a trusted gateway spoke for (null: the connection
+        // spoke for itself). A lock's reason and time are 0006_admin_users' already.
+        (name: "0008_audit_remote", statements: [
+            "ALTER TABLE audit_log ADD COLUMN remote text",
+        ]),
     ]
 
     /// `audit_log.username` as `UsernameKey.folded` folds it (ASCII capitals to small, every other character as

@@ -118,6 +118,13 @@ public enum RosterSchema {
                 SELECT RAISE(ABORT, 'audit_log is append-only');
             END;
             """),
+        // Issue 17: the address of the person a trusted gateway (roster-web) spoke for, canonical; null when the
+        // connection spoke for itself, as every entry before this did. No CHECK: the server canonicalises it, and a
+        // refused value would fail the write the entry records (a log-in, say) rather than the entry alone.
+        // A lock's reason and time are 0007_admin_users' already.
+        (name: "0009_audit_remote", sql: """
+            ALTER TABLE audit_log ADD COLUMN remote TEXT;
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

@@ -29,7 +29,7 @@ struct UserVerb: Verb {
                   ("--yes", "rm: do not ask to type the name (needed without a terminal)")],
         actions: [(usages.add, "Create an account (password from stdin, $ROSTER_PASSWORD or a prompt)"),
                   (usages.list, "List users by name; QUERY matches part of a username or email"),
-                  (usages.show, "Show one user, with failed log-ins and live sessions"),
+                  (usages.show, "Show one user, with failed log-ins, live sessions and its lock"),
                   (usages.lock, "Lock an account: log-ins fail, its sessions end at once"),
                   (usages.unlock, "Unlock an account (its old sessions stay ended)"),
                   (usages.remove, "Delete an account, its contacts and sessions for good"),

@@ -17,6 +17,10 @@ struct AuditNotificationTests {
         AuditRecord(event: .locked, username: "zoë", peer: AuditPeer(uid: 1_000, pid: 42, client: ""),
                     reason: "= stolen 100%\n\tlaptop"),
         AuditRecord(event: .backup, username: "", peer: peer, reason: ""),
+        // Issue 17: the address a gateway spoke for, IPv4 and IPv6 (its colons are no separator).
+        AuditRecord(event: .login, username: "bobby1", peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5"),
+                    outcome: .failed, reason: "wrong_password"),
+        AuditRecord(event: .register, username: nil, peer: AuditPeer(uid: 998, pid: 7, client: nil, remote: "2001:db8::1")),
     ] + AuditEvent.allCases.map { AuditRecord(event: $0, username: "alice1", peer: peer) }
 
     /// The payload the insert's `pg_notify` sends for an entry of `id` and `time`.
@@ -71,6 +75,19 @@ struct AuditNotificationTests {
         #expect(try AuditNotification.parse("1 abc audit 1 2 login =a 0 0  succeeded  0").heard
                 == .entry(AuditEntry(id: 1, timeMs: 2, record: AuditRecord(event: .login, username: "a",
                                                                            peer: AuditPeer(uid: 0, pid: 0, client: nil)))))
+        // A remote field is there with a value or not at all: empty, or more after it, is not this format.
+        for malformed in ["1 abc audit 1 2 login =a 0 0  succeeded  0 ", "1 abc audit 1 2 login =a 0 0  succeeded  0 =::1 x"] {
+            #expect(throws: ChangeNotification.ParseFailure.malformed, "\(malformed)") { try AuditNotification.parse(malformed) }
+        }
+    }
+
+    /// A rosterd from before issue 17 reads exactly 13 fields: an entry without a remote is sent so, and one with a
+    /// remote adds one field only, so that such a daemon, still running while others are upgraded, reads the rest.
+    @Test func onlyAnEntryWithARemoteAddsAField() throws {
+        for record in Self.records {
+            let fields = sent(record, id: 1, time: 2).split(separator: " ", omittingEmptySubsequences: false)
+            #expect(fields.count == (record.peer.remote == nil ? 13 : 14), "\(record)")
+        }
     }
 }
 

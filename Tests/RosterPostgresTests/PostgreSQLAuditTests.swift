@@ -13,8 +13,9 @@ import Testing
 @Suite("PostgreSQL audit log")
 struct PostgreSQLAuditTests {
     private func record(_ event: AuditEvent, _ username: String?, client: String? = "rosterctl 2.0 (100% sure)",
-                        outcome: AuditOutcome = .succeeded, reason: String? = nil, suppressed: Int = 0) -> AuditRecord {
-        AuditRecord(event: event, username: username, peer: AuditPeer(uid: 1_000, pid: 4_242, client: client),
+                        remote: String? = nil, outcome: AuditOutcome = .succeeded, reason: String? = nil,
+                        suppressed: Int = 0) -> AuditRecord {
+        AuditRecord(event: event, username: username, peer: AuditPeer(uid: 1_000, pid: 4_242, client: client, remote: remote),
                     outcome: outcome, reason: reason, suppressed: suppressed)
     }
 
@@ -26,9 +27,11 @@ struct PostgreSQLAuditTests {
     @Test func anEntryWrittenThroughOneReachesTheOtherAsElsewhereOnceWithEveryField() throws {
         let pair = try StoragePair()
         try pair.waitForListeners()
-        let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1"))
+        // Issue 17: entries with the remote a gateway spoke for (IPv6 and IPv4) and without.
+        let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1", remote: "2001:db8::5"))
         let appended = try pair.value {
-            pair.a.appendAudit(record(.login, nil, client: nil, outcome: .failed, reason: "unknown_user", suppressed: 7),
+            pair.a.appendAudit(record(.login, nil, client: nil, remote: "203.0.113.5", outcome: .failed,
+                                      reason: "unknown_user", suppressed: 7),
                                charge: .daemon, completion: $0)
         }
         #expect(try pair.value { pair.a.lockAccount(alice.id, reason: "stolen laptop, 2 = too many",
@@ -36,7 +39,8 @@ struct PostgreSQLAuditTests {
                                                     charge: .daemon, completion: $0) })
         // A client name too large for a payload: announced by id, read by the other from the table.
         let huge = String(repeating: "x", count: AuditNotification.maxPayloadBytes + 1)
-        _ = try pair.value { pair.a.appendAudit(record(.backup, nil, client: huge), charge: .daemon, completion: $0) }
+        _ = try pair.value { pair.a.appendAudit(record(.backup, nil, client: huge, remote: "198.51.100.7"), charge: .daemon,
+                                                completion: $0) }
         // One write of the other's own, whose entry must not come back to it.
         try pair.value { pair.b.recordFailure(keys: ["account:alice1"],
                                               audit: record(.login, "alice1", outcome: .failed, reason: "wrong_password"),
@@ -55,6 +59,8 @@ struct PostgreSQLAuditTests {
             #expect(pair.auditedByB.filter { $0.entry == entry }.map(\.origin) == [.elsewhere], "entry \(entry.id)")
         }
         #expect(byA.last?.record.peer.client == huge)
+        #expect(byA.map(\.record.peer.remote) == ["2001:db8::5", "203.0.113.5", nil, "198.51.100.7"],
+                "every entry's remote as written, the one read by id too")
         // A marker each way: everything sent before it has arrived, so no echo or second copy is on its way.
         let (changesByA, changesByB) = (pair.heardByA.count, pair.heardByB.count)
         _ = try pair.register("marker1", on: pair.a)

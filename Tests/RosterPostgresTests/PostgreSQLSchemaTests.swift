@@ -2,6 +2,7 @@ import Dispatch
 @testable import RosterPostgres
 import RosterPostgresTesting
 import RosterRuntime
+import RosterStorage
 import Testing
 
 /// A database is Roster's before anything is written to it, and its history only ever grows at the end; two
@@ -28,11 +29,30 @@ struct PostgreSQLSchemaTests {
         #expect(Set(PostgreSQLSchema.migrations.map(\.name)).count == PostgreSQLSchema.migrations.count)
     }
 
-    /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log).
-    @Test func theHistoryIsTheShippedOneWithTheAuditLogLast() {
+    /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
+    /// issue 17 its remote).
+    @Test func theHistoryIsTheShippedOneWithTheAuditRemoteLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
-                                                            "0007_audit"])
+                                                            "0007_audit", "0008_audit_remote"])
+    }
+
+    /// Issue 17's migration over a database of issue 16's schema: its entries stay, read back with no remote.
+    @Test func theAuditRemoteMigrationKeepsTheEntriesThereWere() throws {
+        let cluster = try PostgresTestCluster.shared
+        let connection = try PGBlockingConnection(conninfo: try cluster.createDatabase())
+        defer { connection.close() }
+        let before = Array(PostgreSQLSchema.migrations.prefix { $0.name != "0008_audit_remote" })
+        #expect(try PostgreSQLMigrator.migrate(connection, migrations: before).last == "0007_audit")
+        _ = try connection.execute("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome)
+            VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
+            """)
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote"])
+        let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
+        let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
+        #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
+            event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: "rosterctl")))])
     }
 
     @Test func daemonsMigratingAtOnceApplyEachMigrationOnce() throws {

@@ -26,7 +26,9 @@ struct AdminUsersServerTests {
         let (bob, _) = try loggedIn(server, as: "bob123")
         let admin = try server.connect()
 
+        let lockedAt = UTCTime.rfc3339(unixMs: server.clock.nowMs())
         #expect(try admin.call("admin.users.lock", ["username": "alice@example.com", "reason": "stolen laptop"]) == [:])
+        server.clock.advance(byMs: 60_000)
         #expect(try first.takeEvents() == ["session null"])
         #expect(try second.takeEvents() == ["session null"])
         #expect(try bob.takeEvents() == [])
@@ -42,11 +44,21 @@ struct AdminUsersServerTests {
         #expect(shown?["locked"] == true)
         #expect(shown?["sessions"] == 0)
         #expect(shown?["failed_logins"] == 1)
+        // The lock's time (a second lock keeps the first) and reason, as given.
+        #expect(shown?["locked_at"] == .string(lockedAt))
+        #expect(shown?["locked_reason"] == "stolen laptop")
+        #expect(try admin.call("admin.users.lock", ["username": "alice1"]) == [:])
+        let relocked = try admin.call("admin.users.show", ["username": "alice1"])["user"]
+        #expect(relocked?["locked_at"] == .string(lockedAt))
+        #expect(relocked?["locked_reason"] == .null, "a lock without a reason has none")
 
         #expect(try admin.call("admin.users.unlock", ["username": "alice1"]) == [:])
         #expect(reason(try fresh.call("session.resume", ["token": .string(token)])) == "not_found")
         #expect(try fresh.call("auth.login", ["username": "alice1", "password": "secret1"])["token"] != nil)
-        #expect(try admin.call("admin.users.show", ["username": "alice1"])["user"]?["locked"] == false)
+        let unlocked = try admin.call("admin.users.show", ["username": "alice1"])["user"]
+        #expect(unlocked?["locked"] == false)
+        #expect(unlocked?["locked_at"] == .null)
+        #expect(unlocked?["locked_reason"] == .null)
     }
 
     @Test func aResetLiftsTheAccountsRateLimit() throws {

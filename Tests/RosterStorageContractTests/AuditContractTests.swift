@@ -17,8 +17,9 @@ extension BackendKind {
 struct AuditContractTests {
     private static let newHash = "$argon2id$v=19$m=19456,t=2,p=1$bmV3c2FsdA$bmV3aGFzaA"
     private static let twelveHours: Int64 = 12 * 3_600 * 1_000
-    /// A uid past Int32 and a client name: each field must come back as it went in.
-    private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl")
+    /// A uid past Int32, a client name and the remote a gateway spoke for: each field must come back as it went in.
+    private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl", remote: "2001:db8::5")
+    /// A connection that speaks for itself: no client, no remote, and each must come back nil.
     private static let otherPeer = AuditPeer(uid: 0, pid: 1, client: nil)
 
     private func token(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
@@ -240,6 +241,8 @@ struct AuditContractTests {
         let backend = try kind.make()
         let probe = AuditProbe(backend: backend, withEntries: true)
         for appended in [record(.login, outcome: .failed, reason: "locked"),
+                         record(.login, nil, outcome: .failed, reason: "unknown_user",
+                                peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5")),
                          record(.backup, nil, peer: AuditPeer(uid: 0, pid: Int32.max, client: nil))] {
             let entry = try probe.write(appended) { (_, completion: @escaping StorageCompletion<AuditEntry>) in
                 backend.storage.appendAudit(appended, charge: peerCharge, completion: completion)

@@ -13,7 +13,8 @@ import Testing
 /// cannot, arrives as U+FFFD, as PostgreSQL writes it live, rather than failing the copy.
 @Suite("Copying the audit log between SQLite and PostgreSQL")
 struct AuditCopyTests {
-    private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl 2.0 (100% sure)")
+    private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl 2.0 (100% sure)",
+                                        remote: "2001:db8::5")
 
     private func sqlite(_ path: String, _ directory: TemporaryDirectory, clock: ManualWallClock) throws -> Backend {
         let loop = try EventLoop(signals: [])
@@ -60,7 +61,8 @@ struct AuditCopyTests {
         clock.advance(byMs: 1_000)
         for record in [AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: 1, client: nil), outcome: .failed,
                                    reason: "unknown_user", suppressed: 4),
-                       AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 7, pid: 8, client: "evil\u{0}client"),
+                       AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 7, pid: 8, client: "evil\u{0}client",
+                                                                                      remote: "203.0.113.5"),
                                    outcome: .failed, reason: "wrong_password"),
                        AuditRecord(event: .backup, username: nil, peer: AuditPeer(uid: 7, pid: 8, client: ""), reason: "")] {
             _ = try first.value { storage.appendAudit(record, charge: .daemon, completion: $0) }
@@ -72,6 +74,7 @@ struct AuditCopyTests {
                                                       charge: .daemon, completion: $0) })
         let original = try log(first)
         #expect(original.count == 5)
+        #expect(original.compactMap(\.record.peer.remote).sorted() == ["2001:db8::5", "2001:db8::5", "203.0.113.5"])
         // As the daemon exits: its work done, its lock let go, so that a copy may open the file.
         storage.stop()
         (storage as? SQLiteStorage)?.releaseLock()

@@ -148,9 +148,29 @@ struct SQLiteAuditTests {
         try database.execute("""
             INSERT INTO users(id, canonical, display, password_hash, created_at) VALUES (1, 'ann001', 'ann001', '$argon2id$x', 1);
             """)
-        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit"])
+        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit", "0009_audit_remote"])
         #expect(try database.pragmaValue("SELECT count(*) FROM users") == "1")
         #expect(try database.pragmaValue("SELECT count(*) FROM audit_log") == "0")
+    }
+
+    /// Issue 17's migration over a database of issue 16's schema: its entries stay, read back with no remote, and
+    /// the next one keeps its own.
+    @Test func theAuditRemoteMigrationKeepsTheEntriesThereWere() throws {
+        let harness = try Harness()
+        let database = try Database(path: harness.path)
+        let before = Array(RosterSchema.migrations.prefix { $0.name != "0009_audit_remote" })
+        #expect(try Migrator.migrate(database, migrations: before, now: 1).last == "0008_audit")
+        try database.execute("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome)
+            VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded');
+            """)
+        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0009_audit_remote"])
+        let store = AuditLogStore(database: database)
+        let gateway = AuditRecord(event: .login, username: "bobby1",
+                                  peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5"))
+        let appended = try store.append(gateway, at: 6)
+        #expect(try store.entries(AuditQuery(limit: 10)) == [appended, AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
+            event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: "rosterctl")))])
     }
 }
 

@@ -55,10 +55,15 @@ struct AdminUsersTests {
         #expect(shown?["locked"] == true)
         #expect(shown?["sessions"] == 0)
         #expect(shown?["last_login_at"]?.stringValue != nil)
+        #expect(shown?["locked_reason"] == "stolen laptop")
+        #expect(shown?["locked_at"]?.stringValue?.hasSuffix("Z") == true, "\(String(describing: shown))")
 
         #expect(try admin.call("admin.users.unlock", ["username": "alice1"])["result"] == [:])
         #expect(reason(try fresh.call("session.resume", ["token": .string(token)])) == "not_found")
         #expect(try logIn(fresh, "alice1")["result"]?["token"] != nil)
+        let unlocked = try admin.call("admin.users.show", ["username": "alice1"])["result"]?["user"]
+        #expect(unlocked?["locked_at"] == .null)
+        #expect(unlocked?["locked_reason"] == .null)
     }
 
     @Test func aResetLetsARateLimitedAccountLogInAgain() throws {

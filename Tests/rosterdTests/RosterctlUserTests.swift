@@ -36,9 +36,9 @@ struct RosterctlUserTests {
 
         let show = try ctl.run(["user", "show", "b@example.com"])
         #expect(show.status == 0)
-        #expect(show.stdout.hasPrefix("USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP FAILED LOG-INS SESSIONS\n"
-            + "bob123   b@example.com 20"))
-        #expect(show.stdout.hasSuffix("Z -           no     off  0              0\n"))
+        #expect(show.stdout.hasPrefix("USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP FAILED LOG-INS SESSIONS "
+            + "LOCKED AT LOCK REASON\nbob123   b@example.com 20"))
+        #expect(show.stdout.hasSuffix("Z -           no     off  0              0        -         -\n"))
         let missing = try ctl.run(["--locale", "en", "user", "show", "nobody1"])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("rosterctl: user show: ") && missing.stderr.hasSuffix("(not_found)\n"), "\(missing.stderr)")
@@ -58,11 +58,19 @@ struct RosterctlUserTests {
         let refused = try ctl.run(["--locale", "en", "login", "--username", "alice12", "--password-stdin"], input: "secret1\n")
         #expect(refused.status == 1)
         #expect(refused.stderr.hasSuffix("(locked)\n"), "\(refused.stderr)")
-        #expect(try ctl.run(["--json", "user", "show", "alice12"]).stdout.contains("\"locked\":true,"))
+        let shown = try ctl.run(["--json", "user", "show", "alice12"]).stdout
+        #expect(shown.contains("\"locked\":true,"))
+        #expect(shown.contains("\"locked_reason\":\"phished, ticket 4411\","), "\(shown)")
+        let lockedAt = try #require(try JSONParser.parse(Array(shown.utf8))["user"]?["locked_at"]?.stringValue)
+        #expect(lockedAt.count == 20 && lockedAt.hasSuffix("Z"), "RFC 3339, UTC, to the second: \(lockedAt)")
+        let lockTable = try ctl.run(["user", "show", "alice12"]).stdout.split(separator: "\n").map(String.init)
+        #expect(lockTable.first?.hasSuffix(" LOCKED AT            LOCK REASON") == true, "\(lockTable)")
+        #expect(lockTable.dropFirst().first?.hasSuffix(" \(lockedAt) phished, ticket 4411") == true, "\(lockTable)")
 
         let unlocked = try ctl.run(["--json", "user", "unlock", "alice12"])
         #expect(unlocked.status == 0)
         #expect(unlocked.stdout == "{}\n")
+        #expect(try ctl.run(["--json", "user", "show", "alice12"]).stdout.contains("\"locked_at\":null,\"locked_reason\":null,"))
         #expect(try ctl.run(["login", "--username", "alice12", "--password-stdin"], input: "secret1\n").status == 0)
     }
 

@@ -59,7 +59,10 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
         guard let username = admitted(call) else { return }
         accounts.adminView(of: username, charge: call.connection.queueCharge) { result in
             call.finish(result.map { view in
-                ["user": .object(Self.described(view.summary) + [
+                let summary = view.summary
+                return ["user": .object(Self.described(summary) + [
+                    ("locked_at", summary.lockedAtMs.map { .string(UTCTime.rfc3339(unixMs: $0)) } ?? .null),
+                    ("locked_reason", summary.lockedReason.map(JSONValue.string) ?? .null),
                     ("failed_logins", .int(Int64(view.failedLogins))), ("sessions", .int(Int64(view.sessions))),
                 ])]
             })
@@ -140,9 +143,10 @@ extension AdminUsersMethods where Sessions == Server {
                 result: .object([FieldSpec("items", .array(.object(item))), FieldSpec("total", .integer(0...Int64.max))])),
                    handler: { $0.adminUsersMethods.list }),
             Method(spec: MethodSpec(
-                "admin.users.show", summary: "One account by username or email, with its failed log-ins and live sessions (admin only).",
+                "admin.users.show", summary: "One account by username or email, with its lock's time and reason, failed log-ins and live sessions (admin only).",
                 params: [username],
                 result: .object([FieldSpec("user", .object(item + [
+                    FieldSpec("locked_at", .described("string or null")), FieldSpec("locked_reason", .described("string or null")),
                     FieldSpec("failed_logins", .integer(0...Int64.max)), FieldSpec("sessions", .integer(0...Int64.max)),
                 ]))])), handler: { $0.adminUsersMethods.show }),
             Method(spec: MethodSpec(

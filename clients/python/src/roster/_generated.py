@@ -202,6 +202,8 @@ class AdminUsersShowResultUser(TypedDict):
     last_login_at: str | None
     locked: bool
     totp: bool
+    locked_at: str | None
+    locked_reason: str | None
     failed_logins: int
     sessions: int
 
@@ -419,7 +421,7 @@ class BlockingMethods:
         return cast('AdminUsersResetFailuresResult', self.call('admin.users.reset_failures', _present({'username': username})))
 
     def admin_users_show(self, *, username: str) -> AdminUsersShowResult:
-        """One account by username or email, with its failed log-ins and live sessions (admin only)."""
+        """One account by username or email, with its lock's time and reason, failed log-ins and live sessions (admin only)."""
         return cast('AdminUsersShowResult', self.call('admin.users.show', _present({'username': username})))
 
     def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
@@ -590,7 +592,7 @@ class AsyncMethods:
         return cast('AdminUsersResetFailuresResult', await self.call('admin.users.reset_failures', _present({'username': username})))
 
     async def admin_users_show(self, *, username: str) -> AdminUsersShowResult:
-        """One account by username or email, with its failed log-ins and live sessions (admin only)."""
+        """One account by username or email, with its lock's time and reason, failed log-ins and live sessions (admin only)."""
         return cast('AdminUsersShowResult', await self.call('admin.users.show', _present({'username': username})))
 
     async def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
