@@ -66,6 +66,14 @@ enum ProtocolMessages {
             .vi: "Tham số {param} không phải thời gian RFC 3339 (ví dụ 2026-12-01T19:00:00Z)",
             .ko: "{param} 매개변수가 RFC 3339 시각(예: 2026-12-01T19:00:00Z)이 아닙니다",
         ],
+        "error.not_an_address": [
+            .zhHans: "参数 {param} 不是 IPv4 或 IPv6 地址（不带端口、方括号或区域，例如 203.0.113.5 或 2001:db8::1）",
+            .en: "The parameter {param} is not an IPv4 or IPv6 address without port, brackets or zone, such as "
+                + "203.0.113.5 or 2001:db8::1",
+            .vi: "Tham số {param} không phải địa chỉ IPv4 hoặc IPv6 (không có cổng, dấu ngoặc vuông hay vùng), "
+                + "ví dụ 203.0.113.5 hoặc 2001:db8::1",
+            .ko: "{param} 매개변수가 포트, 대괄호, 영역 없는 IPv4 또는 IPv6 주소(예: 203.0.113.5, 2001:db8::1)가 아닙니다",
+        ],
         "error.unknown_param": [
             .zhHans: "未知参数 {param}", .en: "Unknown parameter {param}",
             .vi: "Tham số không xác định {param}", .ko: "알 수 없는 매개변수 {param}",

@@ -128,6 +128,8 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case badDirectory = "bad_directory"
     /// A time param that is no RFC 3339 time (`admin.audit` `since`).
     case notATime = "not_a_time"
+    /// `session.hello` `remote` that is no IPv4 or IPv6 address literal (see `RemoteAddress`).
+    case notAnAddress = "not_an_address"
 }
 
 extension RosterError: CustomStringConvertible {

@@ -1,7 +1,10 @@
+import RosterCore
+
 // FairQueue — the worker pool's queue: who runs next, and what is refused (issue 12).
 //
 // RULES
-//   Every job is charged to a payer (the logged-in user, or the peer uid before a log-in) and to the
+//   Every job is charged to a payer (the logged-in user; before a log-in, the remote a trusted gateway speaks for,
+//   or else the peer uid) and to the
 //   connection that asked, from the moment it is queued until it has finished: waiting and running
 //   both count, since a running job still holds its data.
 //   Budgets: jobs per connection, jobs per payer, jobs in all; bytes of data per payer and in all.
@@ -22,6 +25,9 @@ public enum QueuePayer: Hashable, Sendable {
     case account(Int64)
     /// A connection not logged in, by its SO_PEERCRED uid.
     case peer(UInt32)
+    /// A connection not logged in that a trusted gateway speaks on for a remote person, by that person's network
+    /// (`RemoteAddress.limitNetwork`): one browser's flood waits behind its own jobs, not every web user's.
+    case remote(RemoteAddress)
     /// The daemon's own chores (pruning, warming up), which are forced.
     case daemon
 }

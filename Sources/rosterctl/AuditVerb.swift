@@ -181,15 +181,17 @@ struct AuditPrinter {
         return table
     }
 
-    /// An entry's cells: `-` for what it lacks, the peer as `uid/pid`, and entries the per-minute cap left out
-    /// before this one after its reason.
+    /// An entry's cells: `-` for what it lacks, the peer as `uid/pid` (after the remote address when a gateway
+    /// spoke for someone: `203.0.113.5 (33/812)`), and entries the per-minute cap left out before this one after
+    /// its reason.
     static func cells(_ entry: JSONValue) -> [String] {
         func text(_ key: String) -> String { entry[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-" }
         func number(_ key: String) -> String { entry[key]?.int64Value.map(String.init) ?? "-" }
         var reason = text("reason")
         if let suppressed = entry["suppressed"]?.int64Value, suppressed > 0 { reason += " (+\(suppressed) suppressed)" }
-        return [text("time"), text("event"), text("username"), text("outcome"), reason,
-                "\(number("peer_uid"))/\(number("peer_pid"))", text("client")]
+        var peer = "\(number("peer_uid"))/\(number("peer_pid"))"
+        if let remote = entry["remote"]?.stringValue, !remote.isEmpty { peer = "\(remote) (\(peer))" }
+        return [text("time"), text("event"), text("username"), text("outcome"), reason, peer, text("client")]
     }
 
     /// Cells padded to `followWidths`, without trailing spaces; a longer cell pushes the rest to the right.

@@ -144,6 +144,7 @@ struct ConfigDaemonConfigTests {
         MaxRequestsInFlight=16
         OutputBudgetBytes=1G
         OutputBudgetPerUserBytes=100M
+        GatewayUsers=www-data 1001
 
         [Storage]
         Backend=postgresql
@@ -179,7 +180,8 @@ struct ConfigDaemonConfigTests {
                 maxRequestsInFlight: 16, outputBudgetBytes: 1 << 30, outputBudgetPerUIDBytes: 100 << 20,
                 hashWorkers: 4, hashQueueLimit: 128,
                 storageWorkers: 3, maxQueuedJobs: 500, maxQueuedJobsPerUser: 20, maxQueuedJobsPerConnection: 5,
-                maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20),
+                maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20,
+                gatewayUsers: [.name("www-data"), .uid(1001)]),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
                                      postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"),
             audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25))
@@ -520,6 +522,24 @@ struct ConfigDaemonConfigTests {
         #expect(failure("[Audit]\nFailedLoginEntriesPerMinute=lots\n")?.reason == "invalid_value")
         let (config, kept) = try DaemonConfig().reloaded(from: parse(text))
         #expect(config.audit.failedLoginEntriesPerMinute == 3)
+        #expect(kept == [])
+    }
+
+    @Test func gatewayUsersAreNamesOrUIDsThatAReloadApplies() throws {
+        #expect(try DaemonConfig.parse(files: []).server.gatewayUsers == [.name("roster-web")])
+        let text = "[Server]\nGatewayUsers=roster-web  1001\twww-data svc.gw_2 host$\n"
+        #expect(try parse(text).server.gatewayUsers
+                == [.name("roster-web"), .uid(1001), .name("www-data"), .name("svc.gw_2"), .name("host$")])
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Server]\nGatewayUsers=\n")])
+        #expect(reset.server.gatewayUsers == [.name("roster-web")])
+        for bad in ["-rf", "a/b", "ro ster,web", "名前", "4294967295", "99999999999", String(repeating: "a", count: 33), "$"] {
+            #expect(failure("[Server]\nGatewayUsers=\(bad)\n")?.reason == "invalid_value", "\(bad)")
+        }
+        #expect(failure("[Server]\nGatewayUsers=a/b\n")?.detail
+                == "GatewayUsers= expects user names or numeric uids separated by blanks, got 'a/b'")
+        let (config, kept) = try DaemonConfig().reloaded(from: parse("[Server]\nGatewayUsers=0 gw\n"))
+        #expect(config.server.gatewayUsers == [.uid(0), .name("gw")])
         #expect(kept == [])
     }
 }

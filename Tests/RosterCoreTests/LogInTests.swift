@@ -23,7 +23,7 @@ struct LogInTests {
     }
 
     func attempt(_ identifier: String = "alice1", policy: Policy = .seed, code: String? = nil) -> Attempt {
-        Attempt(LogInRequest(identifier: identifier, password: password, code: code), peerUID: 1000, policy: policy)
+        Attempt(LogInRequest(identifier: identifier, password: password, code: code), requester: .uid(1000), policy: policy)
     }
 
     /// Feeds `facts` in order and returns every effect, starting with the first.
@@ -352,7 +352,7 @@ struct LockedLogInTests {
 
     @Test(arguments: [nil, TOTPSeal(sealed: [9, 9, 9], lastStep: 1)], [nil, "123456"])
     func theRightPasswordIsAnsweredLockedBeforeAnyCodeAndNothingIsRecorded(totp: TOTPSeal?, code: String?) {
-        var login = Attempt(LogInRequest(identifier: "alice1", password: password, code: code), peerUID: 1000, policy: .seed)
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password, code: code), requester: .uid(1000), policy: .seed)
         var gate = LoginGate()
         var effects = login.start()
         for fact: Attempt.Fact in [.accountFound(found(totp: totp)), .failuresRead(times: [:], nowMs: t0),
@@ -367,7 +367,7 @@ struct LockedLogInTests {
     }
 
     @Test func aWrongPasswordIsAFailedLogInAsEver() {
-        var login = Attempt(LogInRequest(identifier: "alice1", password: password), peerUID: 1000, policy: .seed)
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password), requester: .uid(1000), policy: .seed)
         var gate = LoginGate()
         _ = login.start()
         _ = login.step(.accountFound(found(totp: nil)), gate: &gate)
@@ -377,7 +377,7 @@ struct LockedLogInTests {
     }
 
     @Test func aRateLimitComesFirst() {
-        var login = Attempt(LogInRequest(identifier: "alice1", password: password), peerUID: 1000, policy: .seed)
+        var login = Attempt(LogInRequest(identifier: "alice1", password: password), requester: .uid(1000), policy: .seed)
         var gate = LoginGate()
         _ = login.start()
         _ = login.step(.accountFound(found(totp: nil)), gate: &gate)

@@ -61,12 +61,18 @@ struct LoginGateTests {
         return policy
     }
 
-    let keys = LoginGate.Keys(found: "pia123", identifier: "pia@example.com", peerUID: 1000)
+    let keys = LoginGate.Keys(found: "pia123", identifier: "pia@example.com", requester: .uid(1000))
 
     @Test func keysArePerPersonAndPerPeer() {
         #expect(keys.all == ["account:pia123", "uid:1000"])
-        #expect(LoginGate.Keys(found: nil, identifier: "nobody1", peerUID: 7).all == ["account:nobody1", "uid:7"])
+        #expect(LoginGate.Keys(found: nil, identifier: "nobody1", requester: .uid(7)).all == ["account:nobody1", "uid:7"])
         #expect(LoginGate.windowMs(policy) == 1_000)
+    }
+
+    @Test func aRemoteIsThePeerKeyInsteadOfTheUID() throws {
+        let remote = try #require(RemoteAddress(parsing: "2001:db8::1"))
+        #expect(LoginGate.Keys(found: "pia123", identifier: "pia123", requester: .remote(remote)).all
+                == ["account:pia123", "remote:2001:db8::/64"])
     }
 
     /// The window runs on the storage's clock, handed in: a wait of `retry_after_ms` is exactly enough.

@@ -13,7 +13,7 @@ struct ReauthenticationTests {
 
     func attempt(_ proof: Proof, account: TestAccount? = TestAccount(id: 7, username: "alice1"),
                  username: String = "alice1", policy: Policy = .seed) -> Attempt {
-        Attempt(account, username: username, proof: proof, peerUID: 1000, policy: policy)
+        Attempt(account, username: username, proof: proof, requester: .uid(1000), policy: policy)
     }
 
     /// Starts `attempt` and feeds `facts` in order; every effect, the first included.

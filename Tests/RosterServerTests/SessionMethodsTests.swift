@@ -63,6 +63,62 @@ struct SessionMethodsTests {
         ])
     }
 
+    private func helloAnswer(_ id: Int, remote: String? = nil) -> RecordingCallHost.Event {
+        let debounce = Policy.seed.debounce.nanoseconds / 1_000_000
+        let throttle = Policy.seed.throttle.nanoseconds / 1_000_000
+        let tail = remote.map { #","remote":"\#($0)""# } ?? ""
+        return answer(id, #"{\#(greeting),"locale":"en","timing":{"debounce_ms":\#(debounce),"throttle_ms":\#(throttle)}\#(tail)}"#)
+    }
+
+    @Test func aTrustedPeerNamesTheRemoteOnceInCanonicalFormAndKeepsIt() throws {
+        sessions.trustedUIDs = [0, 1000]
+        let host = RecordingCallHost()
+        methods.hello(try call("session.hello", id: 1, [("locale", "en"), ("remote", "2001:DB8:0:0::1")], on: host))
+        // Omitted or the same again keeps it; another is refused and changes nothing.
+        methods.hello(try call("session.hello", id: 2, [("client", "roster-web")], on: host))
+        methods.hello(try call("session.hello", id: 3, [("remote", "2001:db8::1")], on: host))
+        methods.hello(try call("session.hello", id: 4, [("remote", "2001:db8::2"), ("locale", "ko")], on: host))
+        #expect(host.history == [
+            .answered, helloAnswer(1, remote: "2001:db8::1"), .finished,
+            .answered, helloAnswer(2, remote: "2001:db8::1"), .finished,
+            .answered, helloAnswer(3, remote: "2001:db8::1"), .finished,
+            .answered, .error(.forbidden, id: .int(4)), .finished,
+        ])
+        #expect(host.session.remote == RemoteAddress(parsing: "2001:db8::1") && host.session.locale == .en)
+        #expect(host.auditPeer == AuditPeer(uid: 1000, pid: 42, client: nil, remote: "2001:db8::1"))
+        #expect(host.queueCharge.payer == .remote(try #require(RemoteAddress(parsing: "2001:db8::"))))
+    }
+
+    @Test func anUntrustedPeerIsForbiddenARemoteAndNothingOfItsHelloApplies() throws {
+        sessions.trustedUIDs = [0]
+        let host = RecordingCallHost(uid: 1000)
+        methods.hello(try call("session.hello", id: 1, [("locale", "ko"), ("client", "evil"),
+                                                       ("timing", .object([("debounce_ms", 5)])),
+                                                       ("remote", "203.0.113.5")], on: host))
+        // Judged as a peer before as an address: the text is not even read.
+        methods.hello(try call("session.hello", id: 2, [("remote", "not an address")], on: host))
+        #expect(host.history == [
+            .answered, .error(.forbidden, id: .int(1)), .finished,
+            .answered, .error(.forbidden, id: .int(2)), .finished,
+        ])
+        #expect(host.session.remote == nil && host.session.locale == .default && host.session.client == nil)
+        #expect(host.session.debounceOverride == nil && !host.session.greeted)
+        #expect(host.auditPeer == AuditPeer(uid: 1000, pid: 42, client: nil, remote: nil))
+        #expect(host.queueCharge.payer == .peer(1000))
+    }
+
+    @Test func aRemoteThatIsNoAddressIsRefusedByName() throws {
+        let host = RecordingCallHost(uid: 0)
+        for (id, literal) in ["203.0.113.5:80", "[::1]", "fe80::1%eth0", "01.2.3.4", ""].enumerated() {
+            methods.hello(try call("session.hello", id: Int64(id), [("remote", .string(literal)), ("locale", "ko")],
+                                   on: host))
+            let refusal = RecordingCallHost.Event.error(.invalidParams(param: "remote", problem: .notAnAddress),
+                                                        id: .int(Int64(id)))
+            #expect(Array(host.history.suffix(2)) == [refusal, .finished], "\(literal)")
+        }
+        #expect(host.session.remote == nil && host.session.locale == .default)
+    }
+
     @Test func whoamiNamesTheAccountOrNobody() throws {
         let host = RecordingCallHost()
         methods.whoami(try call("session.whoami", id: 1, on: host))

@@ -39,6 +39,27 @@ struct AuditCommandTests {
         ])
     }
 
+    /// An entry a gateway wrote for someone names that person's address first, then the gateway's uid and pid.
+    @Test func theRemoteAGatewaySpokeForLeadsThePeer() {
+        let web: [JSONValue] = [
+            ["id": 5, "time": "2026-12-01T19:05:00Z", "event": "login", "username": "bobby1", "peer_uid": 33,
+             "peer_pid": 812, "client": "roster-web", "remote": "2001:db8::7", "outcome": "succeeded", "reason": nil,
+             "suppressed": 0],
+            ["id": 4, "time": "2026-12-01T19:04:59Z", "event": "login", "username": nil, "peer_uid": 33,
+             "peer_pid": 812, "client": "roster-web", "remote": "203.0.113.5", "outcome": "failed",
+             "reason": "unknown_user", "suppressed": 0],
+            entries[0],
+        ]
+        #expect(AuditPrinter.table(web).render(legend: true) == [
+            "TIME                 EVENT USER   OUTCOME   REASON                         PEER                    CLIENT",
+            "2026-12-01T19:05:00Z login bobby1 succeeded -                              2001:db8::7 (33/812)    roster-web",
+            "2026-12-01T19:04:59Z login -      failed    unknown_user                   203.0.113.5 (33/812)    roster-web",
+            "2026-12-01T19:04:05Z login bobby1 failed    wrong_password (+4 suppressed) 1000/4242               rosterctl",
+        ])
+        #expect(AuditPrinter.aligned(AuditPrinter.cells(web[1]))
+                == "2026-12-01T19:04:59Z login                  -            failed    unknown_user     203.0.113.5 (33/812) roster-web")
+    }
+
     @Test func followedRowsLineUpWithoutKnowingTheLaterOnes() {
         let header = AuditPrinter.aligned(AuditPrinter.columns)
         let row = AuditPrinter.aligned(AuditPrinter.cells(entries[1]))

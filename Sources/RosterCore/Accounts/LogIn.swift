@@ -2,8 +2,8 @@
 //
 // RULES
 //   The identifier is a canonical username, or an email when it holds an `@` (as the log-in field takes either).
-//   The rate limit (contract §5, `LoginGate`) is asked before any password is verified: per account and per peer
-//   uid, failures counted durably, attempts still being verified counted as failures. A limited attempt is
+//   The rate limit (contract §5, `LoginGate`) is asked before any password is verified: per account and per requester
+//   (the peer uid, or the remote a trusted gateway speaks for), failures counted durably, attempts still being verified counted as failures. A limited attempt is
 //   answered `rate_limited` with the wait, and nothing is verified or recorded.
 //   The password is verified on the hashing lane, against the stored hash or, for an unknown identifier, against
 //   a dummy of the same cost (no timing tells whether the account exists). A refusal is recorded for both keys
@@ -135,13 +135,13 @@ public struct LogIn<Account: Sendable>: Sendable {
     }
 
     private let request: LogInRequest
-    private let peerUID: UInt32
+    private let requester: Requester
     private let policy: Policy
     private var stage = Stage.finding
 
-    public init(_ request: LogInRequest, peerUID: UInt32, policy: Policy) {
+    public init(_ request: LogInRequest, requester: Requester, policy: Policy) {
         self.request = request
-        self.peerUID = peerUID
+        self.requester = requester
         self.policy = policy
     }
 
@@ -153,7 +153,7 @@ public struct LogIn<Account: Sendable>: Sendable {
     public mutating func step(_ fact: Fact, gate: inout LoginGate) -> [Effect] {
         switch (stage, fact) {
         case (.finding, .accountFound(let found)):
-            let attempt = gate.begin(LoginGate.Keys(found: found?.username, identifier: request.identifier, peerUID: peerUID))
+            let attempt = gate.begin(LoginGate.Keys(found: found?.username, identifier: request.identifier, requester: requester))
             stage = .gating(found, attempt)
             return [.readFailures(keys: attempt.keys.all, windowMs: LoginGate.windowMs(policy))]
         case (.gating(let found, let attempt), .failuresRead(let times, let nowMs)):

@@ -4,7 +4,7 @@
 //   Everything that proves who you are after log-in (`current` of a password change; `password` of an email
 //   change, a deletion, new recovery codes, TOTP enrolment and disabling; the TOTP `code` of a confirmation; a
 //   recovery code) is judged the way a log-in's password is (contract §8): through the shared `LoginGate`,
-//   under the account's key and the peer's, failures counted durably.
+//   under the account's key and the requester's, failures counted durably.
 //   The rate limit is asked first: a limited attempt answers `rate_limited` with the wait, and nothing is
 //   verified or recorded. A password is verified on the hashing lane against the stored hash; a code is handed
 //   to the runtime, which alone knows what it is checked against (a pending TOTP secret, a recovery code's hash)
@@ -76,11 +76,11 @@ public struct Reauthentication<Account: Sendable, Outcome: Sendable>: Sendable {
 
     /// `account` with its canonical `username` (its rate-limit key), or nil with the name as typed when no account
     /// holds it.
-    public init(_ account: Account?, username: String, proof: Proof, peerUID: UInt32, policy: Policy) {
+    public init(_ account: Account?, username: String, proof: Proof, requester: Requester, policy: Policy) {
         self.account = account
         self.proof = proof
         self.policy = policy
-        keys = LoginGate.Keys(found: account == nil ? nil : username, identifier: username, peerUID: peerUID)
+        keys = LoginGate.Keys(found: account == nil ? nil : username, identifier: username, requester: requester)
     }
 
     /// The first effect; the attempt counts at the gate from here on.

@@ -43,6 +43,7 @@
 /// | `OutputPauseBytes=`, `OutputResumeBytes=` | size, 1K…1G, resume ≤ pause |
 /// | `MaxRequestsInFlight=` | 1…1000000 |
 /// | `OutputBudgetBytes=`, `OutputBudgetPerUserBytes=` | size, 64K…64G, per user ≤ total |
+/// | `GatewayUsers=` | user names or numeric uids, space-separated (default `roster-web`) |
 /// | `[Storage] Backend=` | `sqlite` (default) or `postgresql`; read at start only |
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
@@ -182,6 +183,7 @@ enum ConfigKey: CaseIterable {
     case storageWorkers, maxQueuedJobs, maxQueuedJobsPerUser, maxQueuedJobsPerConnection
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
+    case gatewayUsers
     case backend, postgresqlConnection, postgresqlConnections
     case keyFile
     case retentionDays, maxFollowers
@@ -202,7 +204,8 @@ enum ConfigKey: CaseIterable {
              .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec,
              .storageWorkers, .maxQueuedJobs, .maxQueuedJobsPerUser, .maxQueuedJobsPerConnection,
              .maxQueuedImportBytes, .maxQueuedImportBytesPerUser,
-             .outputPauseBytes, .outputResumeBytes, .maxRequestsInFlight, .outputBudgetBytes, .outputBudgetPerUserBytes:
+             .outputPauseBytes, .outputResumeBytes, .maxRequestsInFlight, .outputBudgetBytes, .outputBudgetPerUserBytes,
+             .gatewayUsers:
             .server
         case .backend:
             .storage
@@ -257,6 +260,7 @@ enum ConfigKey: CaseIterable {
         case .maxRequestsInFlight: "MaxRequestsInFlight"
         case .outputBudgetBytes: "OutputBudgetBytes"
         case .outputBudgetPerUserBytes: "OutputBudgetPerUserBytes"
+        case .gatewayUsers: "GatewayUsers"
         case .backend: "Backend"
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
@@ -387,6 +391,8 @@ enum ConfigKey: CaseIterable {
             return set(\.server.outputBudgetBytes, try value.size(Self.outputBudgetRange))
         case .outputBudgetPerUserBytes:
             return set(\.server.outputBudgetPerUIDBytes, try value.size(Self.outputBudgetRange))
+        case .gatewayUsers:
+            return set(\.server.gatewayUsers, try value.userNames())
         case .backend:
             return set(\.storage.backend, try value.backend())
         case .postgresqlConnection:
@@ -518,6 +524,20 @@ struct ValueReader {
         }
         if let maxBytes, path.utf8.count > maxBytes { throw failure(.outOfRange, expected: expected) }
         return .some(path)
+    }
+
+    /// Space-separated user names (as useradd takes them: letters, digits, `_ . -`, not starting with `-`, at most
+    /// 32 bytes) or numeric uids; resolved to uids at the daemon's edge, so a name that does not exist is no error
+    /// here.
+    func userNames() throws(ConfigError) -> [GatewayUser]? {
+        guard !entry.value.isEmpty else { return nil }
+        let expected = "user names or numeric uids separated by blanks"
+        var users: [GatewayUser] = []
+        for word in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            guard let user = GatewayUser(String(word)) else { throw failure(.invalidValue, expected: expected) }
+            users.append(user)
+        }
+        return users
     }
 
     func logLevel() throws(ConfigError) -> LogLevel? {

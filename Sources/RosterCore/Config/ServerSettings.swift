@@ -49,6 +49,9 @@ public struct ServerSettings: Equatable, Sendable {
     public var maxQueuedImportBytes: Int
     /// Bytes of import data one user may have queued; one larger import alone still waits its turn.
     public var maxQueuedImportBytesPerUser: Int
+    /// `GatewayUsers=`: besides root and the daemon's own user, who may say in `session.hello` `remote` whom a
+    /// connection speaks for (roster-web). Resolved to uids by the daemon, at start and at each reload.
+    public var gatewayUsers: [GatewayUser]
 
     public init(socketPath: String? = nil,
                 databasePath: String? = nil,
@@ -72,7 +75,8 @@ public struct ServerSettings: Equatable, Sendable {
                 maxQueuedJobsPerUser: Int = 64,
                 maxQueuedJobsPerConnection: Int = 32,
                 maxQueuedImportBytes: Int = 64 << 20,
-                maxQueuedImportBytesPerUser: Int = 16 << 20) {
+                maxQueuedImportBytesPerUser: Int = 16 << 20,
+                gatewayUsers: [GatewayUser] = [.name("roster-web")]) {
         self.socketPath = socketPath
         self.databasePath = databasePath
         self.logLevel = logLevel
@@ -96,6 +100,7 @@ public struct ServerSettings: Equatable, Sendable {
         self.maxQueuedJobsPerConnection = maxQueuedJobsPerConnection
         self.maxQueuedImportBytes = maxQueuedImportBytes
         self.maxQueuedImportBytesPerUser = maxQueuedImportBytesPerUser
+        self.gatewayUsers = gatewayUsers
     }
 
     /// Where reading stops: never above the soft limit, so a paused peer is not also one about to be cut off.

@@ -24,7 +24,8 @@ public struct LoginRateLimit: Equatable, Sendable {
         LoginRateLimit(burst: policy.rateLimitBurst, interval: policy.rateLimitInterval)
     }
 
-    /// One peer uid may front many people (a web backend, say), so it gets ten accounts' worth of failures.
+    /// One peer may front many people (a web backend without `remote`, a household behind one address), so it
+    /// gets ten accounts' worth of failures.
     public static func perPeer(_ policy: Policy) -> LoginRateLimit {
         LoginRateLimit(burst: policy.rateLimitBurst * 10, interval: policy.rateLimitInterval)
     }
@@ -72,15 +73,16 @@ public struct LoginRateLimit: Equatable, Sendable {
 /// cannot all read "below the burst" before the first of them is recorded, while the first ones of a burst
 /// still go ahead. When storage answers at once, this is exactly the count of attempts allowed and unfinished.
 public struct LoginGate: Equatable, Sendable {
-    /// The rate-limit keys of one attempt: one per person, one per peer uid.
+    /// The rate-limit keys of one attempt: one per person, one per requester (the peer uid, or the remote a trusted
+    /// gateway speaks for).
     public struct Keys: Equatable, Hashable, Sendable {
         public let account: String
         public let peer: String
 
         /// `found` is the canonical username of the account the identifier names, if any.
-        public init(found: String?, identifier: String, peerUID: UInt32) {
+        public init(found: String?, identifier: String, requester: Requester) {
             account = LoginRateLimit.accountKey(found: found, identifier: identifier)
-            peer = "uid:\(peerUID)"
+            peer = requester.limitKey
         }
 
         /// Both keys, in the order failures are recorded.

@@ -8,7 +8,8 @@ import RosterStorage
 //   • An entry for a change goes to the write that makes it, so both commit in one transaction or neither does.
 //   • A refusal that changes nothing else (rate-limited, locked) appends its entry on its own, and is answered once
 //     the entry is stored (or could not be): whoever asks the log next sees it.
-//   • Every failed entry a peer can cause (a log-in, a proof, a recovery, a resume) goes through the per-peer cap;
+//   • Every failed entry a peer can cause (a log-in, a proof, a recovery, a resume) goes through the per-requester
+//     cap (per peer uid, or per remote a trusted gateway speaks for);
 //     one the cap leaves out is counted, and its failure still goes to the rate limit as before.
 //   • An unknown account's entry has no username: the name typed is not stored, as people type passwords there.
 
@@ -27,7 +28,7 @@ enum FailedEntryReason: String {
 extension AccountProcedures {
     /// A failed entry, through the per-peer cap: nil when the cap leaves it out.
     func failedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer) -> AuditRecord? {
-        switch failedEntries.admit(uid: peer.uid, peer: peer, nowMs: clock.nowMs()) {
+        switch failedEntries.admit(peer.requester, peer: peer, nowMs: clock.nowMs()) {
         case .leaveOut:
             return nil
         case .write(let suppressed):
@@ -65,7 +66,7 @@ extension AccountProcedures {
         }
     }
 
-    /// Writes one summary entry (event `login`, reason `suppressed`) for each peer uid whose minute ended with
+    /// Writes one summary entry (event `login`, reason `suppressed`) for each requester whose minute ended with
     /// entries left out by the cap and none written after them (housekeeping calls it).
     func sweepFailedEntries(charge: QueueCharge = .daemon) {
         for summary in failedEntries.sweep(nowMs: clock.nowMs()) {
@@ -74,4 +75,10 @@ extension AccountProcedures {
                    charge: charge)
         }
     }
+}
+
+extension AuditPeer {
+    /// Who this peer's limits count against: the remote a trusted gateway named (always canonical text, written by
+    /// `RemoteAddress`), else its uid.
+    var requester: Requester { Requester(uid: uid, remote: remote.flatMap(RemoteAddress.init(parsing:))) }
 }

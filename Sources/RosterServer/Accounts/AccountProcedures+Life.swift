@@ -35,7 +35,7 @@ extension AccountProcedures {
         },
         completion: @escaping (Result<Outcome?, RosterError>) -> Void
     ) {
-        var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, peerUID: peer.uid,
+        var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, requester: peer.requester,
                                                          policy: policy)
         let first = attempt.start(gate: &gate)
         let driver = ProcedureDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {

@@ -24,7 +24,7 @@ final class AccountProcedures {
     /// Wall time for TOTP steps (injected, so tests fix it).
     let clock: any WallClock
     var gate = LoginGate()
-    /// Which failed entries each peer uid writes this minute (`[Audit] FailedLoginEntriesPerMinute=`).
+    /// Which failed entries each requester writes this minute (`[Audit] FailedLoginEntriesPerMinute=`).
     var failedEntries: FailedLoginEntryCap<AuditPeer>
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
@@ -116,7 +116,7 @@ final class AccountProcedures {
     /// or failed with why (see `FailedEntryReason`).
     func logIn(_ request: LogInRequest, peer: AuditPeer, charge: QueueCharge,
                completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
-        var attempt = LogIn<Account>(request, peerUID: peer.uid, policy: policy)
+        var attempt = LogIn<Account>(request, requester: peer.requester, policy: policy)
         // What the entry of a refusal says: whose account (nil: none), and whether a code was what failed.
         var username: String?
         var codeChecked = false

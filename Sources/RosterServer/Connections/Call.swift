@@ -24,9 +24,18 @@ protocol CallHost: AnyObject {
 }
 
 extension CallHost {
-    /// Who this connection's next job is charged to: its user once logged in, its peer uid before.
+    /// Who this connection's next job is charged to: its user once logged in; before, the remote a trusted
+    /// gateway speaks for (by network, as its limits count), or else its peer uid.
     var queueCharge: QueueCharge {
-        QueueCharge(payer: session.user.map { .account($0.id) } ?? .peer(peer.uid), connection: id)
+        let payer: QueuePayer = session.user.map { .account($0.id) }
+            ?? session.remote.map { .remote($0.limitNetwork) } ?? .peer(peer.uid)
+        return QueueCharge(payer: payer, connection: id)
+    }
+
+    /// Who the audit log names for what this connection does: the peer's uid and pid, and its `session.hello`
+    /// client and remote. Calls and forms both take it from here.
+    var auditPeer: AuditPeer {
+        AuditPeer(uid: peer.uid, pid: peer.pid, client: session.client, remote: session.remote?.text)
     }
 }
 
@@ -55,8 +64,8 @@ final class RequestCall<Host: CallHost> {
 
     var session: Session { connection.session }
     var peer: PeerCredentials { connection.peer }
-    /// Who the audit log names for what this call does: the peer's uid and pid, and its `session.hello` client.
-    var auditPeer: AuditPeer { AuditPeer(uid: peer.uid, pid: peer.pid, client: session.client) }
+    /// Who the audit log names for what this call does (see `CallHost.auditPeer`).
+    var auditPeer: AuditPeer { connection.auditPeer }
 
     /// The session's user, for a method that needs one; nil after answering `unauthenticated`.
     func loggedInUser() -> Account? {

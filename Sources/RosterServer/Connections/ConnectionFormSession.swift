@@ -18,9 +18,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
 
     var debounce: Duration { connection.session.debounce(under: server.config.policy) }
     var queueCharge: QueueCharge { connection.queueCharge }
-    var peer: AuditPeer {
-        AuditPeer(uid: connection.peer.uid, pid: connection.peer.pid, client: connection.session.client)
-    }
+    var peer: AuditPeer { connection.auditPeer }
 
     func emit(_ event: FormEvent) { server.sendFormEvent(event, to: connection) }
 

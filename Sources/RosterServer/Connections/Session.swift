@@ -9,6 +9,8 @@ final class Session {
     var debounceOverride: Duration?
     var throttleOverride: Duration?
     var client: String?
+    /// `session.hello` `remote`: the person a trusted gateway speaks for on this connection; once set, it stays.
+    var remote: RemoteAddress?
     var greeted = false
     /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
     var user: Account?

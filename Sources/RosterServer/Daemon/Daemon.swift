@@ -103,6 +103,7 @@ public enum Daemon {
             return fail("\(error)")
         }
 
+        trustGateways(server)
         let notifier = SystemdNotifier()
         loop.onSignal = { signal in
             switch signal {
@@ -143,6 +144,14 @@ public enum Daemon {
         }
     }
 
+    /// Looks `[Server] GatewayUsers=` up in the user database and hands the server the uids, saying which are trusted.
+    private static func trustGateways(_ server: Server) {
+        let (uids, unknown) = GatewayUIDs.resolve(server.config.server.gatewayUsers)
+        server.gatewayUIDs = uids
+        server.logger.info(GatewayUIDs.summary(trusted: uids, daemonUID: server.daemonUID, unknown: unknown),
+                           [("ROSTER_EVENT", "gateways")])
+    }
+
     /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
     private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
         notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
@@ -150,6 +159,7 @@ public enum Daemon {
             let (fresh, kept) = server.config.reloaded(from: try ConfigLoader.load(configPath: options.configPath))
             server.config = fresh
             server.logger.level = options.logLevel ?? fresh.server.logLevel
+            trustGateways(server)
             for key in kept {
                 server.logger.warning("rosterd: \(key) changed; it needs a restart, keeping \(storageSummary(fresh.storage))",
                                       [("ROSTER_EVENT", "reload_kept")])

@@ -127,6 +127,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
             "peer_uid": .int(Int64(record.peer.uid)),
             "peer_pid": .int(Int64(record.peer.pid)),
             "client": record.peer.client.map(JSONValue.string) ?? .null,
+            "remote": record.peer.remote.map(JSONValue.string) ?? .null,
             "outcome": .string(record.outcome.rawValue),
             "reason": record.reason.map(JSONValue.string) ?? .null,
             "suppressed": .int(Int64(record.suppressed)),
@@ -156,6 +157,7 @@ extension AdminAuditMethods where Desk == Server {
             FieldSpec("username", .described("string or null")),
             FieldSpec("peer_uid", .integer(0...Int64(UInt32.max))), FieldSpec("peer_pid", .integer(0...Int64(Int32.max))),
             FieldSpec("client", .described("string or null")),
+            FieldSpec("remote", .described("string or null")),
             FieldSpec("outcome", .oneOf(AuditOutcome.allCases.map(\.rawValue))),
             FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
         ]

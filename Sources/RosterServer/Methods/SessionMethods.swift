@@ -14,6 +14,9 @@ protocol SessionChanges: AnyObject {
     func logOut(_ host: Host)
     /// Ends every session bound to the token `hash`, except `origin`'s (see `Server.tokenRevoked`).
     func tokenRevoked(_ hash: [UInt8], except origin: Host?)
+    /// Whether `peer` may say whom its connection speaks for (`session.hello` `remote`): root, the daemon's own
+    /// user, and `[Server] GatewayUsers=`.
+    func mayNameRemote(_ peer: PeerCredentials) -> Bool
 }
 
 /// `session.*` and `rpc.describe`: who the client is, which language it reads, and what the server offers.
@@ -29,6 +32,7 @@ final class SessionMethods<Sessions: SessionChanges> {
         self.sessions = sessions
     }
 
+    /// Every param is judged before any applies: a refused hello changes nothing.
     func hello(_ call: SessionCall) {
         let session = call.session
         var locale = session.locale
@@ -39,23 +43,45 @@ final class SessionMethods<Sessions: SessionChanges> {
             }
             locale = chosen
         }
+        var remote = session.remote
+        if let literal = call.params.string("remote") {
+            switch judgeRemote(literal, call: call) {
+            case .success(let address): remote = address
+            case .failure(let error): return call.fail(error)
+            }
+        }
         session.locale = locale
+        session.remote = remote
         if let timing = call.params["timing"] {
             if let debounce = timing["debounce_ms"]?.int64Value { session.debounceOverride = .milliseconds(debounce) }
             if let throttle = timing["throttle_ms"]?.int64Value { session.throttleOverride = .milliseconds(throttle) }
         }
         session.client = call.params.string("client")
         session.greeted = true
-        call.succeed([
-            "server": .string(RosterVersion.server),
-            "version": .string(RosterVersion.version),
-            "protocol": .int(RosterVersion.wireProtocol),
-            "locale": .string(session.locale.rawValue),
-            "timing": [
+        var result: [(String, JSONValue)] = [
+            ("server", .string(RosterVersion.server)),
+            ("version", .string(RosterVersion.version)),
+            ("protocol", .int(RosterVersion.wireProtocol)),
+            ("locale", .string(session.locale.rawValue)),
+            ("timing", [
                 "debounce_ms": .int(session.debounce(under: sessions.policy).nanoseconds / 1_000_000),
                 "throttle_ms": .int(session.throttle(under: sessions.policy).nanoseconds / 1_000_000),
-            ],
-        ])
+            ]),
+        ]
+        if let remote = session.remote { result.append(("remote", .string(remote.text))) }
+        call.succeed(.object(result))
+    }
+
+    /// `remote` is taken only from a trusted peer, and only once: a connection that speaks for someone cannot
+    /// start speaking for someone else (the same address again is no change). The peer is judged before the
+    /// address, so an untrusted one learns nothing from how its text is read.
+    private func judgeRemote(_ literal: String, call: SessionCall) -> Result<RemoteAddress, RosterError> {
+        guard sessions.mayNameRemote(call.peer) else { return .failure(.forbidden) }
+        guard let address = RemoteAddress(parsing: literal) else {
+            return .failure(.invalidParams(param: "remote", problem: .notAnAddress))
+        }
+        if let held = call.session.remote, held != address { return .failure(.forbidden) }
+        return .success(address)
     }
 
     func whoami(_ call: SessionCall) {
@@ -100,10 +126,12 @@ extension SessionMethods where Sessions == Server {
         [
             Method(spec: MethodSpec(
                 "session.hello",
-                summary: "Introduce the client; set this connection's locale and timing overrides.",
+                summary: "Introduce the client; set this connection's locale and timing overrides, and (a trusted "
+                    + "gateway only) the address of the person it speaks for.",
                 params: [
                     .optional("locale", .string),
                     .optional("client", .string),
+                    .optional("remote", .string),
                     .optional("timing", .object([
                         .optional("debounce_ms", .integer(Self.timingRange)),
                         .optional("throttle_ms", .integer(Self.timingRange)),
@@ -114,6 +142,7 @@ extension SessionMethods where Sessions == Server {
                     FieldSpec("protocol", .integer(1...1)), FieldSpec("locale", .oneOf(RosterLocale.allCases.map(\.rawValue))),
                     FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
                                                  FieldSpec("throttle_ms", .integer(Self.timingRange))])),
+                    .optional("remote", .string),
                 ])), handler: { $0.sessionMethods.hello }, dependence: .none),
             Method(spec: MethodSpec(
                 "session.whoami",

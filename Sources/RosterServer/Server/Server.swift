@@ -74,7 +74,10 @@ public final class Server {
     private var memoryTrim = MemoryTrimPolicy()
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
-    private let daemonUID = getuid()
+    let daemonUID = getuid()
+    /// `[Server] GatewayUsers=` as uids, resolved by the daemon at start and at each reload (a name is looked up
+    /// in the user database, which is I/O, so the server is handed the answer).
+    public var gatewayUIDs: Set<UInt32> = []
 
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
          contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
@@ -280,6 +283,10 @@ public final class Server {
     /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.
     func isAdmin(_ peer: PeerCredentials) -> Bool {
         peer.uid == 0 || peer.uid == daemonUID
+    }
+
+    func mayNameRemote(_ peer: PeerCredentials) -> Bool {
+        isAdmin(peer) || gatewayUIDs.contains(peer.uid)
     }
 
     // MARK: Stopping

@@ -24,6 +24,7 @@ extension Server {
         fields.append(("ROSTER_PEER_UID", String(record.peer.uid)))
         fields.append(("ROSTER_PEER_PID", String(record.peer.pid)))
         if let client = record.peer.client { fields.append(("ROSTER_CLIENT", client)) }
+        if let remote = record.peer.remote { fields.append(("ROSTER_REMOTE", remote)) }
         fields.append(("ROSTER_OUTCOME", record.outcome.rawValue))
         if let reason = record.reason { fields.append(("ROSTER_REASON", reason)) }
         if record.suppressed > 0 { fields.append(("ROSTER_SUPPRESSED", String(record.suppressed))) }

@@ -18,12 +18,15 @@ final class RecordingCallHost: ContactsCallHost {
 
     let id: UInt64
     let session = Session()
-    let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
+    let peer: PeerCredentials
     let closedFlag = Locked(false)
     var maxAnswerBytes = 1 << 20
     private(set) var history: [Event] = []
 
-    init(id: UInt64 = 5) { self.id = id }
+    init(id: UInt64 = 5, uid: UInt32 = 1000) {
+        self.id = id
+        peer = PeerCredentials(pid: 42, uid: uid, gid: uid)
+    }
 
     func sendAnswer(_ bytes: [UInt8], id: JSONValue) { history.append(.answer(String(decoding: bytes, as: UTF8.self), id: id)) }
     func sendError(_ error: RosterError, id: JSONValue) { history.append(.error(error, id: id)) }

@@ -15,6 +15,8 @@ final class RecordingSessions: AccountSessions, SessionChanges {
     var revocations = RevocationsDuringResumes()
     /// What `rpc.describe` lists.
     var methodSpecs: [MethodSpec] = []
+    /// The uids `session.hello` takes a `remote` from.
+    var trustedUIDs: Set<UInt32> = [0]
     /// Log-outs and revocations, in order, by the host's id.
     private(set) var endings: [Ending] = []
 
@@ -38,6 +40,8 @@ final class RecordingSessions: AccountSessions, SessionChanges {
     func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool {
         revocations.resumeEnded(startedAt: start, hash: hash, account: account)
     }
+
+    func mayNameRemote(_ peer: PeerCredentials) -> Bool { trustedUIDs.contains(peer.uid) }
 
     func logOut(_ host: RecordingCallHost) {
         host.session.user = nil

@@ -44,7 +44,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'form.open': ('form',),
     'form.submit': ('form',),
     'rpc.describe': (),
-    'session.hello': ('locale?', 'client?', 'timing?'),
+    'session.hello': ('locale?', 'client?', 'remote?', 'timing?'),
     'session.list': (),
     'session.logout': (),
     'session.resume': ('token',),
@@ -128,6 +128,7 @@ class AdminAuditResultItemsItem(TypedDict):
     peer_uid: int
     peer_pid: int
     client: str | None
+    remote: str | None
     outcome: Literal['succeeded', 'failed']
     reason: str | None
     suppressed: int
@@ -296,6 +297,7 @@ class SessionHelloResult(TypedDict):
     protocol: int
     locale: Literal['zh-Hans', 'en', 'vi', 'ko']
     timing: SessionHelloResultTiming
+    remote: NotRequired[str]
 
 
 class SessionHelloTimingParam(TypedDict):
@@ -484,9 +486,9 @@ class BlockingMethods:
         """Every method with its params and result shapes."""
         return cast('RpcDescribeResult', self.call('rpc.describe', {}))
 
-    def session_hello(self, *, locale: str | None = None, client: str | None = None, timing: SessionHelloTimingParam | None = None) -> SessionHelloResult:
-        """Introduce the client; set this connection's locale and timing overrides."""
-        return cast('SessionHelloResult', self.call('session.hello', _present({'locale': locale, 'client': client, 'timing': timing})))
+    def session_hello(self, *, locale: str | None = None, client: str | None = None, remote: str | None = None, timing: SessionHelloTimingParam | None = None) -> SessionHelloResult:
+        """Introduce the client; set this connection's locale and timing overrides, and (a trusted gateway only) the address of the person it speaks for."""
+        return cast('SessionHelloResult', self.call('session.hello', _present({'locale': locale, 'client': client, 'remote': remote, 'timing': timing})))
 
     def session_list(self) -> SessionListResult:
         """This user's live sessions."""
@@ -655,9 +657,9 @@ class AsyncMethods:
         """Every method with its params and result shapes."""
         return cast('RpcDescribeResult', await self.call('rpc.describe', {}))
 
-    async def session_hello(self, *, locale: str | None = None, client: str | None = None, timing: SessionHelloTimingParam | None = None) -> SessionHelloResult:
-        """Introduce the client; set this connection's locale and timing overrides."""
-        return cast('SessionHelloResult', await self.call('session.hello', _present({'locale': locale, 'client': client, 'timing': timing})))
+    async def session_hello(self, *, locale: str | None = None, client: str | None = None, remote: str | None = None, timing: SessionHelloTimingParam | None = None) -> SessionHelloResult:
+        """Introduce the client; set this connection's locale and timing overrides, and (a trusted gateway only) the address of the person it speaks for."""
+        return cast('SessionHelloResult', await self.call('session.hello', _present({'locale': locale, 'client': client, 'remote': remote, 'timing': timing})))
 
     async def session_list(self) -> SessionListResult:
         """This user's live sessions."""
