@@ -108,6 +108,93 @@ def test_the_gateways_hello_names_the_browser_and_a_pages_hello_never_reaches_th
         assert json.loads(verdict.answer)["error"]["data"] == {"reason": "forbidden", "method": "session.hello"}
 
 
+@pytest.fixture
+def limited_daemon() -> Iterator[Daemon]:
+    with started_daemon(LOW_LIMIT) as started:
+        yield started
+
+
+def audit(daemon: Daemon, **query: Any) -> list[dict[str, Any]]:
+    """The audit log, newest first, read as root over the socket (admin.audit)."""
+    with roster.Client(daemon.socket_path, timeout=10) as client:
+        return [dict(item) for item in client.admin_audit(limit=200, **query)["items"]]
+
+
+def register_directly(daemon: Daemon, *usernames: str) -> None:
+    with roster.Client(daemon.socket_path, timeout=10) as client:
+        for username in usernames:
+            client.users_register(username=username, password="secret1")
+
+
+def test_behind_a_trusted_proxy_each_browser_has_its_own_failed_log_in_limit_and_audit_entries(
+        limited_daemon: Daemon) -> None:
+    register_directly(limited_daemon, "carol1")
+    with started_gateway(limited_daemon, "--trusted-proxy", "127.0.0.1") as gateway:
+        async def flow() -> None:
+            async with browser() as session:
+                # Browser A fails log-ins on names of its own until its address is limited.
+                statuses = []
+                for attempt in range(12):
+                    status, answer = await log_in(session, gateway, f"nobody{attempt}", "wrong12",
+                                                  f"{CLAIMED}, {BROWSER_A}")
+                    statuses.append((status, answer["reason"]))
+                    if answer["reason"] == "rate_limited":
+                        break
+                assert statuses[-1] == (429, "rate_limited"), statuses
+                assert len(statuses) == 11, statuses
+                # Browser B, behind the same proxy and so on the same gateway uid, is not held back by A.
+                status, answer = await log_in(session, gateway, "carol1", "secret1", BROWSER_B)
+                assert (status, answer) == (200, {"redirect": "/contacts"})
+                status, answer = await log_in(session, gateway, "nobody0", "wrong12", BROWSER_A)
+                assert (status, answer["reason"]) == (429, "rate_limited")
+        run(flow())
+    entries = audit(limited_daemon, event="login")
+    failed = [entry for entry in entries if entry["outcome"] == "failed"]
+    assert failed and {entry["remote"] for entry in failed} == {BROWSER_A}, entries
+    assert [entry["remote"] for entry in entries if entry["outcome"] == "succeeded"] == [BROWSER_B], entries
+    # The register above came straight to the socket: no gateway, no remote.
+    assert [entry["remote"] for entry in audit(limited_daemon, event="register")] == [None]
+
+
+def test_without_a_trusted_proxy_the_gateway_names_the_tcp_peer_whatever_x_forwarded_for_says(
+        daemon: Daemon, gateway: Gateway) -> None:
+    register_directly(daemon, "carol1")
+
+    async def flow() -> None:
+        async with browser() as session:
+            assert (await log_in(session, gateway, "carol1", "secret1", BROWSER_A))[0] == 200
+            assert (await log_in(session, gateway, "carol1", "wrong12", BROWSER_A))[0] == 401
+    run(flow())
+    assert [entry["remote"] for entry in audit(daemon, event="login")] == ["127.0.0.1", "127.0.0.1"]
+
+
+def test_a_websockets_daemon_connection_names_the_browser_and_the_page_cannot_change_it(daemon: Daemon) -> None:
+    register_directly(daemon, "carol1")
+    with started_gateway(daemon, "--trusted-proxy", "127.0.0.1") as gateway:
+        async def flow() -> None:
+            async with browser() as other, browser() as session:
+                assert (await log_in(other, gateway, "carol1", "secret1", BROWSER_B))[0] == 200
+                assert (await log_in(session, gateway, "carol1", "secret1", BROWSER_A))[0] == 200
+                ws = await session.ws_connect(f"{gateway.url}/ws?locale=en",
+                                              headers=own(gateway) | {"X-Forwarded-For": BROWSER_A})
+                ready = await next_message(ws, lambda m: m.get("params", {}).get("type") == "ready")
+                assert ready["params"]["user"] == "carol1"
+                # The page's own hello, claiming another address, is the gateway's to refuse.
+                refused = await call(ws, 1, "session.hello", locale="en", remote=CLAIMED)
+                assert refused["error"]["data"] == {"reason": "forbidden", "method": "session.hello"}
+                sessions = (await call(ws, 2, "session.list"))["result"]["items"]
+                elsewhere = [item["id"] for item in sessions if not item["current"]]
+                assert len(elsewhere) == 1, sessions
+                assert "result" in await call(ws, 3, "session.revoke", id=elsewhere[0])
+                await ws.close()
+        run(flow())
+    resumes = audit(daemon, event="resume")
+    assert [entry["remote"] for entry in resumes] == [BROWSER_A], resumes
+    revoked = audit(daemon, event="session_revoked")
+    assert [entry["remote"] for entry in revoked] == [BROWSER_A], revoked
+    assert CLAIMED not in json.dumps(audit(daemon))
+
+
 async def log_in(session: aiohttp.ClientSession, gateway: Gateway, username: str, password: str,
                  forwarded_for: str | None) -> tuple[int, Any]:
     headers = own(gateway) | ({} if forwarded_for is None else {"X-Forwarded-For": forwarded_for})
@@ -118,10 +205,10 @@ async def log_in(session: aiohttp.ClientSession, gateway: Gateway, username: str
 
 class RecordingRosterd:
     """A stand-in for rosterd that records every line each connection sends, so that what the gateway says first
-    is seen as it is written: hello answers {}, resume not_found, auth.login and users.register a token, anything
-    else {}."""
+    is seen as it is written: hello answers {} (or `forbidden`, as rosterd answers a uid it does not trust),
+    resume `not_found`, auth.login and users.register a token, anything else {}."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, refuse_hello: bool = False) -> None:
         self.directory = directory
         self.socket_path = str(directory / "recording.sock")
         self.connections: list[list[dict[str, Any]]] = []
@@ -135,9 +222,13 @@ class RecordingRosterd:
                     request = json.loads(line)
                     lines.append(request)
                     answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request.get("id"), "result": {}}
-                    if request["method"] == "session.resume":
+                    refusals = {"session.resume": (1004, "not_found")}
+                    if refuse_hello:
+                        refusals["session.hello"] = (1031, "forbidden")
+                    if (refusal := refusals.get(request["method"])) is not None:
+                        code, reason = refusal
                         answer = {"jsonrpc": "2.0", "id": request.get("id"),
-                                  "error": {"code": 1004, "message": "no", "data": {"reason": "not_found"}}}
+                                  "error": {"code": code, "message": "no", "data": {"reason": reason}}}
                     elif request["method"] in ("auth.login", "users.register"):
                         answer["result"] = {"token": "T", "username": request["params"]["username"]}
                     self.wfile.write(json.dumps(answer).encode() + b"\n")
@@ -193,3 +284,25 @@ def test_every_daemon_connection_the_gateway_opens_says_the_browser_first(record
                       for remote in (BROWSER_A, "127.0.0.1")] + [
                      {"locale": "ko", "client": "roster-web", "remote": BROWSER_B}] + [
                      {"locale": "en", "client": "roster-web", "remote": "127.0.0.1"}] * 2
+
+
+def test_a_refused_hello_ends_the_tab_and_the_post_and_nothing_more_is_said_for_the_browser(tmp_path: Path) -> None:
+    """rosterd refuses the hello of a gateway uid it does not trust with a remote: the gateway must not go on
+    speaking for the browser as its own uid (shared limits, no remote in the audit log)."""
+    refusing = RecordingRosterd(tmp_path, refuse_hello=True)
+    try:
+        with started_gateway(refusing) as gateway:
+            async def flow() -> None:
+                async with browser("T") as session:
+                    status, answer = await log_in(session, gateway, "carol1", "secret1", None)
+                    assert (status, answer) == (503, {"reason": "unavailable"})
+                    ws = await session.ws_connect(f"{gateway.url}/ws", headers=own(gateway))
+                    message = await ws.receive(timeout=10)
+                    assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), message
+                    assert ws.close_code == 1011
+            run(flow())
+            assert "rosterd refused the gateway's session.hello: forbidden" in gateway.log()
+            assert "GatewayUsers=" in gateway.log()
+    finally:
+        refusing.stop()
+    assert [[line["method"] for line in lines] for lines in refusing.connections] == [["session.hello"]] * 2
