@@ -61,7 +61,9 @@ public enum AuditNotification {
                   let username = optional(fields[6]), let uid = UInt32(fields[7]), let pid = Int32(fields[8]),
                   let client = optional(fields[9]), let outcome = AuditOutcome(rawValue: fields[10]),
                   let reason = optional(fields[11]), let suppressed = Int(fields[12]),
-                  let remote = fields.count == 14 ? required(fields[13]).map(Optional.some) : .some(nil) else { throw .malformed }
+                  let remote = fields.count == 14 ? required(fields[13]).map(Optional.some) : .some(nil) else {
+                throw .malformed
+            }
             let record = AuditRecord(event: event, username: username,
                                      peer: AuditPeer(uid: uid, pid: pid, client: client, remote: remote),
                                      outcome: outcome, reason: reason, suppressed: suppressed)

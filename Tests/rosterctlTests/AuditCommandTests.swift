@@ -51,10 +51,10 @@ struct AuditCommandTests {
             entries[0],
         ]
         #expect(AuditPrinter.table(web).render(legend: true) == [
-            "TIME                 EVENT USER   OUTCOME   REASON                         PEER                    CLIENT",
-            "2026-12-01T19:05:00Z login bobby1 succeeded -                              2001:db8::7 (33/812)    roster-web",
-            "2026-12-01T19:04:59Z login -      failed    unknown_user                   203.0.113.5 (33/812)    roster-web",
-            "2026-12-01T19:04:05Z login bobby1 failed    wrong_password (+4 suppressed) 1000/4242               rosterctl",
+            "TIME                 EVENT USER   OUTCOME   REASON                         PEER                 CLIENT",
+            "2026-12-01T19:05:00Z login bobby1 succeeded -                              2001:db8::7 (33/812) roster-web",
+            "2026-12-01T19:04:59Z login -      failed    unknown_user                   203.0.113.5 (33/812) roster-web",
+            "2026-12-01T19:04:05Z login bobby1 failed    wrong_password (+4 suppressed) 1000/4242            rosterctl",
         ])
         #expect(AuditPrinter.aligned(AuditPrinter.cells(web[1]))
                 == "2026-12-01T19:04:59Z login                  -            failed    unknown_user     203.0.113.5 (33/812) roster-web")

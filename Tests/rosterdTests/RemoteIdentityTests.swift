@@ -1,0 +1,100 @@
+import Glibc
+import RosterProtocol
+import Testing
+
+/// Issue 17's per-browser identity against the real daemon: a trusted gateway's connections say whom they speak
+/// for (`session.hello` `remote`), and each remote then has its own failed-log-in limit and audit cap, apart from
+/// the gateway uid's own; an untrusted peer may not say it, until `[Server] GatewayUsers=` names it.
+@Suite("Remote identities against the real daemon", .serialized)
+struct RemoteIdentityTests {
+    /// Burst 1: each unknown name fails once before its own limit, the peer's allows ten; three entries a minute
+    /// per requester.
+    private static let config = "[Hashing]\nMemoryKiB=8192\nIterations=1\n[Login]\nRateLimitBurst=1\n"
+        + "[Audit]\nFailedLoginEntriesPerMinute=3\n"
+
+    private func reason(_ answer: JSONValue) -> String? { answer["error"]?["data"]?["reason"]?.stringValue }
+
+    private func connection(_ daemon: TestDaemon, remote: String?) throws -> TestClient {
+        let client = try daemon.connect()
+        var params: [(String, JSONValue)] = [("client", "roster-web")]
+        if let remote { params.append(("remote", .string(remote))) }
+        let hello = try client.call("session.hello", .object(params))
+        #expect(hello["result"]?["remote"] == remote.map(JSONValue.string), "\(hello)")
+        return client
+    }
+
+    /// Fails log-ins with names nobody holds (each its own account key) until the peer key answers `rate_limited`;
+    /// how many failed first.
+    private func failUntilLimited(_ client: TestClient, tag: String) throws -> Int {
+        for attempt in 0..<30 {
+            let answer = try client.call("auth.login", ["username": .string("ghost\(tag)\(attempt)"), "password": "wrong12"])
+            if reason(answer) == "rate_limited" { return attempt }
+            #expect(reason(answer) == "not_found", "\(answer)") // the seed policy reveals unknown names
+        }
+        return -1
+    }
+
+    private func logIn(_ client: TestClient) throws -> JSONValue {
+        try client.call("auth.login", ["username": "alice1", "password": "secret1"])
+    }
+
+    @Test func eachRemoteHasItsOwnFailedLogInLimitAndTheUIDKeepsItsOwn() throws {
+        let daemon = try TestDaemon(config: Self.config)
+        #expect(daemon.waitForLog("session.hello remote is taken from uids 0"))
+        _ = try daemon.connect().call("users.register", ["username": "alice1", "password": "secret1"])
+
+        let a = try connection(daemon, remote: "203.0.113.5")
+        #expect(try failUntilLimited(a, tag: "a") == 10)
+        // Another browser behind the same gateway uid is not held back by the first one's guesses.
+        let b = try connection(daemon, remote: "203.0.113.6")
+        #expect(try logIn(b)["result"]?["token"] != nil)
+        #expect(reason(try logIn(try connection(daemon, remote: "203.0.113.5"))) == "rate_limited")
+
+        // IPv6 counts by /64: another address of it is the same subscriber; the next /64 is not.
+        let v6 = try connection(daemon, remote: "2001:db8:0:1::1")
+        #expect(try failUntilLimited(v6, tag: "v6") == 10)
+        #expect(reason(try logIn(try connection(daemon, remote: "2001:db8:0:1:ffff::2"))) == "rate_limited")
+        #expect(try logIn(try connection(daemon, remote: "2001:db8:0:2::1"))["result"]?["token"] != nil)
+
+        // Without a remote a connection counts by its uid, as before: across connections, apart from the remotes.
+        let plain = try connection(daemon, remote: nil)
+        #expect(try failUntilLimited(plain, tag: "uid") == 10)
+        #expect(reason(try logIn(try connection(daemon, remote: nil))) == "rate_limited")
+        #expect(try logIn(try connection(daemon, remote: "198.51.100.1"))["result"]?["token"] != nil)
+
+        // The failed-entry cap is per requester too: three entries for each of the three that failed (the rest
+        // were left out, to be summed up once their minute ends), where one cap per uid would have kept three.
+        let entries = try daemon.connect().call("admin.audit", ["event": "login", "limit": 1_000])["result"]?["items"]?
+            .arrayValue ?? []
+        let failed = entries.filter { $0["outcome"] == "failed" }
+        #expect(failed.count == 9, "\(failed)")
+    }
+
+    @Test func anUntrustedPeerIsForbiddenARemoteUntilGatewayUsersNamesIt() throws {
+        let daemon = try TestDaemon(config: Self.config)
+        chmod(daemon.directory.path, 0o755)
+        chmod(daemon.directory.path + "/run", 0o755)
+        chmod(daemon.socketPath, 0o666)
+        let request = daemon.directory.path + "/request.json"
+        try writeFile(request, #"{"jsonrpc":"2.0","id":1,"method":"session.hello","params":{"locale":"en","remote":"203.0.113.5"}}"#
+                      + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"session.hello","params":{"locale":"en"}}"# + "\n")
+        func helloAsNobody() throws -> [JSONValue] {
+            let result = try capture(["/bin/sh", "-c", "setpriv --reuid=65534 --regid=65534 --clear-groups "
+                                      + "socat -t 2 - UNIX-CONNECT:\(daemon.socketPath) < \(request)"], in: daemon.directory)
+            return try result.stdout.split(separator: "\n").map { try JSONParser.parse(Array($0.utf8)) }
+        }
+        let refused = try helloAsNobody()
+        #expect(refused.count == 2)
+        #expect(refused.first?["error"]?["code"] == 1031 && reason(refused.first ?? nil) == "forbidden", "\(refused)")
+        // Nothing of the refused hello applied; a hello without remote is fine.
+        #expect(refused.last?["result"]?["locale"] == "en" && refused.last?["result"]?["remote"] == nil, "\(refused)")
+
+        // By name, looked up at the reload.
+        try writeFile(daemon.directory.path + "/rosterd.conf", Self.config + "[Server]\nGatewayUsers=nobody\n")
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitForLog("session.hello remote is taken from uids 0 65534"))
+        let accepted = try helloAsNobody()
+        #expect(accepted.first?["result"]?["remote"] == "203.0.113.5", "\(accepted)")
+        #expect(accepted.last?["result"]?["remote"] == "203.0.113.5", "\(accepted)")
+    }
+}
