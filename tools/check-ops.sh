@@ -39,6 +39,14 @@ out=$(systemd-analyze verify --man=no --root="$root" rosterd.service 2>&1) || fa
 rm -r "$root/etc/systemd/system/rosterd.service.d"
 echo "ok: systemd-analyze verify (PostgreSQL drop-in)"
 
+# 1c. roster-web runs as that user, in its own group and the group roster, never as a dynamic one.
+unit=systemd/roster-web.service
+for line in User=roster-web Group=roster-web SupplementaryGroups=roster; do
+    grep -qx "$line" "$unit" || fail "$unit: no $line"
+done
+! grep -q '^DynamicUser=' "$unit" || fail "$unit: DynamicUser= (rosterd trusts roster-web by its name)"
+echo "ok: roster-web.service runs as roster-web"
+
 # 2. The sandbox: an overall exposure of 2.0 or less, for rosterd and for roster-web.
 for unit in rosterd.service roster-web.service; do
     score=$(systemd-analyze security --offline=true --threshold=20 "systemd/$unit" 2>&1 |
@@ -72,6 +80,11 @@ mkdir -p "$sys/etc"
 systemd-sysusers --root="$sys" >/dev/null 2>&1 || fail "systemd-sysusers"
 grep -q '^roster:x:[0-9]*:[0-9]*:.*:/var/lib/roster:.*nologin$' "$sys/etc/passwd" || fail "no user roster"
 grep -q '^roster:x:' "$sys/etc/group" || fail "no group roster"
+# roster-web: a system user of its own (the name rosterd's GatewayUsers= trusts by default), a member of the
+# group roster so that it may open the socket, with no home and no shell.
+grep -q '^roster-web:x:[0-9]*:[0-9]*:Roster web front end:/:.*nologin$' "$sys/etc/passwd" || fail "no user roster-web"
+grep -q '^roster-web:x:' "$sys/etc/group" || fail "no group roster-web"
+grep -Eq '^roster:x:[0-9]+:([^,]*,)*roster-web(,.*)?$' "$sys/etc/group" || fail "roster-web is not in the group roster"
 if [ "$(id -u)" = 0 ]; then
     systemd-tmpfiles --root="$sys" --create >/dev/null 2>&1 || fail "systemd-tmpfiles"
     uid=$(awk -F: '$1 == "roster" { print $3 ":" $4 }' "$sys/etc/passwd")

@@ -9,7 +9,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -24,15 +26,16 @@ def rosterd_binary() -> Path:
 
 
 class Daemon:
-    """A rosterd process of its own, like Tests/rosterdTests/TestDaemon.swift starts."""
+    """A rosterd process of its own, like Tests/rosterdTests/TestDaemon.swift starts, with `config` as its
+    rosterd.conf."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, config: str = "") -> None:
         binary = rosterd_binary()
         if not binary.is_file():
             pytest.fail(f"{binary} is missing: run `swift build` first (or set ROSTERD)")
         self.directory = directory
         self.socket_path = str(directory / "run" / "roster.sock")
-        (directory / "rosterd.conf").write_text("")
+        (directory / "rosterd.conf").write_text(config)
         self.stderr = (directory / "rosterd.stderr").open("wb")
         self.process = subprocess.Popen(
             [str(binary), "--socket", self.socket_path, "--database", str(directory / "state" / "roster.db"),
@@ -64,14 +67,21 @@ class Daemon:
         self.stderr.close()
 
 
-@pytest.fixture
-def daemon() -> Iterator[Daemon]:
+@contextmanager
+def started_daemon(config: str = "") -> Iterator[Daemon]:
+    """A Daemon in a temporary directory, killed and removed at the end."""
     with tempfile.TemporaryDirectory(prefix="roster-pytest-") as directory:
-        started = Daemon(Path(directory))
+        started = Daemon(Path(directory), config)
         try:
             yield started
         finally:
             started.kill()
+
+
+@pytest.fixture
+def daemon() -> Iterator[Daemon]:
+    with started_daemon() as started:
+        yield started
 
 
 def connect(daemon: Daemon, *, debounce_ms: int | None = 0) -> roster.Client:
@@ -88,10 +98,17 @@ def client(daemon: Daemon) -> Iterator[roster.Client]:
         yield connected
 
 
+class Backend(Protocol):
+    """What a gateway is started in front of: a socket, and a directory for its log."""
+
+    directory: Path
+    socket_path: str
+
+
 class Gateway:
     """A real roster-web (`python -m roster.web`) on a free loopback port, in front of `daemon`."""
 
-    def __init__(self, daemon: Daemon, *extra: str) -> None:
+    def __init__(self, daemon: Backend, *extra: str) -> None:
         self.log_path = daemon.directory / f"roster-web-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
@@ -119,10 +136,17 @@ class Gateway:
         self._log.close()
 
 
-@pytest.fixture
-def gateway(daemon: Daemon) -> Iterator[Gateway]:
-    started = Gateway(daemon)
+@contextmanager
+def started_gateway(daemon: Backend, *extra: str) -> Iterator[Gateway]:
+    """A Gateway with `extra` arguments, stopped at the end."""
+    started = Gateway(daemon, *extra)
     try:
         yield started
     finally:
         started.stop()
+
+
+@pytest.fixture
+def gateway(daemon: Daemon) -> Iterator[Gateway]:
+    with started_gateway(daemon) as started:
+        yield started

@@ -196,7 +196,7 @@ def test_only_the_pages_methods_are_relayed(daemon: Daemon, gateway: Gateway) ->
                        ("users.register", {"username": "bobby1", "password": "secret1"}),
                        ("form.submit", {"form": "register"}), ("form.submit", {"form": "login"}),
                        ("account.recovery_codes", {"password": "secret1"}), ("session.hello", {"locale": "ko"}),
-                       ("rpc.describe", {})]
+                       ("session.hello", {"locale": "en", "remote": "198.51.100.66"}), ("rpc.describe", {})]
             for index, (method, params) in enumerate(refused):
                 answer = await call(ws, 100 + index, method, **params)
                 assert answer["error"]["data"] == {"reason": "forbidden", "method": method}, answer

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from .._socket import default_socket_path
 from .app import Gateway, Settings
+from .forwarded import Network, TrustedProxies, proxy_network
 
 
 def parse_listen(value: str) -> tuple[str, int]:
@@ -20,6 +21,13 @@ def parse_listen(value: str) -> tuple[str, int]:
     if not separator or not port.isdigit() or int(port) > 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not HOST:PORT")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def parse_proxy(value: str) -> Network:
+    try:
+        return proxy_network(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an IP address or CIDR block") from None
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -33,6 +41,11 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
                              "in front of it; repeatable")
     parser.add_argument("--tls-certificate", metavar="FILE", help="serve HTTPS with this certificate chain")
     parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
+    parser.add_argument("--trusted-proxy", type=parse_proxy, action="append", default=[], metavar="ADDR[/BITS]",
+                        help="a reverse proxy in front of the gateway (an address or a CIDR block; repeatable): "
+                             "for a request from it, the browser's address rosterd is told is the rightmost "
+                             "X-Forwarded-For entry that is not a trusted proxy. Without one, X-Forwarded-For is "
+                             "ignored and the browser's address is the TCP peer's")
     parser.add_argument("--max-queued-bytes", type=int, default=1024 * 1024, help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if bool(options.tls_certificate) != bool(options.tls_key):
@@ -50,7 +63,8 @@ async def serve(options: argparse.Namespace) -> None:
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         tls.load_cert_chain(options.tls_certificate, options.tls_key)
     gateway = Gateway(Settings(socket_path=socket_path, extra_hosts=tuple(options.host), tls=tls is not None,
-                               max_queued_bytes=options.max_queued_bytes))
+                               max_queued_bytes=options.max_queued_bytes,
+                               trusted_proxies=TrustedProxies(tuple(options.trusted_proxy))))
     runner = web.AppRunner(gateway.application(), access_log=None, handle_signals=False)
     await runner.setup()
     host, port = options.listen

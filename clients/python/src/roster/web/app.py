@@ -14,10 +14,11 @@ from aiohttp import web
 from ..async_client import AsyncClient
 from ..errors import ConnectionLost, RosterError
 from .budget import SocketBudget
+from .forwarded import TrustedProxies, browser_address
 from .guard import Guard
 from .locale import from_accept_language, map_tag
 from .pages import LOGGED_IN_PAGES, PAGES, render
-from .relay import Ending, RelayLimits, relay
+from .relay import Ending, RelayLimits, hello_params, log_refused_hello, relay
 from .words import WORDS
 
 COOKIE = "roster_session"
@@ -53,6 +54,8 @@ class Settings:
     max_queued_bytes: int = 1024 * 1024
     # Log-ins, registrations and log-outs waiting on rosterd at once; past it a POST is answered 503 busy.
     max_posts: int = 32
+    # The reverse proxies whose X-Forwarded-For names the browser (`--trusted-proxy`); none by default.
+    trusted_proxies: TrustedProxies = TrustedProxies()
 
 
 class Gateway:
@@ -123,7 +126,7 @@ class Gateway:
             return web.json_response({"reason": "invalid_request"}, status=400)
         fields: dict[str, str] = form
         locale = _locale(request, fields.get("locale"))
-        outcome = await self._with_daemon(locale, lambda client: action(client, fields))
+        outcome = await self._with_daemon(request, locale, lambda client: action(client, fields))
         if not isinstance(outcome, str):
             return outcome
         response = web.json_response({"redirect": "/contacts"})
@@ -144,7 +147,7 @@ class Gateway:
                     return ""
                 await client.session_logout()
                 return ""
-            outcome = await self._with_daemon(_locale(request), logout)
+            outcome = await self._with_daemon(request, _locale(request), logout)
             if not isinstance(outcome, str):
                 return outcome
         response = web.json_response({"redirect": "/login"})
@@ -152,9 +155,15 @@ class Gateway:
                             httponly=True, samesite="Strict", secure=_secure(request))
         return response
 
-    async def _with_daemon(self, locale: str,
+    def _browser(self, request: web.Request) -> str | None:
+        """The address of the browser behind `request`, as rosterd is told it (see forwarded.browser_address)."""
+        return browser_address(request.remote, request.headers.getall("X-Forwarded-For", []),
+                               self.settings.trusted_proxies)
+
+    async def _with_daemon(self, request: web.Request, locale: str,
                            action: Callable[[AsyncClient], Awaitable[str]]) -> str | web.StreamResponse:
-        """Runs `action` on a connection of its own in `locale`; a refusal becomes the JSON answer for the page."""
+        """Runs `action` on a connection of its own, said to be `request`'s browser's in `locale`; a refusal becomes
+        the JSON answer for the page."""
         if self._posts.locked():
             return web.json_response({"reason": "busy", "retry_after_ms": 1000}, status=503,
                                      headers={"Retry-After": "1"})
@@ -164,7 +173,12 @@ class Gateway:
             except ConnectionLost:
                 return web.json_response({"reason": "unavailable"}, status=503)
             try:
-                await client.session_hello(locale=locale, client="roster-web")
+                try:
+                    await client.call("session.hello", hello_params(locale, self._browser(request)))
+                except RosterError as error:
+                    # The gateway's own setup failed, not the browser's request: it is told only that.
+                    log_refused_hello(error.reason)
+                    return web.json_response({"reason": "unavailable"}, status=503)
                 return await action(client)
             except RosterError as error:
                 answer: dict[str, Any] = {"reason": error.reason, "message": error.message}
@@ -191,8 +205,8 @@ class Gateway:
             ws = web.WebSocketResponse(max_msg_size=self.settings.max_frame_bytes, heartbeat=30.0)
             await ws.prepare(request)
             locale = _locale(request, request.query.get("locale"))
-            ending = await relay(ws, request, self.settings.socket_path, locale, token,
-                        RelayLimits(self.settings.max_queued_bytes), WORDS[locale]["not_relayed"])
+            ending = await relay(ws, request, self.settings.socket_path, locale, self._browser(request), token,
+                                 RelayLimits(self.settings.max_queued_bytes), WORDS[locale]["not_relayed"])
             if ending is Ending.TOO_SLOW:
                 log.info("closed a WebSocket whose browser stopped reading (1008)")
             return ws

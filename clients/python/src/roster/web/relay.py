@@ -4,16 +4,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 import struct
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from .._wire import MAX_LINE_BYTES, decode_object
 from .policy import Refuse, judge_frame, without_tokens
+
+log = logging.getLogger("roster.web")
 
 HELLO_ID = "roster-web:hello"
 RESUME_ID = "roster-web:resume"
@@ -32,6 +36,30 @@ class Ending(Enum):
     PAGE = "page"
     DAEMON = "daemon"
     TOO_SLOW = "too_slow"
+
+
+class HelloRefused(Exception):
+    """rosterd answered the gateway's own session.hello with an error (`reason`)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def hello_params(locale: str, remote: str | None) -> dict[str, str]:
+    """What the gateway says first on every rosterd connection it opens for a browser: the page's language, its
+    own name, and the browser's address, which rosterd takes only from a gateway's uid (`[Server] GatewayUsers=`)
+    and then counts log-in failures, queue shares and audit entries by."""
+    params = {"locale": locale, "client": "roster-web"}
+    if remote is not None:
+        params["remote"] = remote
+    return params
+
+
+def log_refused_hello(reason: str) -> None:
+    """A refused hello is the gateway's setup, not the browser's doing: said once per connection, with the fix."""
+    hint = " (is roster-web's user in rosterd's [Server] GatewayUsers=?)" if reason == "forbidden" else ""
+    log.warning("rosterd refused the gateway's session.hello: %s%s", reason, hint)
 
 
 @dataclass(frozen=True)
@@ -74,10 +102,11 @@ class Outbox:
         return frame
 
 
-async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: str, locale: str, token: str | None,
-                limits: RelayLimits, refusal_message: str) -> Ending:
-    """Serves one tab until either side ends: hello (and resume with the cookie's token) first, then a `ready`
-    event naming the user (null when not logged in), then every frame both ways. Returns who ended it."""
+async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: str, locale: str, remote: str | None,
+                token: str | None, limits: RelayLimits, refusal_message: str) -> Ending:
+    """Serves one tab until either side ends: hello (naming the browser's `remote` address) and resume with the
+    cookie's token first, then a `ready` event naming the user (null when not logged in), then every frame both
+    ways. Returns who ended it."""
     transport = request.transport
     try:
         reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_LINE_BYTES)
@@ -87,10 +116,15 @@ async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: st
     outbox = Outbox(limits.max_queued_bytes)
     try:
         try:
-            user, resume_reason = await asyncio.wait_for(_open_session(reader, writer, locale, token, outbox),
-                                                         SETUP_SECONDS)
+            user, resume_reason = await asyncio.wait_for(
+                _open_session(reader, writer, hello_params(locale, remote), token, outbox), SETUP_SECONDS)
         except (asyncio.TimeoutError, OSError, ConnectionError):
             await ws.close(code=CLOSE_DAEMON_GONE, message=b"rosterd did not answer")
+            return Ending.DAEMON
+        except HelloRefused as refused:
+            # Relaying on would speak for this browser as the gateway's uid, in the daemon's default language.
+            log_refused_hello(refused.reason)
+            await ws.close(code=CLOSE_DAEMON_GONE, message=b"rosterd refused the gateway")
             return Ending.DAEMON
         outbox.put(json.dumps({"jsonrpc": "2.0", "method": "event",
                                "params": {"type": "ready", "user": user, "locale": locale,
@@ -123,37 +157,42 @@ async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: st
             await writer.wait_closed()
 
 
-async def _open_session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, locale: str, token: str | None,
-                        outbox: Outbox) -> tuple[str | None, str | None]:
-    """Says hello in the page's language and resumes the cookie's token; returns the user (None when there is no
-    token or it does not resume) and the reason a resume was refused. Events that come meanwhile are queued."""
-    lines = [{"jsonrpc": "2.0", "id": HELLO_ID, "method": "session.hello",
-              "params": {"locale": locale, "client": "roster-web"}}]
-    if token is not None:
-        lines.append({"jsonrpc": "2.0", "id": RESUME_ID, "method": "session.resume", "params": {"token": token}})
-    writer.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+async def _open_session(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, hello: dict[str, str],
+                        token: str | None, outbox: Outbox) -> tuple[str | None, str | None]:
+    """Says hello, then resumes the cookie's token; returns the user (None when there is no token or it does not
+    resume) and the reason a resume was refused. Events that come meanwhile are queued. The resume waits for the
+    hello's answer: a refused hello (HelloRefused) must not be followed by a resume on the gateway's uid alone."""
+    answer = await _ask(reader, writer, HELLO_ID, "session.hello", hello, outbox)
+    if isinstance(error := answer.get("error"), dict):
+        data = error.get("data")
+        raise HelloRefused(str(data.get("reason")) if isinstance(data, dict) else "error")
+    if token is None:
+        return None, None
+    answer = await _ask(reader, writer, RESUME_ID, "session.resume", {"token": token}, outbox)
+    result = answer.get("result")
+    error = answer.get("error")
+    if isinstance(result, dict) and isinstance(result.get("username"), str):
+        return result["username"], None
+    if isinstance(error, dict) and isinstance(error.get("data"), dict):
+        return None, str(error["data"].get("reason"))
+    return None, None
+
+
+async def _ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request_id: str, method: str,
+               params: dict[str, str], outbox: Outbox) -> dict[str, Any]:
+    """Sends one request of the gateway's own and returns its answer; the events before it go to the page."""
+    writer.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode()
+                 + b"\n")
     await writer.drain()
-    waiting = {str(line["id"]) for line in lines}
-    user: str | None = None
-    reason: str | None = None
-    while waiting:
+    while True:
         line = await reader.readline()
         if not line:
             raise ConnectionError("rosterd closed the connection")
         message = decode_object(line) or {}
-        answer_id = message.get("id")
-        if answer_id in waiting:
-            waiting.discard(answer_id)
-            if answer_id == RESUME_ID:
-                result = message.get("result")
-                error = message.get("error")
-                if isinstance(result, dict) and isinstance(result.get("username"), str):
-                    user = result["username"]
-                elif isinstance(error, dict) and isinstance(error.get("data"), dict):
-                    reason = str(error["data"].get("reason"))
-        elif (frame := without_tokens(line)) is not None:
+        if message.get("id") == request_id:
+            return message
+        if (frame := without_tokens(line)) is not None:
             outbox.put(frame)
-    return user, reason
 
 
 async def _page_to_daemon(ws: web.WebSocketResponse, writer: asyncio.StreamWriter, outbox: Outbox,

@@ -328,6 +328,9 @@ async function contactsPage(connection) {
   };
   connection.on("results", async (event) => {
     latest = event;
+    // The daemon throttles the search: while a person types, the list may be an earlier query's for a moment.
+    // It says which query it shows, so whoever reads it (a test, a script) knows whether it is the latest yet.
+    list.dataset.query = event.query;
     list.replaceChildren();
     for (const contact of event.items) list.append(contactItem(connection, contact, event.query));
     if (event.items.length === 0) {
