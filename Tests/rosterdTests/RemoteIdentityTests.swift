@@ -4,7 +4,8 @@ import Testing
 
 /// Issue 17's per-browser identity against the real daemon: a trusted gateway's connections say whom they speak
 /// for (`session.hello` `remote`), and each remote then has its own failed-log-in limit and audit cap, apart from
-/// the gateway uid's own; an untrusted peer may not say it, until `[Server] GatewayUsers=` names it.
+/// the gateway uid's own, and is named by its audit entries; an untrusted peer may not say it, until
+/// `[Server] GatewayUsers=` names it.
 @Suite("Remote identities against the real daemon", .serialized)
 struct RemoteIdentityTests {
     /// Burst 1: each unknown name fails once before its own limit, the peer's allows ten; three entries a minute
@@ -68,6 +69,13 @@ struct RemoteIdentityTests {
             .arrayValue ?? []
         let failed = entries.filter { $0["outcome"] == "failed" }
         #expect(failed.count == 9, "\(failed)")
+        // Each entry names the remote it was written for (canonical), or none; three per requester.
+        let byRemote = Dictionary(grouping: failed) { $0["remote"].map { $0.stringValue ?? "null" } ?? "absent" }
+            .mapValues(\.count)
+        #expect(byRemote == ["203.0.113.5": 3, "2001:db8:0:1::1": 3, "null": 3], "\(failed)")
+        let succeeded = entries.filter { $0["outcome"] == "succeeded" }.compactMap { $0["remote"]?.stringValue }
+        #expect(Set(succeeded) == ["203.0.113.6", "2001:db8:0:2::1", "198.51.100.1"], "\(entries)")
+        #expect(entries.allSatisfy { $0["client"] == "roster-web" && $0["peer_uid"] == 0 })
     }
 
     @Test func anUntrustedPeerIsForbiddenARemoteUntilGatewayUsersNamesIt() throws {
