@@ -138,61 +138,45 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try database.transaction { () throws(StoreError) in
             switch batch {
             case .accounts(let rows):
-                let insert = try database.prepare("""
+                try insertEach("""
                     INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for row in rows {
-                    try insert.bind([.integer(row.account.id), .text(row.account.username), .text(row.account.display),
-                                     row.account.email.map(SQLValue.text) ?? .null, .text(row.passwordHash),
-                                     .integer(row.account.createdAtMs), row.lastLoginAtMs.map(SQLValue.integer) ?? .null,
-                                     row.lockedAtMs.map(SQLValue.integer) ?? .null,
-                                     row.lockedReason.map(SQLValue.text) ?? .null])
-                    try insert.run()
+                    """, rows) { row in
+                    [.integer(row.account.id), .text(row.account.username), .text(row.account.display),
+                     optional(row.account.email), .text(row.passwordHash), .integer(row.account.createdAtMs),
+                     row.lastLoginAtMs.map(SQLValue.integer) ?? .null, row.lockedAtMs.map(SQLValue.integer) ?? .null,
+                     optional(row.lockedReason)]
                 }
             case .tokens(let rows):
-                let insert = try database.prepare("""
+                try insertEach("""
                     INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
-                    """)
-                for row in rows {
-                    try insert.bind([.blob(row.hash), .integer(row.account), .integer(row.createdAtMs),
-                                     .integer(row.lastUsedAtMs), row.client.map(SQLValue.text) ?? .null])
-                    try insert.run()
+                    """, rows) { row in
+                    [.blob(row.hash), .integer(row.account), .integer(row.createdAtMs), .integer(row.lastUsedAtMs),
+                     optional(row.client)]
                 }
             case .failures(let rows):
-                let insert = try database.prepare("INSERT INTO login_failures(key, at) VALUES (?, ?)")
-                for row in rows {
-                    try insert.bind([.text(row.key), .integer(row.atMs)])
-                    try insert.run()
+                try insertEach("INSERT INTO login_failures(key, at) VALUES (?, ?)", rows) { row in
+                    [.text(row.key), .integer(row.atMs)]
                 }
             case .contacts(let rows):
-                let insert = try database.prepare("""
+                try insertEach("""
                     INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """)
-                for (account, stored) in rows {
+                    """, rows) { (account, stored) in
                     let contact = stored.contact
                     let keys = stored.keys
-                    func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
-                    try insert.bind([.integer(contact.id), .integer(account), .text(contact.name),
-                                     optional(contact.phone), optional(contact.email), optional(contact.note),
-                                     .integer(contact.createdAt), .integer(contact.updatedAt), .text(keys.folded),
-                                     .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
-                                     .text(keys.hangulInitials), .text(keys.phoneDigits)])
-                    try insert.run()
+                    return [.integer(contact.id), .integer(account), .text(contact.name), optional(contact.phone),
+                            optional(contact.email), optional(contact.note), .integer(contact.createdAt),
+                            .integer(contact.updatedAt), .text(keys.folded), .text(keys.initials), .text(keys.pinyin),
+                            .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits)]
                 }
             case .recoveryCodes(let rows):
-                let insert = try database.prepare("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)")
-                for row in rows {
-                    try insert.bind([.integer(row.account), .blob(row.hash)])
-                    try insert.run()
+                try insertEach("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)", rows) { row in
+                    [.integer(row.account), .blob(row.hash)]
                 }
             case .totp(let rows):
-                let insert = try database.prepare("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)")
-                for row in rows {
-                    try insert.bind([.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
-                                     row.pending.map(SQLValue.blob) ?? .null,
-                                     row.lastStep.map(SQLValue.integer) ?? .null])
-                    try insert.run()
+                try insertEach("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)", rows) { row in
+                    [.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
+                     row.pending.map(SQLValue.blob) ?? .null, row.lastStep.map(SQLValue.integer) ?? .null]
                 }
             case .audit(let entries):
                 try AuditLogStore(database: database).insertCopied(entries)
@@ -209,6 +193,17 @@ public final class SQLiteCopy: CopySource, CopyTarget {
     }
 
     // MARK: Internals
+
+    /// Runs the one INSERT `sql` once for each of `rows`, bound to its `values`.
+    private func insertEach<Row>(_ sql: String, _ rows: [Row], values: (Row) -> [SQLValue]) throws(StoreError) {
+        let insert = try database.prepare(sql)
+        for row in rows {
+            try insert.bind(values(row))
+            try insert.run()
+        }
+    }
+
+    private func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
 
     /// Hands `body` the rows of `sql`, made into values by `row`, in batches of `size` wrapped by `batch`.
     private func stream<Row>(_ sql: String, _ size: Int, _ body: (CopyBatch) throws(CopyError) -> Void,
