@@ -12,14 +12,18 @@ struct FreeTextAndSessionCapTests {
 
     private func reason(_ answer: JSONValue) -> String? { answer["error"]?["data"]?["reason"]?.stringValue }
 
+    /// Registers `username`, then logs in once on a connection that named no client; that log-in's token.
+    @discardableResult
     private func register(_ daemon: TestDaemon, _ username: String) throws -> String {
-        let answer = try daemon.connect().call("users.register", ["username": .string(username), "password": "secret1"])
+        let registered = try daemon.connect().call("users.register", ["username": .string(username), "password": "secret1"])
+        #expect(registered["result"]?["username"] == .string(username), "\(registered)")
+        let answer = try daemon.connect().call("auth.login", ["username": .string(username), "password": "secret1"])
         return try #require(answer["result"]?["token"]?.stringValue, "\(answer)")
     }
 
     @Test func helloRefusesALongOrControlClientWithAStableReasonAndAppliesNothingOfIt() throws {
         let daemon = try TestDaemon(config: Self.config)
-        _ = try register(daemon, "alice1")
+        try register(daemon, "alice1")
         let client = try daemon.connect()
         #expect(try client.call("session.hello", ["client": "first-name"])["result"] != nil)
         let refused: [(String, String)] = [
@@ -51,7 +55,7 @@ struct FreeTextAndSessionCapTests {
 
     @Test func aLockReasonIsBoundedInUnicodeScalarsAndHoldsNoControlCharacter() throws {
         let daemon = try TestDaemon(config: Self.config)
-        _ = try register(daemon, "alice1")
+        try register(daemon, "alice1")
         let admin = try daemon.connect()
         _ = try admin.call("session.hello", ["locale": "en"])
         let refused: [(String, String)] = [
@@ -73,8 +77,8 @@ struct FreeTextAndSessionCapTests {
                 == .string(longest))
     }
 
-    /// 202 tokens for one account (its registration, then 201 log-ins): the two least recently used go, not the
-    /// two oldest — the registration's token was resumed midway — each revoked as a revocation is, and the
+    /// 202 tokens for one account (202 log-ins): the two least recently used go, not the two oldest — the first
+    /// log-in's token was resumed midway — each revoked as a revocation is, and the
     /// account's answers stay small.
     @Test func logInsPastTheCapRevokeTheLeastRecentlyUsedTokensAndTheAccountStillAnswers() throws {
         let daemon = try TestDaemon(config: Self.config)
