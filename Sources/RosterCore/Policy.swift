@@ -34,6 +34,8 @@ public struct Policy: Equatable, Sendable {
     public var rateLimitBurst: Int
     public var rateLimitInterval: Duration
     public var sessionIdle: Duration
+    /// The most live session tokens one account holds; a log-in past it revokes the least recently used ones.
+    public var maxSessionsPerUser: Int = 200
 
     // [Hashing]
     public var hashMemoryKiB: Int

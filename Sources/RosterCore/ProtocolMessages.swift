@@ -74,6 +74,16 @@ enum ProtocolMessages {
                 + "ví dụ 203.0.113.5 hoặc 2001:db8::1",
             .ko: "{param} 매개변수가 포트, 대괄호, 영역 없는 IPv4 또는 IPv6 주소(예: 203.0.113.5, 2001:db8::1)가 아닙니다",
         ],
+        "error.too_long": [
+            .zhHans: "参数 {param} 太长", .en: "The parameter {param} is too long",
+            .vi: "Tham số {param} quá dài", .ko: "{param} 매개변수가 너무 깁니다",
+        ],
+        "error.control_character": [
+            .zhHans: "参数 {param} 含有控制字符、换行或双向文本控制符",
+            .en: "The parameter {param} holds a control character, a line break or a bidi control",
+            .vi: "Tham số {param} chứa ký tự điều khiển, dấu xuống dòng hoặc ký tự điều khiển hướng văn bản",
+            .ko: "{param} 매개변수에 제어 문자, 줄바꿈 또는 양방향 제어 문자가 들어 있습니다",
+        ],
         "error.unknown_param": [
             .zhHans: "未知参数 {param}", .en: "Unknown parameter {param}",
             .vi: "Tham số không xác định {param}", .ko: "알 수 없는 매개변수 {param}",

@@ -130,6 +130,29 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case notATime = "not_a_time"
     /// `session.hello` `remote` that is no IPv4 or IPv6 address literal (see `RemoteAddress`).
     case notAnAddress = "not_an_address"
+    /// Free text longer than its cap in Unicode scalars (`session.hello` `client`, `admin.users.lock` `reason`;
+    /// see `FreeText`).
+    case tooLong = "too_long"
+    /// Free text holding a control character (C0, C1, DEL), a line separator or a bidi control (see `FreeText`).
+    case controlCharacter = "control_character"
+}
+
+extension ParamProblem {
+    /// The reason a free text param's refusal answers with.
+    public init(_ problem: FreeText.Problem) {
+        switch problem {
+        case .tooLong: self = .tooLong
+        case .controlCharacter: self = .controlCharacter
+        }
+    }
+}
+
+extension RosterError {
+    /// `invalid_params` for `param` when its free text is refused (too long in Unicode scalars, or holding a
+    /// control or bidi character); nil when it may be stored.
+    public static func refusedFreeText(_ text: String, param: String, maxLength: Int) -> RosterError? {
+        FreeText.problem(text, maxLength: maxLength).map { .invalidParams(param: param, problem: ParamProblem($0)) }
+    }
 }
 
 extension RosterError: CustomStringConvertible {

@@ -110,6 +110,34 @@ enum PostgreSQLQueries {
             """, params)
     }
 
+    /// Locks the account's row until the transaction ends (no row when it is gone).
+    static func lockAccount(_ account: AccountID) -> PGStatement {
+        PGStatement("SELECT 1 FROM users WHERE id = $1::bigint FOR UPDATE", [.int(account)])
+    }
+
+    /// Rows (hash, announcement, then the entry's stamp) of the account's tokens deleted so that `keeping` are
+    /// left, least recently used first (ties by creation, then hash, as SQLite's), never `sparing` (the hash being
+    /// stored, so a duplicate fails its insert and takes nothing with it); each is announced as a
+    /// revocation, and the entry is written once when any went. No row when none did.
+    static func pushOutTokens(of account: AccountID, keeping: Int, sparing: [UInt8], announcing prefix: String,
+                              now: PGValue, audit: AuditWrite?) -> PGStatement {
+        var params: [PGValue] = [.int(account), .int(Int64(max(0, keeping))), .text(prefix), .bytes(sparing)]
+        let auditCTE = Self.audited(audit, time: .now(now), source: "WHERE EXISTS (SELECT 1 FROM gone)", params: &params)
+        return PGStatement("""
+            WITH doomed AS (
+                SELECT token_hash FROM session_tokens WHERE user_id = $1::bigint AND token_hash <> $4::bytea
+                ORDER BY last_used_at, created_at, token_hash
+                LIMIT GREATEST(0, (SELECT count(*) FROM session_tokens
+                                   WHERE user_id = $1::bigint AND token_hash <> $4::bytea) - $2::bigint)),
+            gone AS (
+                DELETE FROM session_tokens t USING doomed d WHERE t.token_hash = d.token_hash RETURNING t.token_hash),
+            \(auditCTE)
+            SELECT g.token_hash, pg_notify('\(ChangeNotification.channel)', $3::text || encode(g.token_hash, 'hex')),
+                a.id, a.time_ms
+            FROM gone g LEFT JOIN audited a ON true
+            """, params)
+    }
+
     /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),
     /// then a live one's last use moves to now (never backwards), as does its account's last log-in, and its
     /// account comes back (id, canonical, display, email, created_at, locked, then the entry's stamp). A locked

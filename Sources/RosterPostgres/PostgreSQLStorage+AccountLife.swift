@@ -210,7 +210,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
     // MARK: Helpers
 
     /// What every statement revoking tokens binds, for the others to end exactly those sessions.
-    private var tokenRevokedPrefix: String { ChangeNotification.tokenRevokedPrefix(origin: origin) }
+    var tokenRevokedPrefix: String { ChangeNotification.tokenRevokedPrefix(origin: origin) }
 
     /// The non-NULL token hashes in `column` of a result's rows.
     private static func hashes(_ result: PGResult?, column: Int) -> [[UInt8]] {

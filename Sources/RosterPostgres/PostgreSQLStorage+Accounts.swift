@@ -116,15 +116,32 @@ extension PostgreSQLStorage: AccountStorage {
 }
 
 extension PostgreSQLStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Void>) {
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
         let client = client.flatMap { PGText.storable($0) ? $0 : nil }
         let audit = auditWrite(audit)
-        query(PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now, audit: audit), charge: charge,
-              force: true, "session token write") { [weak self] result in
-            if case .success(let stored) = result { self?.committed(audit, stored) }
-            completion(result.map { _ in () })
+        guard let limit else {
+            query(PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now, audit: audit), charge: charge,
+                  force: true, "session token write") { [weak self] result in
+                if case .success(let stored) = result { self?.committed(audit, stored) }
+                completion(result.map { _ in [] })
+            }
+            return
+        }
+        // The account's row is locked first, so two daemons storing its tokens at once count one after the other.
+        let revocation = auditWrite(limit.revocation)
+        let statements = [PostgreSQLQueries.lockAccount(account),
+                          PostgreSQLQueries.pushOutTokens(of: account, keeping: limit.maxTokens - 1, sparing: hash,
+                                                          announcing: tokenRevokedPrefix, now: now, audit: revocation),
+                          PostgreSQLQueries.storeToken(hash, for: account, client: client, now: now, audit: audit)]
+        query(statements, transaction: true, charge: charge, force: true, "session token write") { [weak self] result in
+            completion(result.map { results in
+                let pushed = results.count == 3 ? results[1] : nil
+                self?.committed(revocation, pushed)
+                self?.committed(audit, results.last)
+                return pushed?.rows.compactMap { $0.bytes(0) } ?? []
+            })
         }
     }
 

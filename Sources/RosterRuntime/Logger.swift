@@ -48,27 +48,11 @@ public struct Logger: Sendable {
 
 /// Text that goes into a log line, made safe to show: control characters can neither end the line nor hide text.
 public enum LogText {
-    /// `text` with C0 and C1 controls, DEL, the Unicode line separators and the bidi overrides written as `\n`,
-    /// `\t`, `\r` or `\u{…}`, and a backslash doubled so that an escape cannot be faked by the text itself.
+    /// `text` with C0 and C1 controls, DEL, the Unicode line separators and the bidi controls written as `\n`,
+    /// `\t`, `\r` or `\u{…}`, and a backslash doubled so that an escape cannot be faked by the text itself: the
+    /// same escaping as rosterctl's tables (`FreeText.escaped`).
     public static func escaped(_ text: String) -> String {
-        // A byte scan first: almost every line has nothing to escape, and this runs for each one.
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x5C || $0 == 0xC2 || $0 == 0xE2 }) else {
-            return text
-        }
-        var out = ""
-        out.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x0A: out += "\\n"
-            case 0x09: out += "\\t"
-            case 0x0D: out += "\\r"
-            case 0x5C: out += "\\\\"
-            case 0x00..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069:
-                out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        FreeText.escaped(text)
     }
 }
 

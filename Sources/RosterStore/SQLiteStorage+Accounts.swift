@@ -69,11 +69,18 @@ extension SQLiteStorage: AccountStorage {
 }
 
 extension SQLiteStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Void>) {
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+        // The revocations' entry commits before the log-in's, in the same transaction.
         auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
-            try SessionTokenStore(database: database).insert(tokenHash: hash, userID: account, client: client, now: now)
-        }, completion: completion)
+            let revoked = try SessionTokenStore(database: database).insert(tokenHash: hash, userID: account, client: client,
+                                                                           now: now, maxTokens: limit?.maxTokens)
+            guard !revoked.isEmpty, let revocation = limit?.revocation else { return PushedOut(hashes: revoked, entry: nil) }
+            return PushedOut(hashes: revoked, entry: try AuditLogStore(database: database).append(revocation, at: now))
+        }, completion: { [weak self] result in
+            if case .success(let pushed) = result, let entry = pushed.entry { self?.onAudit?(entry, .here) }
+            completion(result.map(\.hashes))
+        })
     }
 
     public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
@@ -120,4 +127,10 @@ extension Account {
         self.init(id: record.id, username: record.canonical, display: record.display, email: record.email,
                   createdAtMs: record.createdAt, locked: record.locked)
     }
+}
+
+/// The tokens a new one pushed out, and the entry that recorded it.
+struct PushedOut: Sendable {
+    let hashes: [[UInt8]]
+    let entry: AuditEntry?
 }

@@ -9,10 +9,17 @@ public struct SessionTokenStore {
         self.database = database
     }
 
-    /// Records a new token for `userID`, used for the first time at `now`, with the client that logged in.
-    public func insert(tokenHash: [UInt8], userID: Int64, client: String? = nil, now: Int64) throws(StoreError) {
+    /// Records a new token for `userID`, used for the first time at `now`, with the client that logged in. With
+    /// `maxTokens`, first deletes the user's least recently used tokens so that it holds at most that many with
+    /// the new one (ties by creation, then by hash, so the choice is the same on every backend); the hashes
+    /// deleted, oldest first.
+    @discardableResult
+    public func insert(tokenHash: [UInt8], userID: Int64, client: String? = nil, now: Int64,
+                       maxTokens: Int? = nil) throws(StoreError) -> [[UInt8]] {
         do {
-            try database.transaction { () throws(StoreError) in
+            return try database.transaction { () throws(StoreError) -> [[UInt8]] in
+                var revoked: [[UInt8]] = []
+                if let maxTokens { revoked = try pushOut(userID: userID, keeping: max(0, maxTokens - 1), sparing: tokenHash) }
                 let insert = try database.cached("""
                     INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
                     """)
@@ -23,10 +30,30 @@ public struct SessionTokenStore {
                 try insert.bind(client, at: 5)
                 try insert.run()
                 try touchLastLogin(userID: userID, now: now)
+                return revoked
             }
         } catch {
             throw error.relabelled("insert session token")
         }
+    }
+
+    /// Deletes all but the `keeping` most recently used tokens of the user, never `sparing` (the hash about to be
+    /// stored: should it be there already, the insert fails and takes nothing with it); their hashes, oldest first.
+    private func pushOut(userID: Int64, keeping: Int, sparing: [UInt8]) throws(StoreError) -> [[UInt8]] {
+        let oldest = try database.cached("""
+            SELECT token_hash FROM session_tokens WHERE user_id = ?1 AND token_hash <> ?3
+            ORDER BY last_used_at, created_at, token_hash
+            LIMIT max(0, (SELECT count(*) FROM session_tokens WHERE user_id = ?1 AND token_hash <> ?3) - ?2)
+            """)
+        defer { oldest.reset() }
+        try oldest.bind(userID, at: 1)
+        try oldest.bind(Int64(keeping), at: 2)
+        try oldest.bind(sparing, at: 3)
+        var hashes: [[UInt8]] = []
+        while try oldest.step() { hashes.append(oldest.blob(at: 0)) }
+        oldest.reset()
+        for hash in hashes { try delete(hash) }
+        return hashes
     }
 
     /// The token's user, marking the token used at `now`; nil for an unknown token, or an expired

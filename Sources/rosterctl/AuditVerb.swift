@@ -218,9 +218,10 @@ struct AuditPrinter {
         return [text("time"), text("event"), text("username"), text("outcome"), reason, peer, text("client")]
     }
 
-    /// Cells padded to `followWidths`, without trailing spaces; a longer cell pushes the rest to the right.
+    /// Cells padded to `followWidths`, without trailing spaces; a longer cell pushes the rest to the right. Each
+    /// is escaped as `Table`'s are.
     static func aligned(_ cells: [String]) -> String {
-        cells.enumerated().map { index, cell in
+        cells.map(FreeText.escaped).enumerated().map { index, cell in
             index == cells.count - 1 ? cell : cell.padding(followWidths[index])
         }.joined(separator: " ")
     }

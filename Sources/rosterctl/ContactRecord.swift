@@ -1,3 +1,4 @@
+import RosterCore
 import RosterProtocol
 
 /// A contact as the daemon sends it, with the fields rosterctl shows.
@@ -43,7 +44,7 @@ struct ContactRecord: Equatable {
         if let note {
             // A note may hold line breaks; indenting the rest keeps them inside the note.
             let noteLines = note.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
-            lines.append("Note:  " + noteLines.map(String.init).joined(separator: "\n       "))
+            lines.append("Note:  " + noteLines.map { FreeText.escaped(String($0)) }.joined(separator: "\n       "))
         }
         return lines
     }
@@ -52,13 +53,15 @@ struct ContactRecord: Equatable {
 /// The contacts as the table of `contacts list`: ID, NAME, PHONE, EMAIL, with `-` for what a contact lacks.
 func contactsTable(_ contacts: [ContactRecord]) -> Table {
     var table = Table(columns: ["ID", "NAME", "PHONE", "EMAIL"])
-    table.rows = contacts.map { [String($0.id), oneLine($0.name), oneLine($0.phone ?? "-"), oneLine($0.email ?? "-")] }
+    // Table shows each cell escaped, as every table does.
+    table.rows = contacts.map { [String($0.id), $0.name, $0.phone ?? "-", $0.email ?? "-"] }
     return table
 }
 
-/// A field shown in one table cell: control characters (a tab, a line break from an import) would break
-/// the columns, so they are shown as spaces.
+/// A field shown in one cell of the interactive list, where highlights count scalars: each control, line break or
+/// bidi control (`FreeText.isRefused`: a tab or a line break from an import would break the columns, an override
+/// would reorder them) is shown as a space, one for one.
 func oneLine(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return text }
-    return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    guard text.unicodeScalars.contains(where: FreeText.isRefused) else { return text }
+    return String(String.UnicodeScalarView(text.unicodeScalars.map { FreeText.isRefused($0) ? " " : $0 }))
 }

@@ -1,11 +1,15 @@
-/// Columns of text aligned by terminal width, with an upper-case header line that `--no-legend` drops.
+import RosterCore
+
+/// Columns of text aligned by terminal width, with an upper-case header line that `--no-legend` drops. Every cell
+/// is shown escaped (`FreeText.escaped`, as the daemon's log lines are): a newline, an ANSI escape or a bidi
+/// control in a stored value, however old the row, prints visibly and cannot forge a row or hide the rest.
 struct Table {
     let columns: [String]
     var rows: [[String]] = []
 
     /// The lines, without trailing spaces; the last column is never padded.
     func render(legend: Bool, style: Style = .none) -> [String] {
-        let all = (legend ? [columns] : []) + rows
+        let all = ((legend ? [columns] : []) + rows).map { $0.map(FreeText.escaped) }
         var widths = [Int](repeating: 0, count: columns.count)
         for row in all {
             for (index, cell) in row.enumerated() where index < widths.count {

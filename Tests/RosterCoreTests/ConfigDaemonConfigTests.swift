@@ -115,6 +115,7 @@ struct ConfigDaemonConfigTests {
         RateLimitBurst=5
         RateLimitIntervalSec=1min
         SessionIdleSec=1h 30min
+        MaxSessionsPerUser=50
 
         [Hashing]
         MemoryKiB=65536
@@ -170,7 +171,7 @@ struct ConfigDaemonConfigTests {
                 passwordNFKC: false, passwordQualityCheck: false,
                 debounce: .milliseconds(250), throttle: .zero,
                 revealUnknownUsers: true, rateLimitBurst: 5, rateLimitInterval: .seconds(60),
-                sessionIdle: .seconds(5400),
+                sessionIdle: .seconds(5400), maxSessionsPerUser: 50,
                 hashMemoryKiB: 65_536, hashIterations: 3),
             server: ServerSettings(
                 socketPath: "/run/roster/test.sock", databasePath: "/var/lib/roster/test.db",

@@ -107,6 +107,24 @@ struct PostgreSQLStorageTests {
         #expect(pair.heardByA.isEmpty)
     }
 
+    /// Tokens a new one pushes out past the per-account cap on A reach B as one `tokenRevoked` each, in the order
+    /// they went, and never the new one.
+    @Test func tokensPushedOutPastTheCapOnOneInstanceAreHeardByTheOther() throws {
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        let dora = try pair.register("dora01", on: pair.a)
+        let token = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
+        let limit = TokenLimit(maxTokens: 2, revocation: nil)
+        for byte: UInt8 in 1...4 {
+            _ = try pair.value { pair.a.storeToken(hash: token(byte), for: dora.id, client: nil, audit: nil, limit: limit,
+                                                   charge: .daemon, completion: $0) }
+        }
+        let expected = [1, 2].map { StorageChange.tokenRevoked(hash: token($0)) }
+        try pair.harness.run(until: { pair.heardByB.count >= 1 + expected.count })
+        #expect(pair.heardByB.dropFirst().map { "\($0)" } == expected.map { "\($0)" })
+        #expect(pair.heardByA.isEmpty)
+    }
+
     @Test func aListenerThatReconnectsReadsTheDirectoryAgainThenSaysResync() throws {
         let pair = try StoragePair()
         try pair.waitForListeners()

@@ -12,6 +12,9 @@ import Testing
         #expect(LogText.escaped("x\u{85}y\u{9B}z") == "x\\u{85}y\\u{9b}z")
         #expect(LogText.escaped("a\u{2028}b\u{2029}c") == "a\\u{2028}b\\u{2029}c")
         #expect(LogText.escaped("user\u{202E}gpj.exe\u{2066}") == "user\\u{202e}gpj.exe\\u{2066}")
+        // The marks and the Arabic letter mark reorder text as well; the journal escapes what a table escapes.
+        #expect(LogText.escaped("a\u{200E}b\u{200F}c\u{61C}d") == "a\\u{200e}b\\u{200f}c\\u{61c}d")
+        #expect(LogText.escaped("x\u{202A}\u{2069}") == FreeText.escaped("x\u{202A}\u{2069}"))
         // A backslash is doubled, so that text cannot pass itself off as an escape.
         #expect(LogText.escaped("C:\\n") == "C:\\\\n")
     }

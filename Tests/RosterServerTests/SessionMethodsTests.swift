@@ -119,6 +119,28 @@ struct SessionMethodsTests {
         #expect(host.session.remote == nil && host.session.locale == .default)
     }
 
+    /// A `client` too long (in Unicode scalars) or holding a control or bidi character is refused by name, and
+    /// nothing else of that hello (locale, remote, timing) applies.
+    @Test func aClientTooLongOrWithAControlCharacterIsRefusedAndNothingApplies() throws {
+        let host = RecordingCallHost(uid: 0)
+        let refused: [(String, ParamProblem)] = [
+            (String(repeating: "x", count: 129), .tooLong), ("e" + String(repeating: "\u{301}", count: 128), .tooLong),
+            ("a\nb", .controlCharacter), ("\u{1B}[8m", .controlCharacter), ("a\u{202E}b", .controlCharacter),
+            ("a\u{9B}b", .controlCharacter), ("a\u{7F}", .controlCharacter), ("a\u{2069}", .controlCharacter),
+        ]
+        for (id, (text, problem)) in refused.enumerated() {
+            methods.hello(try call("session.hello", id: Int64(id), [("client", .string(text)), ("locale", "ko"),
+                                                                    ("remote", "203.0.113.5"),
+                                                                    ("timing", ["debounce_ms": 10])], on: host))
+            let refusal = RecordingCallHost.Event.error(.invalidParams(param: "client", problem: problem), id: .int(Int64(id)))
+            #expect(Array(host.history.suffix(2)) == [refusal, .finished], "\(text.debugDescription)")
+        }
+        #expect(host.session.client == nil && host.session.remote == nil && host.session.locale == .default)
+        #expect(host.session.debounceOverride == nil && !host.session.greeted)
+        methods.hello(try call("session.hello", id: 99, [("client", .string(String(repeating: "张", count: 128)))], on: host))
+        #expect(host.session.client == String(repeating: "张", count: 128) && host.session.greeted)
+    }
+
     @Test func whoamiNamesTheAccountOrNobody() throws {
         let host = RecordingCallHost()
         methods.whoami(try call("session.whoami", id: 1, on: host))

@@ -90,4 +90,59 @@ struct SessionTokenContractTests {
         #expect(try backend.value { storage.revokeToken(hash: token(7), charge: .daemon, completion: $0) } == false)
         #expect(try backend.value { storage.revokeToken(hash: token(8), charge: .daemon, completion: $0) } == true)
     }
+
+    /// Past the per-account cap a new token pushes out the least recently used ones, in its own transaction, with
+    /// one `session_revoked` entry; another account's tokens neither count nor go, and the new one never goes.
+    @Test(arguments: BackendKind.allCases)
+    func aNewTokenPastTheCapRevokesTheLeastRecentlyUsedInItsTransaction(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        let pia = try backend.account("pia001")
+        let quinn = try backend.account("quinn1")
+        let revocation = AuditRecord(event: .sessionRevoked, username: "pia001",
+                                     peer: AuditPeer(uid: 1_000, pid: 7, client: "rosterctl"), reason: "session_limit")
+        func store(_ byte: UInt8, for account: Account, keeping maxTokens: Int = 3) throws -> [[UInt8]] {
+            let limit = TokenLimit(maxTokens: maxTokens, revocation: revocation)
+            let stored = try backend.value {
+                storage.storeToken(hash: token(byte), for: account.id, client: nil, audit: nil, limit: limit,
+                                   charge: charge(account.id), completion: $0)
+            }
+            backend.clock.advance(byMs: 1_000)
+            return stored
+        }
+        func held() throws -> Set<[UInt8]> {
+            Set(try backend.value { storage.sessions(of: pia.id, idleLimitMs: Self.twelveHours, charge: charge(pia.id),
+                                                     completion: $0) }.map(\.tokenHash))
+        }
+        for byte: UInt8 in [10, 11, 12] { #expect(try store(byte, for: pia) == []) }
+        for byte: UInt8 in [20, 21, 22, 23] { #expect(try store(byte, for: quinn, keeping: 10) == []) }
+        // 10 is used again, so 11 is now the one idle longest.
+        #expect(try backend.value { storage.resumeToken(hash: token(10), idleLimitMs: Self.twelveHours, charge: peerCharge,
+                                                        completion: $0) } == pia)
+        backend.clock.advance(byMs: 1_000)
+        #expect(try store(13, for: pia) == [token(11)])
+        #expect(try store(14, for: pia) == [token(12)])
+        #expect(try held() == [token(10), token(13), token(14)])
+        // A lower cap takes several at once, least recently used first.
+        #expect(try store(15, for: pia, keeping: 1) == [token(10), token(13), token(14)])
+        #expect(try held() == [token(15)])
+        // A store that fails (the hash is there already) takes nothing with it.
+        #expect((try? backend.answer { storage.storeToken(hash: token(15), for: pia.id, client: nil, audit: nil,
+                                                          limit: TokenLimit(maxTokens: 1, revocation: revocation),
+                                                          charge: charge(pia.id), completion: $0) }.get()) == nil)
+        #expect(try held() == [token(15)])
+        for byte: UInt8 in [11, 10, 14] {
+            #expect(try backend.value { storage.resumeToken(hash: token(byte), idleLimitMs: Self.twelveHours,
+                                                            charge: peerCharge, completion: $0) } == nil)
+        }
+        let entries = try backend.value {
+            storage.auditEntries(AuditQuery(username: "pia001", event: .sessionRevoked, limit: 10), charge: .daemon,
+                                 completion: $0)
+        }
+        #expect(entries.map(\.record) == [revocation, revocation, revocation], "one entry per log-in that revoked")
+        #expect(backend.heard.entries.filter { $0.entry.record.event == .sessionRevoked }.map(\.entry) == entries.reversed())
+        // quinn's four are all there.
+        #expect(try backend.value { storage.sessions(of: quinn.id, idleLimitMs: Self.twelveHours, charge: charge(quinn.id),
+                                                     completion: $0) }.count == 4)
+    }
 }

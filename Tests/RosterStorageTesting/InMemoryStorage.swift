@@ -212,16 +212,28 @@ public final class InMemoryStorage: Storage {
 
     // MARK: SessionTokenStorage
 
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Void>) {
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
             guard self.hasRoom(for: 1) else { return .failure(.full) }
             let now = self.clock.nowMs()
+            var revoked: [[UInt8]] = []
+            if let limit {
+                // Least recently used first, ties by creation then hash, as the SQL backends order them.
+                let held = self.tokens.filter { $0.value.account == account }.sorted { a, b in
+                    (a.value.lastUsedMs, a.value.createdMs) != (b.value.lastUsedMs, b.value.createdMs)
+                        ? (a.value.lastUsedMs, a.value.createdMs) < (b.value.lastUsedMs, b.value.createdMs)
+                        : a.key.lexicographicallyPrecedes(b.key)
+                }
+                revoked = held.prefix(limit.excess(held: held.count)).map(\.key)
+                for gone in revoked { self.tokens[gone] = nil }
+                if !revoked.isEmpty { self.audited(limit.revocation) }
+            }
             self.tokens[hash] = StoredToken(account: account, createdMs: now, lastUsedMs: now, client: client)
             self.accounts[account]?.lastLoginMs = now
             self.audited(audit)
-            return .success(())
+            return .success(revoked)
         }
     }
 

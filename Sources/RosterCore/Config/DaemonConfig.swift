@@ -26,6 +26,7 @@
 /// | `RateLimitBurst=` | 1…1000000 |
 /// | `RateLimitIntervalSec=` | time span, 1s…1w |
 /// | `SessionIdleSec=` | time span, 1s…365d |
+/// | `MaxSessionsPerUser=` | 1…1000000 (default 200); past it a log-in revokes the least recently used tokens |
 /// | `[Hashing] MemoryKiB=` | 8…4194304 (libsodium's Argon2id floor of 8 KiB up to 4 GiB) |
 /// | `Iterations=` | 1…100 (libsodium's floor is 1; beyond 100 a log-in takes seconds even at the floor's memory) |
 /// | `Workers=` | 0…1024, 0 = one per core |
@@ -176,7 +177,7 @@ enum ConfigKey: CaseIterable {
     case preset, usernameMinLength, usernameMaxLength, passwordMinLength, passwordMaxLength
     case usernameForbiddenCharacters, passwordForbiddenCharacters, passwordNFKC, passwordQualityCheck
     case debounceMs, throttleMs
-    case revealUnknownUsers, rateLimitBurst, rateLimitIntervalSec, sessionIdleSec
+    case revealUnknownUsers, rateLimitBurst, rateLimitIntervalSec, sessionIdleSec, maxSessionsPerUser
     case memoryKiB, iterations, workers, queueLimit
     case socket, database, logLevel, maxLineBytes, maxConnections, maxConnectionsPerUser, idleLineTimeoutSec
     case outputSoftLimitBytes, outputHardLimitBytes, outputStallTimeoutSec
@@ -196,7 +197,7 @@ enum ConfigKey: CaseIterable {
             .validation
         case .debounceMs, .throttleMs:
             .timing
-        case .revealUnknownUsers, .rateLimitBurst, .rateLimitIntervalSec, .sessionIdleSec:
+        case .revealUnknownUsers, .rateLimitBurst, .rateLimitIntervalSec, .sessionIdleSec, .maxSessionsPerUser:
             .login
         case .memoryKiB, .iterations, .workers, .queueLimit:
             .hashing
@@ -235,6 +236,7 @@ enum ConfigKey: CaseIterable {
         case .rateLimitBurst: "RateLimitBurst"
         case .rateLimitIntervalSec: "RateLimitIntervalSec"
         case .sessionIdleSec: "SessionIdleSec"
+        case .maxSessionsPerUser: "MaxSessionsPerUser"
         case .memoryKiB: "MemoryKiB"
         case .iterations: "Iterations"
         case .workers: "Workers"
@@ -341,6 +343,8 @@ enum ConfigKey: CaseIterable {
             return set(\.policy.rateLimitInterval, try value.timeSpan(Self.rateLimitIntervalRange))
         case .sessionIdleSec:
             return set(\.policy.sessionIdle, try value.timeSpan(Self.sessionIdleRange))
+        case .maxSessionsPerUser:
+            return set(\.policy.maxSessionsPerUser, try value.integer(Self.countsRange, " of sessions"))
         case .memoryKiB:
             return set(\.policy.hashMemoryKiB, try value.integer(Self.memoryKiBRange, " of KiB"))
         case .iterations:

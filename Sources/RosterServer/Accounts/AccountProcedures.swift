@@ -28,6 +28,9 @@ final class AccountProcedures {
     var failedEntries: FailedLoginEntryCap<AuditPeer>
     /// The policy in force; a procedure keeps the one it started under.
     var policy: Policy
+    /// Told of the tokens a new log-in pushed out past `[Login] MaxSessionsPerUser=`, so the sessions holding
+    /// them end (`session` `user: null`) as on any revocation; the server sets it.
+    var tokensPushedOut: ([[UInt8]]) -> Void = { _ in }
 
     init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
          secrets: AccountSecrets, clock: any WallClock = SystemWallClock(), audit: AuditSettings = AuditSettings()) {
@@ -204,10 +207,19 @@ final class AccountProcedures {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))
         }
-        storage.storeToken(hash: token.hash, for: account.id, client: peer.client, audit: entry, charge: charge) { result in
-            completion(result.map { IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
+        // The new token is never among those pushed out: the storage counts the ones held before it.
+        let revocation = AuditRecord(event: .sessionRevoked, username: account.username, peer: peer,
+                                     reason: Self.sessionLimitReason)
+        let limit = TokenLimit(maxTokens: policy.maxSessionsPerUser, revocation: revocation)
+        storage.storeToken(hash: token.hash, for: account.id, client: peer.client, audit: entry, limit: limit,
+                           charge: charge) { [self] result in
+            if case .success(let revoked) = result, !revoked.isEmpty { tokensPushedOut(revoked) }
+            completion(result.map { _ in IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
     }
+
+    /// The reason of the `session_revoked` entry for tokens a log-in pushed out past the per-user cap.
+    static let sessionLimitReason = "session_limit"
 
     /// The account behind a token that has not idled out, and the token's hash; `not_found` for any other, and
     /// `locked` for a token of a locked account (whose tokens stay stored, dead, until an unlock deletes them),

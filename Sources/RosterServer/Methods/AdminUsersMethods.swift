@@ -23,8 +23,6 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
     /// `admin.users.list`'s page size when none is asked for, and the most one page holds.
     static var defaultLimit: Int64 { 100 }
     static var maxLimit: Int64 { 1_000 }
-    /// The longest lock reason kept, in characters (the schema's CHECK).
-    static var maxReasonLength: Int { 200 }
 
     private let accounts: AccountProcedures
     private unowned let sessions: Sessions
@@ -72,8 +70,8 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
     func lock(_ call: AdminCall) {
         guard let username = admitted(call) else { return }
         let reason = call.params.string("reason").flatMap { $0.isEmpty ? nil : $0 }
-        if let reason, reason.count > Self.maxReasonLength {
-            return call.fail(.invalidParams(param: "reason", problem: .outOfRange))
+        if let reason, let refusal = RosterError.refusedFreeText(reason, param: "reason", maxLength: FreeText.lockReasonMaxLength) {
+            return call.fail(refusal)
         }
         accounts.lock(username, reason: reason, peer: call.auditPeer, charge: call.connection.queueCharge) { [sessions] result in
             call.finish(result.map { account in

@@ -50,13 +50,17 @@ final class SessionMethods<Sessions: SessionChanges> {
             case .failure(let error): return call.fail(error)
             }
         }
+        let client = call.params.string("client")
+        if let client, let refusal = RosterError.refusedFreeText(client, param: "client", maxLength: FreeText.clientMaxLength) {
+            return call.fail(refusal)
+        }
         session.locale = locale
         session.remote = remote
         if let timing = call.params["timing"] {
             if let debounce = timing["debounce_ms"]?.int64Value { session.debounceOverride = .milliseconds(debounce) }
             if let throttle = timing["throttle_ms"]?.int64Value { session.throttleOverride = .milliseconds(throttle) }
         }
-        session.client = call.params.string("client")
+        session.client = client
         session.greeted = true
         var result: [(String, JSONValue)] = [
             ("server", .string(RosterVersion.server)),

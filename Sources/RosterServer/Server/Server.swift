@@ -100,6 +100,7 @@ public final class Server {
             methods[method.spec.name] = method
         }
         contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
+        accounts.tokensPushedOut = { [unowned self] hashes in self.tokensRevoked(hashes) }
         listenToStorage()
     }
 
