@@ -105,4 +105,29 @@ struct RemoteIdentityTests {
         #expect(accepted.first?["result"]?["remote"] == "203.0.113.5", "\(accepted)")
         #expect(accepted.last?["result"]?["remote"] == "203.0.113.5", "\(accepted)")
     }
+
+    /// A connection that speaks for a browser carries what the browser sent: even from root (the uid the daemon runs
+    /// as here, so both administrator uids at once), every `admin.*` on it is `forbidden`, before anything is read
+    /// or written; the same uid without a remote keeps its rights.
+    @Test func aConnectionWithARemoteHasNoAdministratorRightsEvenAsRoot() throws {
+        let daemon = try TestDaemon(config: Self.config)
+        _ = try daemon.connect().call("users.register", ["username": "alice1", "password": "secret1"])
+        let browser = try connection(daemon, remote: "203.0.113.5")
+        let backup = daemon.directory.path + "/by-browser.db"
+        let calls: [(String, JSONValue)] = [
+            ("admin.stats", [:]), ("admin.audit", [:]), ("admin.users.list", [:]),
+            ("admin.users.show", ["username": "alice1"]), ("admin.users.lock", ["username": "alice1"]),
+            ("admin.users.reset_failures", ["username": "alice1"]), ("admin.users.delete", ["username": "alice1"]),
+            ("admin.backup", ["path": .string(backup)]),
+        ]
+        for (method, params) in calls {
+            let answer = try browser.call(method, params)
+            #expect(answer["error"]?["code"] == 1031 && reason(answer) == "forbidden", "\(method): \(answer)")
+        }
+        #expect(access(backup, F_OK) != 0)
+        let own = try connection(daemon, remote: nil)
+        #expect(try own.call("admin.stats")["result"]?["users"] == 1)
+        let shown = try own.call("admin.users.show", ["username": "alice1"])["result"]?["user"]
+        #expect(shown?["locked"] == false, "\(String(describing: shown))")
+    }
 }
