@@ -290,6 +290,7 @@ struct AuditRecordsServerTests {
     @Test func aRateLimitedLogInHasItsOwnEntry() throws {
         let server = try ServerOnFakeStorage()
         server.server.config.audit.failedLoginEntriesPerMinute = 1_000
+        server.server.accounts.failedEntries.perAccountPerMinute = 1_000
         server.server.config.policy.revealUnknownUsers = false
         try server.accountMadeElsewhere("alice1")
         let trail = Trail(server.storage)

@@ -46,7 +46,7 @@ struct FailedLoginAuditTests {
         })
         #expect(folded.count == 1 && folded.first?["suppressed"] == 9, "\(folded)")
         #expect(folded.first?["peer_uid"] == .int(Int64(getuid())), "\(folded)")
-        let shown = try Rosterctl(daemon).run(["--no-legend", "audit", "--user", "alice1"])
+        let shown = try Rosterctl(daemon).run(["--no-legend", "audit", "--user", "alice1", "--event", "login"])
         #expect(shown.status == 0, "\(shown.stderr)")
         // TIME EVENT USER OUTCOME REASON PEER CLIENT, newest first; the words after the time.
         let rows = shown.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().joined(separator: " ") }
