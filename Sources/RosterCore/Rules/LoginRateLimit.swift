@@ -30,6 +30,12 @@
 //   when it fails, and holds while in flight). `LoginGate.decide` judges each count read against its limit and
 //   answers the longest wait of those full.
 
+/// The sliding-window limit on one count of failed log-ins: once `burst` failures fall within `interval`,
+/// every attempt is refused until enough of them are older than the interval.
+///
+/// Times are wall-clock Unix milliseconds, because the count must survive a restart (and a reboot, which
+/// resets the monotonic clock). Attempts still being verified count as failures until they are known, so
+/// a flood of parallel guesses cannot slip past the limit before the first one is recorded.
 public struct LoginRateLimit: Equatable, Sendable {
     /// Whether an attempt may go ahead, or how long until it may.
     public enum Decision: Equatable, Sendable {
