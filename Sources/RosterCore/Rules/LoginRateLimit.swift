@@ -1,4 +1,4 @@
-// LoginRateLimit and LoginGate — the sliding-window limits on failed log-ins (contract §5), sans I/O.
+// LoginRateLimit and LoginGate — the sliding-window limits on failed log-ins (protocol.md, "Failed log-ins"), sans I/O.
 //
 // RULES
 //   Three counts of failures, each a sliding window of `RateLimitIntervalSec`, read from storage (shared by every
