@@ -4,7 +4,8 @@
 //   The identifier is a canonical username, or an email when it holds an `@` (as the log-in field takes either).
 //   The rate limit (contract §5, `LoginGate`) is asked before any password is verified: per account and per requester
 //   (the peer uid, or the remote a trusted gateway speaks for; failures on unknown names apart where the answers
-//   tell them, see LoginRateLimit.swift), failures counted durably, attempts still being verified counted as failures. A limited attempt is
+//   tell them, see LoginRateLimit.swift), failures counted durably, attempts still being verified counted as
+//   failures. A limited attempt is
 //   answered `rate_limited` with the wait, and nothing is verified or recorded.
 //   The password is verified on the hashing lane, against the stored hash or, for an unknown identifier, against
 //   a dummy of the same cost (no timing tells whether the account exists). A refusal is recorded for both keys

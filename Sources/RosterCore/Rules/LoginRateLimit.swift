@@ -1,4 +1,5 @@
-// LoginRateLimit and LoginGate — the sliding-window limits on failed log-ins (protocol.md, "Failed log-ins"), sans I/O.
+// LoginRateLimit and LoginGate — the sliding-window limits on failed log-ins, sans I/O (protocol.md,
+// "Failed log-ins").
 //
 // RULES
 //   Three counts of failures, each a sliding window of `RateLimitIntervalSec`, read from storage (shared by every
