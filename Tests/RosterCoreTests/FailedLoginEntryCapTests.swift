@@ -98,4 +98,65 @@ struct FailedLoginEntryCapTests {
         #expect(summaries.map(\.peer) == [6, 1])
         #expect(summaries.map(\.suppressed) == [1, 1])
     }
+
+    /// Ten made-up names spend the requester's cap, then ten wrong passwords on alice's account: the first is written
+    /// at once and names her, the other nine are counted, and the minute's end sums them up under her name, however
+    /// spent the requester's cap was.
+    @Test func aFailureOnARealAccountIsFoldedPerRequesterAndAccountNotCapped() {
+        var cap = Cap(perMinute: 10)
+        let start: Int64 = 1_000_000
+        #expect(admit(&cap, count: 10, from: start).allSatisfy { $0 == .write(suppressed: 0) })
+        #expect(cap.admit(.uid(1000), peer: 42, nowMs: start + 10) == .leaveOut)
+        let alice = (0..<10).map { cap.admit(.uid(1000), account: "alice1", peer: 40 + Int32($0), nowMs: start + 20 + Int64($0)) }
+        #expect(alice == [.write(suppressed: 0)] + Array(repeating: .leaveOut, count: 9))
+        // Another account of the same requester, and the same account from another requester, fold apart.
+        #expect(cap.admit(.uid(1000), account: "bob123", peer: 42, nowMs: start + 40) == .write(suppressed: 0))
+        #expect(cap.admit(.uid(2000), account: "alice1", peer: 42, nowMs: start + 40) == .write(suppressed: 0))
+        #expect(cap.foldsHeld == 3 && cap.windowsHeld == 1)
+        #expect(cap.sweep(nowMs: start + 59_999).isEmpty)
+        let summaries = cap.sweep(nowMs: start + 60_020)
+        #expect(summaries.map(\.requester) == [.uid(1000), .uid(1000)])
+        #expect(summaries.map(\.account) == [nil, "alice1"])
+        #expect(summaries.map(\.suppressed) == [1, 9])
+        #expect(summaries.map(\.peer) == [42, 49])
+        // bob123's and uid 2000's folds ended at start + 60_040: forgotten then, with nothing to sum up.
+        #expect(cap.sweep(nowMs: start + 60_040).isEmpty)
+        #expect(cap.foldsHeld == 0 && cap.windowsHeld == 0)
+    }
+
+    /// A fold's count not yet summed up rides on the next entry on that account once its minute ended; an IPv6 /64
+    /// folds as one requester.
+    @Test func theNextEntryOnTheAccountCarriesTheFoldsCount() throws {
+        var cap = Cap(perMinute: 10)
+        let start: Int64 = 1_000_000
+        let a = Requester.remote(try #require(RemoteAddress(parsing: "2001:db8:0:1::a")))
+        let b = Requester.remote(try #require(RemoteAddress(parsing: "2001:db8:0:1::b")))
+        #expect(cap.admit(a, account: "alice1", peer: 1, nowMs: start) == .write(suppressed: 0))
+        #expect(cap.admit(b, account: "alice1", peer: 2, nowMs: start + 1) == .leaveOut)
+        #expect(cap.admit(a, account: "alice1", peer: 3, nowMs: start + 59_999) == .leaveOut)
+        #expect(cap.admit(b, account: "alice1", peer: 4, nowMs: start + 60_000) == .write(suppressed: 2))
+        #expect(cap.admit(b, account: "alice1", peer: 4, nowMs: start + 60_001) == .leaveOut)
+        #expect(cap.sweep(nowMs: start + 120_000).map(\.suppressed) == [1])
+    }
+
+    /// The folds are bounded: past `maxFolds`, a failure on an account with no fold goes through its requester's cap
+    /// (written while the cap has room, then counted), and an account that has one keeps folding. Once the sweep
+    /// forgets the ended folds, new ones fold again.
+    @Test func pastTheFoldBoundAFailureGoesThroughTheRequestersCap() {
+        var cap = Cap(perMinute: 2)
+        let start: Int64 = 1_000_000
+        let first = (0..<Cap.maxFolds).map { cap.admit(.uid(UInt32($0 % 7)), account: "user\($0)", peer: 1, nowMs: start) }
+        #expect(first.allSatisfy { $0 == .write(suppressed: 0) })
+        #expect(cap.foldsHeld == Cap.maxFolds)
+        let past = (0..<4).map { cap.admit(.uid(1000), account: "late\($0)", peer: 2, nowMs: start + 1) }
+        #expect(past == [.write(suppressed: 0), .write(suppressed: 0), .leaveOut, .leaveOut])
+        #expect(cap.foldsHeld == Cap.maxFolds && cap.windowsHeld == 1)
+        #expect(cap.admit(.uid(0), account: "user0", peer: 3, nowMs: start + 2) == .leaveOut)
+        let summaries = cap.sweep(nowMs: start + 60_001)
+        #expect(summaries.filter { $0.account == nil }.map(\.suppressed) == [2])
+        #expect(summaries.filter { $0.account == "user0" }.map(\.suppressed) == [1])
+        #expect(cap.foldsHeld == 0)
+        #expect(cap.admit(.uid(1000), account: "late0", peer: 2, nowMs: start + 60_002) == .write(suppressed: 0))
+        #expect(cap.foldsHeld == 1)
+    }
 }

@@ -81,10 +81,27 @@ struct LogInTests {
                                    .verified(.accepted(upgradedHash: nil)), .failureRecorded], gate: &gate)
         #expect(effects == [
             .findAccount(identifier: "nobody9"),
+            // The uid's count on real accounts judges it too, but the failure goes to its count on unknown names.
+            .readFailures(keys: ["account:nobody9", "uid:1000", "unknown:uid:1000"], windowMs: 300_000),
+            .verify(password: password, against: nil),
+            .recordFailure(keys: ["account:nobody9", "unknown:uid:1000"]),
+            .finish(.failure(.notFound)),
+        ])
+    }
+
+    /// Under the hardened preset an unknown name reads and counts as a real one (one requester key), so no limit
+    /// reacts to whether the name exists.
+    @Test func theHardenedPolicyCountsAnUnknownNameUnderTheOneRequesterKey() {
+        var login = attempt("nobody9", policy: .hardened)
+        var gate = LoginGate()
+        let effects = run(&login, [.accountFound(nil), .failuresRead(times: [:], nowMs: t0), .verified(.refused),
+                                   .failureRecorded], gate: &gate)
+        #expect(effects == [
+            .findAccount(identifier: "nobody9"),
             .readFailures(keys: ["account:nobody9", "uid:1000"], windowMs: 300_000),
             .verify(password: password, against: nil),
             .recordFailure(keys: ["account:nobody9", "uid:1000"]),
-            .finish(.failure(.notFound)),
+            .finish(.failure(.invalidCredentials)),
         ])
     }
 

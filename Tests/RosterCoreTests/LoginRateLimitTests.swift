@@ -61,18 +61,85 @@ struct LoginGateTests {
         return policy
     }
 
-    let keys = LoginGate.Keys(found: "pia123", identifier: "pia@example.com", requester: .uid(1000))
+    let keys = LoginGate.Keys(found: "pia123", identifier: "pia@example.com", requester: .uid(1000), separatingUnknown: true)
+    /// An unknown name, from the same uid.
+    let ghost = LoginGate.Keys(found: nil, identifier: "ghost1", requester: .uid(1000), separatingUnknown: true)
 
     @Test func keysArePerPersonAndPerPeer() {
         #expect(keys.all == ["account:pia123", "uid:1000"])
-        #expect(LoginGate.Keys(found: nil, identifier: "nobody1", requester: .uid(7)).all == ["account:nobody1", "uid:7"])
+        #expect(keys.read == ["account:pia123", "uid:1000"])
+        let unknown = LoginGate.Keys(found: nil, identifier: "nobody1", requester: .uid(7), separatingUnknown: true)
+        #expect(unknown.all == ["account:nobody1", "unknown:uid:7"])
+        #expect(unknown.read == ["account:nobody1", "uid:7", "unknown:uid:7"])
+        // Where the answers hide whether a name exists, so do the counts.
+        let hidden = LoginGate.Keys(found: nil, identifier: "nobody1", requester: .uid(7), separatingUnknown: false)
+        #expect(hidden.all == ["account:nobody1", "uid:7"] && hidden.read == hidden.all)
+        let real = LoginGate.Keys(found: "pia123", identifier: "pia123", requester: .uid(7), separatingUnknown: false)
+        #expect(real.all == ["account:pia123", "uid:7"] && real.read == real.all)
         #expect(LoginGate.windowMs(policy) == 1_000)
     }
 
     @Test func aRemoteIsThePeerKeyInsteadOfTheUID() throws {
         let remote = try #require(RemoteAddress(parsing: "2001:db8::1"))
-        #expect(LoginGate.Keys(found: "pia123", identifier: "pia123", requester: .remote(remote)).all
+        #expect(LoginGate.Keys(found: "pia123", identifier: "pia123", requester: .remote(remote), separatingUnknown: true).all
                 == ["account:pia123", "remote:2001:db8::/64"])
+        #expect(LoginGate.Keys(found: nil, identifier: "x", requester: .remote(remote), separatingUnknown: true).all
+                == ["account:x", "unknown:remote:2001:db8::/64"])
+    }
+
+    /// A full count of failures on unknown names holds back that requester's unknown names only: a real account's
+    /// attempt from the same uid goes ahead (its password is then verified), as long as its own counts have room.
+    @Test func failuresOnUnknownNamesLimitOnlyUnknownNames() {
+        var gate = LoginGate()
+        let now: Int64 = 50_000
+        let flood = ["unknown:uid:1000": (0..<20).map { now - 100 + Int64($0) }]
+        let real = gate.begin(keys)
+        #expect(gate.decide(real, failures: flood, nowMs: now, policy: policy) == .allowed)
+        gate.end(real)
+        let made = gate.begin(ghost)
+        #expect(gate.decide(made, failures: flood, nowMs: now, policy: policy) == .limited(retryAfterMs: 900))
+        gate.end(made)
+        // One short of the burst is not full.
+        let fewer = ["unknown:uid:1000": (0..<19).map { now - 100 + Int64($0) }]
+        let again = gate.begin(ghost)
+        #expect(gate.decide(again, failures: fewer, nowMs: now, policy: policy) == .allowed)
+        gate.end(again)
+    }
+
+    /// A peer that sprays real accounts fills its count on them, and that stops all it tries, unknown names too.
+    @Test func failuresOnRealAccountsLimitEveryName() {
+        var gate = LoginGate()
+        let now: Int64 = 50_000
+        let spray = ["uid:1000": (0..<20).map { now - 100 + Int64($0) }]
+        for keys in [keys, ghost] {
+            let attempt = gate.begin(keys)
+            #expect(gate.decide(attempt, failures: spray, nowMs: now, policy: policy) == .limited(retryAfterMs: 900))
+            gate.end(attempt)
+        }
+    }
+
+    /// Attempts in flight on unknown names count against unknown names, not against the real accounts' count.
+    @Test func unknownNamesInFlightDoNotHoldBackARealAccount() {
+        var gate = LoginGate()
+        let flood = (0..<20).map { _ in gate.begin(ghost) }
+        #expect(gate.attemptsInFlight("unknown:uid:1000") == 20)
+        #expect(gate.attemptsInFlight("uid:1000") == 0)
+        let real = gate.begin(keys)
+        #expect(gate.decide(real, failures: [:], nowMs: 10, policy: policy) == .allowed)
+        let late = gate.begin(ghost)
+        #expect(gate.decide(late, failures: [:], nowMs: 10, policy: policy) == .limited(retryAfterMs: 1_000))
+        for attempt in flood + [real, late] { gate.end(attempt) }
+        #expect(gate.isIdle)
+    }
+
+    /// Every count that is full must empty before the attempt goes ahead: the wait is the longest.
+    @Test func theWaitIsTheLongestOfTheCountsThatAreFull() {
+        var gate = LoginGate()
+        let now: Int64 = 50_000
+        let attempt = gate.begin(ghost)
+        let failures = ["account:ghost1": [now - 500, now - 400], "unknown:uid:1000": (0..<20).map { now - 100 + Int64($0) }]
+        #expect(gate.decide(attempt, failures: failures, nowMs: now, policy: policy) == .limited(retryAfterMs: 900))
+        gate.end(attempt)
     }
 
     /// The window runs on the storage's clock, handed in: a wait of `retry_after_ms` is exactly enough.

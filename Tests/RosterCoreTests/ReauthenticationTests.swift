@@ -116,10 +116,10 @@ struct ReauthenticationTests {
         var gate = LoginGate()
         let effects = run(&reauth, [.failuresRead(times: [:], nowMs: t0), .codeChecked(7), .failureRecorded], gate: &gate)
         #expect(effects == [
-            .readFailures(keys: ["account:nobody9", "uid:1000"], windowMs: 300_000),
+            .readFailures(keys: ["account:nobody9", "uid:1000", "unknown:uid:1000"], windowMs: 300_000),
             .checkCode("abcd", of: nil),
             // Whatever the runtime said: no account, no acceptance.
-            .recordFailure(keys: ["account:nobody9", "uid:1000"]),
+            .recordFailure(keys: ["account:nobody9", "unknown:uid:1000"]),
             .finish(.failure(.invalidCode)),
         ])
     }

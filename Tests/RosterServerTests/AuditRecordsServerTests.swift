@@ -70,8 +70,10 @@ struct AuditRecordsServerTests {
 
     @Test func everyAuditedEventLeavesExactlyOneEntryWithItsPeerAndNoSecret() throws {
         let server = try ServerOnFakeStorage()
-        // This test's failures all come from one peer within a minute: the cap is another test's business.
+        // This test's failures all come from one peer within a minute: the cap and the folds of one account's
+        // failures are other tests' business.
         server.server.config.audit.failedLoginEntriesPerMinute = 1_000
+        server.server.accounts.failedEntries.perAccountPerMinute = 1_000
         let trail = Trail(server.storage)
         var secrets = ["secret1", "wrong12", "better22", "better33", "better44", "nobodys1"]
         let user = try greeted(server)
@@ -252,11 +254,43 @@ struct AuditRecordsServerTests {
         #expect(trail.new() == [unknown], "a summed-up count is not carried again")
     }
 
+    /// Made-up names spend the requester's cap, and then ten wrong passwords on alice1's account are still named:
+    /// the first at once, the other nine folded into one entry naming alice1 with the count, at the minute's end.
+    @Test func failuresOnARealAccountAreNamedWhateverTheCapLeftAndFoldedWithTheirCount() throws {
+        let server = try ServerOnFakeStorage()
+        server.server.config.audit.failedLoginEntriesPerMinute = 3
+        server.server.config.policy.rateLimitBurst = 100
+        let trail = Trail(server.storage)
+        try server.accountMadeElsewhere("alice1")
+        let client = try greeted(server)
+        for index in 0..<12 {
+            #expect(reason(try client.call("auth.login", ["username": .string("nobody\(index)"), "password": "secret1"]))
+                    == "not_found")
+        }
+        let unknown = "login failed - unknown_user"
+        #expect(trail.new() == [unknown, unknown, unknown])
+        for _ in 0..<10 {
+            #expect(reason(try client.call("auth.login", ["username": "alice1", "password": "wrong12"])) == "wrong_password")
+        }
+        #expect(trail.new() == ["login failed alice1 wrong_password"])
+        #expect(server.storage.calls.filter { $0 == .recordFailure }.count == 22, "every failure is still recorded")
+        server.clock.advance(byMs: 59_999)
+        server.server.accounts.sweepFailedEntries()
+        #expect(trail.new() == [])
+        server.clock.advance(byMs: 1)
+        server.server.accounts.sweepFailedEntries()
+        #expect(trail.new() == ["login failed - suppressed suppressed 9", "login failed alice1 suppressed suppressed 9"])
+        // A new minute: the first wrong password on alice1 is written at once again.
+        #expect(reason(try client.call("auth.login", ["username": "alice1", "password": "wrong12"])) == "wrong_password")
+        #expect(trail.new() == ["login failed alice1 wrong_password"])
+    }
+
     /// A rate-limited attempt writes nothing else, so its entry is appended on its own; the reason is the real
     /// one even where the client is told less (`RevealUnknownUsers=no`).
     @Test func aRateLimitedLogInHasItsOwnEntry() throws {
         let server = try ServerOnFakeStorage()
         server.server.config.audit.failedLoginEntriesPerMinute = 1_000
+        server.server.accounts.failedEntries.perAccountPerMinute = 1_000
         server.server.config.policy.revealUnknownUsers = false
         try server.accountMadeElsewhere("alice1")
         let trail = Trail(server.storage)

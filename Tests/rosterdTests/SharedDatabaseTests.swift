@@ -87,6 +87,26 @@ struct SharedDatabaseTests {
         }
     }
 
+    /// Failures on made-up names count across daemons apart from those on real accounts: twenty of them (ten
+    /// accounts' worth at burst 2), half on each, limit the next made-up name on both, and a real account's right
+    /// password from the same uid still logs in on both.
+    @Test func madeUpNamesOnBothDaemonsLimitOnlyMadeUpNames() throws {
+        let (a, b) = try SharedDatabase(extra: "[Login]\nRateLimitBurst=2\n").pair()
+        let onA = try a.connect()
+        let onB = try b.connect()
+        try onA.register("limit2")
+        for index in 0..<20 {
+            let client = index.isMultiple(of: 2) ? onA : onB
+            let answer = try client.call("auth.login", ["username": .string("ghost\(index)"), "password": "wrong-1"])
+            #expect(failureReason(answer) == "not_found", "\(answer)")
+        }
+        for client in [onA, onB] {
+            let limited = try client.call("auth.login", ["username": .string("ghost-\(client === onA)"), "password": "wrong-1"])
+            #expect(failureReason(limited) == "rate_limited", "\(limited)")
+            #expect(try client.call("auth.login", ["username": "limit2", "password": "secret1"])["result"]?["token"] != nil)
+        }
+    }
+
     @Test func aTokenFromAResumesOnBAndLogoutOnAEndsBsSession() throws {
         let (a, b) = try SharedDatabase().pair()
         let onA = try a.connect()

@@ -3,7 +3,9 @@
 // RULES
 //   The identifier is a canonical username, or an email when it holds an `@` (as the log-in field takes either).
 //   The rate limit (contract §5, `LoginGate`) is asked before any password is verified: per account and per requester
-//   (the peer uid, or the remote a trusted gateway speaks for), failures counted durably, attempts still being verified counted as failures. A limited attempt is
+//   (the peer uid, or the remote a trusted gateway speaks for; failures on unknown names apart where the answers
+//   tell them, see LoginRateLimit.swift), failures counted durably, attempts still being verified counted as
+//   failures. A limited attempt is
 //   answered `rate_limited` with the wait, and nothing is verified or recorded.
 //   The password is verified on the hashing lane, against the stored hash or, for an unknown identifier, against
 //   a dummy of the same cost (no timing tells whether the account exists). A refusal is recorded for both keys
@@ -153,9 +155,10 @@ public struct LogIn<Account: Sendable>: Sendable {
     public mutating func step(_ fact: Fact, gate: inout LoginGate) -> [Effect] {
         switch (stage, fact) {
         case (.finding, .accountFound(let found)):
-            let attempt = gate.begin(LoginGate.Keys(found: found?.username, identifier: request.identifier, requester: requester))
+            let attempt = gate.begin(LoginGate.Keys(found: found?.username, identifier: request.identifier,
+                                                    requester: requester, separatingUnknown: policy.revealUnknownUsers))
             stage = .gating(found, attempt)
-            return [.readFailures(keys: attempt.keys.all, windowMs: LoginGate.windowMs(policy))]
+            return [.readFailures(keys: attempt.keys.read, windowMs: LoginGate.windowMs(policy))]
         case (.gating(let found, let attempt), .failuresRead(let times, let nowMs)):
             if case .limited(let wait) = gate.decide(attempt, failures: times, nowMs: nowMs, policy: policy) {
                 gate.end(attempt)

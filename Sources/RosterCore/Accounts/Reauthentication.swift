@@ -80,13 +80,14 @@ public struct Reauthentication<Account: Sendable, Outcome: Sendable>: Sendable {
         self.account = account
         self.proof = proof
         self.policy = policy
-        keys = LoginGate.Keys(found: account == nil ? nil : username, identifier: username, requester: requester)
+        keys = LoginGate.Keys(found: account == nil ? nil : username, identifier: username, requester: requester,
+                              separatingUnknown: policy.revealUnknownUsers)
     }
 
     /// The first effect; the attempt counts at the gate from here on.
     public mutating func start(gate: inout LoginGate) -> [Effect] {
         attempt = gate.begin(keys)
-        return [.readFailures(keys: keys.all, windowMs: LoginGate.windowMs(policy))]
+        return [.readFailures(keys: keys.read, windowMs: LoginGate.windowMs(policy))]
     }
 
     public mutating func step(_ fact: Fact, gate: inout LoginGate) -> [Effect] {

@@ -13,8 +13,9 @@ public struct AuditSettings: Equatable, Sendable {
     public var retentionDays: Int
     /// Connections following the log at once (`admin.audit` `follow: true`), per daemon; past it, `busy`.
     public var maxFollowers: Int
-    /// `FailedLoginEntriesPerMinute=`: one peer uid's failed-log-in entries written per minute; the rest are
-    /// counted as `suppressed` (see `FailedLoginEntryCap`).
+    /// `FailedLoginEntriesPerMinute=`: one requester's failed-log-in entries on no account (an unknown name)
+    /// written per minute; the rest are counted as `suppressed` (see `FailedLoginEntryCap`, which folds those on
+    /// real accounts apart).
     public var failedLoginEntriesPerMinute: Int
 
     public init(retentionDays: Int = 90, maxFollowers: Int = 16, failedLoginEntriesPerMinute: Int = 10) {

@@ -51,7 +51,7 @@
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
 /// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
 /// | `MaxFollowers=` | 1…1000000 (default 16) |
-/// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid |
+/// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid, on unknown names (see `FailedLoginEntryCap`) |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {

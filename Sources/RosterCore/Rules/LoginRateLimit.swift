@@ -1,4 +1,37 @@
-/// The sliding-window limit on failed log-ins (contract §5): once `burst` failures fall within `interval`,
+// LoginRateLimit and LoginGate — the sliding-window limits on failed log-ins, sans I/O (protocol.md,
+// "Failed log-ins").
+//
+// RULES
+//   Three counts of failures, each a sliding window of `RateLimitIntervalSec`, read from storage (shared by every
+//   daemon on PostgreSQL, by the database's clock):
+//   • per account (`account:NAME`, burst `RateLimitBurst`): every attempt on that name, known or not, so each
+//     person has their own; an unknown name has one too, by the name typed;
+//   • per requester, on real accounts (`uid:1000`, `remote:203.0.113.5`; ten accounts' worth): the failures on
+//     names that hold an account. Once full it stops every attempt of that requester, on any name, so a peer that
+//     sprays real accounts with guesses is held back whatever it types next;
+//   • per requester, on unknown names (`unknown:uid:1000`, `unknown:remote:…`; ten accounts' worth): the failures on
+//     names nobody holds. Once full it stops that requester's attempts on unknown names only: an enumerator (or
+//     a script's typos) limits itself, while the people behind the same uid or address, who type their own
+//     name, still log in, wrong passwords counting as ever in the first two.
+//   A failure is recorded under its account's key and under exactly one of the requester's two keys.
+//
+// DOES THE SPLIT TELL WHETHER A NAME EXISTS?
+//   Only where the daemon already tells it. With `RevealUnknownUsers=yes` (the seed preset) an unknown name is
+//   answered `not_found` and a known one `wrong_password`, and the log-in form's username field says which: a
+//   limit that reacts to existence gives nothing away that the answer did not. Under the hardened preset both are
+//   `invalid_credentials`, in the same bytes and the same time (the dummy hash), and there the split would be an
+//   oracle: once a requester filled its unknown-name count, an unknown name would answer `rate_limited` at once
+//   while a real one would still be hashed and refused; or, with its real-account count one short of full, a
+//   wrong password on a name would fill it only if the name were real. So under the hardened preset
+//   (`revealUnknownUsers` false) every failure counts under the one requester key, as before the split, and a
+//   flood of made-up names limits the requester as a whole: where existence is secret, that is the price.
+//
+// THEORY OF OPERATION
+//   `LoginGate.Keys` names the keys of one attempt: `read` (the counts judged) and `all` (the counts it adds to,
+//   when it fails, and holds while in flight). `LoginGate.decide` judges each count read against its limit and
+//   answers the longest wait of those full.
+
+/// The sliding-window limit on one count of failed log-ins: once `burst` failures fall within `interval`,
 /// every attempt is refused until enough of them are older than the interval.
 ///
 /// Times are wall-clock Unix milliseconds, because the count must survive a restart (and a reboot, which
@@ -73,20 +106,34 @@ public struct LoginRateLimit: Equatable, Sendable {
 /// cannot all read "below the burst" before the first of them is recorded, while the first ones of a burst
 /// still go ahead. When storage answers at once, this is exactly the count of attempts allowed and unfinished.
 public struct LoginGate: Equatable, Sendable {
-    /// The rate-limit keys of one attempt: one per person, one per requester (the peer uid, or the remote a trusted
-    /// gateway speaks for).
+    /// The rate-limit keys of one attempt: one per person, and the requester's (the peer uid, or the remote a trusted
+    /// gateway speaks for) on real accounts, and on unknown names for an unknown one.
     public struct Keys: Equatable, Hashable, Sendable {
         public let account: String
+        /// The requester's count of failures on real accounts (every failure, when unknown names are not apart).
         public let peer: String
+        /// The requester's count of failures on unknown names, when this attempt's name is one and they are
+        /// counted apart; nil otherwise.
+        public let unknownPeer: String?
 
-        /// `found` is the canonical username of the account the identifier names, if any.
-        public init(found: String?, identifier: String, requester: Requester) {
+        /// `found` is the canonical username of the account the identifier names, if any. `separatingUnknown`
+        /// counts a requester's failures on unknown names apart (only where the answers already tell a name
+        /// exists: see the file's header).
+        public init(found: String?, identifier: String, requester: Requester, separatingUnknown: Bool) {
             account = LoginRateLimit.accountKey(found: found, identifier: identifier)
             peer = requester.limitKey
+            unknownPeer = found == nil && separatingUnknown ? Self.unknownPrefix + requester.limitKey : nil
         }
 
-        /// Both keys, in the order failures are recorded.
-        public var all: [String] { [account, peer] }
+        static let unknownPrefix = "unknown:"
+
+        /// The keys a failure is recorded under, in that order: the account's, and the requester's one count it
+        /// belongs to.
+        public var all: [String] { [account, unknownPeer ?? peer] }
+
+        /// The keys whose counts judge the attempt: the account's, the requester's on real accounts (which stops
+        /// everything once full), and on unknown names for an unknown one.
+        public var read: [String] { unknownPeer.map { [account, peer, $0] } ?? [account, peer] }
     }
 
     /// One attempt between `begin` and `end`.
@@ -130,12 +177,17 @@ public struct LoginGate: Equatable, Sendable {
     public func decide(_ attempt: Attempt, failures: [String: [Int64]], nowMs: Int64,
                        policy: Policy) -> LoginRateLimit.Decision {
         let keys = attempt.keys
-        for (key, limit) in [(keys.account, LoginRateLimit.perAccount(policy)), (keys.peer, LoginRateLimit.perPeer(policy))] {
+        let perPeer = LoginRateLimit.perPeer(policy)
+        var limits = [(keys.account, LoginRateLimit.perAccount(policy)), (keys.peer, perPeer)]
+        if let unknown = keys.unknownPeer { limits.append((unknown, perPeer)) }
+        // The longest wait: the attempt goes ahead only once every count it is judged by has room.
+        var longest: Int64?
+        for (key, limit) in limits {
             let earlier = inFlight[key]?.count { $0 < attempt.sequence } ?? 0
             if case .limited(let wait) = limit.decide(failures: failures[key] ?? [], inFlight: earlier, now: nowMs) {
-                return .limited(retryAfterMs: wait)
+                longest = max(longest ?? wait, wait)
             }
         }
-        return .allowed
+        return longest.map { .limited(retryAfterMs: $0) } ?? .allowed
     }
 }

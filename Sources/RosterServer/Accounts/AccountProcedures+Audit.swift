@@ -8,9 +8,11 @@ import RosterStorage
 //   • An entry for a change goes to the write that makes it, so both commit in one transaction or neither does.
 //   • A refusal that changes nothing else (rate-limited, locked) appends its entry on its own, and is answered once
 //     the entry is stored (or could not be): whoever asks the log next sees it.
-//   • Every failed entry a peer can cause (a log-in, a proof, a recovery, a resume) goes through the per-requester
-//     cap (per peer uid, or per remote a trusted gateway speaks for);
-//     one the cap leaves out is counted, and its failure still goes to the rate limit as before.
+//   • Every failed entry a peer can cause (a log-in, a proof, a recovery, a resume) goes through
+//     `FailedLoginEntryCap` (per peer uid, or per remote a trusted gateway speaks for): one on a real account is
+//     folded per requester and account (the first of a minute written, the rest counted into one entry that names
+//     the account), one on no account through the requester's per-minute cap; one left out is counted, and its
+//     failure still goes to the rate limit as before.
 //   • An unknown account's entry has no username: the name typed is not stored, as people type passwords there.
 
 /// The stable `reason` of a failed entry that no `RosterError` names the same way (`unknown_user`, `suppressed`);
@@ -21,14 +23,14 @@ enum FailedEntryReason: String {
     case invalidCode = "invalid_code"
     case rateLimited = "rate_limited"
     case locked
-    /// The summary of the entries the per-peer cap left out in a minute.
+    /// The summary of the entries left out in a minute (by the requester's cap, or of one account's fold).
     case suppressed
 }
 
 extension AccountProcedures {
     /// A failed entry, through the per-peer cap: nil when the cap leaves it out.
     func failedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer) -> AuditRecord? {
-        switch failedEntries.admit(peer.requester, peer: peer, nowMs: clock.nowMs()) {
+        switch failedEntries.admit(peer.requester, account: username, peer: peer, nowMs: clock.nowMs()) {
         case .leaveOut:
             return nil
         case .write(let suppressed):
@@ -66,11 +68,12 @@ extension AccountProcedures {
         }
     }
 
-    /// Writes one summary entry (event `login`, reason `suppressed`) for each requester whose minute ended with
-    /// entries left out by the cap and none written after them (housekeeping calls it).
+    /// Writes one summary entry (event `login`, reason `suppressed`, naming the account of a fold) for each
+    /// requester, and each requester and account, whose minute ended with entries left out and none written after
+    /// them (housekeeping calls it).
     func sweepFailedEntries(charge: QueueCharge = .daemon) {
         for summary in failedEntries.sweep(nowMs: clock.nowMs()) {
-            append(AuditRecord(event: .login, username: nil, peer: summary.peer, outcome: .failed,
+            append(AuditRecord(event: .login, username: summary.account, peer: summary.peer, outcome: .failed,
                                reason: FailedEntryReason.suppressed.rawValue, suppressed: summary.suppressed),
                    charge: charge)
         }

@@ -67,6 +67,13 @@ final class RequestCall<Host: CallHost> {
     /// Who the audit log names for what this call does (see `CallHost.auditPeer`).
     var auditPeer: AuditPeer { connection.auditPeer }
 
+    /// Whether this call may use `admin.*`: `isAdmin` judges the peer uid (root, the daemon's user), and a
+    /// connection whose hello named a `remote` has no rights of its own whatever its uid, as it carries what a
+    /// browser sent, which no administrator typed (a gateway running as root must not hand its root to the web).
+    func mayAdminister(_ isAdmin: (PeerCredentials) -> Bool) -> Bool {
+        session.remote == nil && isAdmin(peer)
+    }
+
     /// The session's user, for a method that needs one; nil after answering `unauthenticated`.
     func loggedInUser() -> Account? {
         guard let user = session.user else {

@@ -65,7 +65,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
     }
 
     func audit(_ call: AdminCall) {
-        guard desk.isAdmin(call.peer) else { return call.fail(.forbidden) }
+        guard call.mayAdminister(desk.isAdmin) else { return call.fail(.forbidden) }
         var sinceMs: Int64?
         if let since = call.params.string("since") {
             do throws(UTCTime.ParseFailure) {

@@ -37,7 +37,7 @@ final class AdminMethods<Figures: AdminFigures> {
     }
 
     func backup(_ call: AdminCall) {
-        guard figures.isAdmin(call.peer) else { return call.fail(.forbidden) }
+        guard call.mayAdminister(figures.isAdmin) else { return call.fail(.forbidden) }
         let path = call.params.string("path") ?? ""
         guard path.hasPrefix("/"), !path.hasSuffix("/") else {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
@@ -72,7 +72,7 @@ final class AdminMethods<Figures: AdminFigures> {
     }
 
     func stats(_ call: AdminCall) {
-        guard figures.isAdmin(call.peer) else {
+        guard call.mayAdminister(figures.isAdmin) else {
             call.fail(.forbidden)
             return
         }

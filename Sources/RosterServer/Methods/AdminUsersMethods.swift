@@ -34,7 +34,7 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
 
     /// The call's `username`, or nil when the peer is no administrator (the call answered `forbidden`).
     private func admitted(_ call: AdminCall) -> String? {
-        guard sessions.isAdmin(call.peer) else {
+        guard call.mayAdminister(sessions.isAdmin) else {
             call.fail(.forbidden)
             return nil
         }

@@ -156,6 +156,29 @@ def test_behind_a_trusted_proxy_each_browser_has_its_own_failed_log_in_limit_and
     assert [entry["remote"] for entry in audit(limited_daemon, event="register")] == [None]
 
 
+def test_one_browsers_made_up_names_do_not_lock_another_users_right_password_out(limited_daemon: Daemon) -> None:
+    """Behind a proxy without --trusted-proxy every browser is 127.0.0.1 to rosterd: one browser that fails log-ins
+    on made-up names until 429 limits its made-up names, never another user's right password (nor its wrong one,
+    which is still refused as such)."""
+    register_directly(limited_daemon, "carol1")
+    with started_gateway(limited_daemon) as gateway:
+        async def flow() -> None:
+            async with browser() as enumerator, browser() as carol:
+                statuses = []
+                for attempt in range(12):
+                    status, answer = await log_in(enumerator, gateway, f"nobody{attempt}", "wrong12", None)
+                    statuses.append((status, answer["reason"]))
+                    if answer["reason"] == "rate_limited":
+                        break
+                assert statuses[-1] == (429, "rate_limited"), statuses
+                assert len(statuses) == 11, statuses
+                assert (await log_in(enumerator, gateway, "nobody99", "wrong12", None))[0] == 429
+                status, answer = await log_in(carol, gateway, "carol1", "secret1", None)
+                assert (status, answer) == (200, {"redirect": "/contacts"})
+        run(flow())
+    assert {entry["remote"] for entry in audit(limited_daemon, event="login")} == {"127.0.0.1"}
+
+
 def test_without_a_trusted_proxy_the_gateway_names_the_tcp_peer_whatever_x_forwarded_for_says(
         daemon: Daemon, gateway: Gateway) -> None:
     register_directly(daemon, "carol1")
