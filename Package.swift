@@ -46,7 +46,7 @@ let package = Package(
                                                          "RosterHostIO"]),
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto"]),
         // Each parser of outside data as its own fuzz target, and the library both the fuzzer and the replay test run.
-        .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto"]),
+        .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres"]),
         .executableTarget(name: "roster-fuzz-parsers", dependencies: ["RosterFuzzTargets"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),

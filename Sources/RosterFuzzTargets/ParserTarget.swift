@@ -12,6 +12,7 @@
 
 import RosterCore
 import RosterCrypto
+import RosterPostgres
 import RosterProtocol
 
 /// A parser that a fuzzer can drive, and the name its corpus goes by.
@@ -32,6 +33,8 @@ public enum ParserTarget: String, CaseIterable, Sendable {
     case remote
     /// Base32 as written for TOTP secrets, and recovery codes as typed back.
     case base32
+    /// What another daemon on the same PostgreSQL database announced (change and audit payloads).
+    case notify
 
     /// The properties `bytes` broke, empty when the parser held to its rules.
     public func run(_ bytes: [UInt8]) -> [String] {
@@ -44,6 +47,7 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         case .conninfo: Self.conninfo(bytes)
         case .remote: Self.remote(bytes)
         case .base32: Self.base32(bytes)
+        case .notify: Self.notify(bytes)
         }
     }
 
@@ -259,6 +263,29 @@ public enum ParserTarget: String, CaseIterable, Sendable {
             let code = TOTP.base32(Array(bytes.prefix(RecoveryCodes.byteLength)))
             if RecoveryCodes.normalize(code) != code.lowercased() {
                 broken.append("recovery code: a code as issued does not normalize to itself")
+            }
+        }
+        return broken
+    }
+
+    /// A payload read back must be written as one that reads the same: what `parse` takes is what `payload` writes.
+    private static func notify(_ bytes: [UInt8]) -> [String] {
+        let text = text(bytes)
+        var broken: [String] = []
+        if let change = try? ChangeNotification.parse(text) {
+            if let again = change.payload, (try? ChangeNotification.parse(again)) != change {
+                broken.append("notify: a change written back reads as another")
+            }
+        }
+        if AuditNotification.isAudit(text), case .entry(let entry)? = try? AuditNotification.parse(text).heard,
+           let origin = try? AuditNotification.parse(text).origin {
+            let parts = AuditNotification.payload(for: entry.record, origin: origin)
+            let again = parts.head + "\(entry.id) \(entry.timeMs)" + parts.tail
+            if let heard = try? AuditNotification.parse(again), heard.origin != origin
+                || (heard.heard != .entry(entry) && heard.heard != .stored(id: entry.id)) {
+                broken.append("notify: an audit entry written back reads as another")
+            } else if (try? AuditNotification.parse(again)) == nil {
+                broken.append("notify: an audit entry written back does not read")
             }
         }
         return broken
