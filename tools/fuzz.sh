@@ -4,7 +4,8 @@
 #   tools/fuzz.sh TARGET SECONDS smoke   the corpus is replayed and fuzzed, and left as it is (`make test`)
 # TARGET is `request` (roster-fuzz, the whole request path) or a parser of roster-fuzz-parsers (vcard, csv, json,
 # framer, ini, conninfo, remote, base32, notify). A crash, a timeout or a broken property exits non-zero, with the input in
-# Fuzz/crashes/; files named known-crash-* (inputs that once crashed) survive the minimizing as they are. The last
+# Fuzz/crashes/; files named known-crash-* (inputs that once crashed) and keep-* (inputs put there on purpose, for
+# paths whose checks may come later) survive the minimizing as they are. The last
 # line is `fuzz TARGET: N runs, N exec/s, corpus N files, cov N, ft N` for the report.
 set -eu
 
@@ -42,7 +43,7 @@ if [ "$mode" = run ]; then
     mkdir "$work/merged"
     "$binary" -merge=1 -max_len=$max_len -timeout=10 "$work/merged" "$corpus" > "$work/merge.log" 2>&1 || {
         tail -n 20 "$work/merge.log" >&2; echo "fuzz $target: minimizing failed" >&2; exit 1; }
-    for kept in "$corpus"/known-crash-*; do [ -e "$kept" ] && cp "$kept" "$work/merged/"; done
+    for kept in "$corpus"/known-crash-* "$corpus"/keep-*; do [ -e "$kept" ] && cp "$kept" "$work/merged/"; done
     rm -rf "$corpus"
     mv "$work/merged" "$corpus"
 fi
