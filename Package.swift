@@ -45,6 +45,9 @@ let package = Package(
         .executableTarget(name: "rosterd", dependencies: ["RosterServer", "RosterRuntime", "RosterProtocol",
                                                          "RosterHostIO"]),
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto"]),
+        // Each parser of outside data as its own fuzz target, and the library both the fuzzer and the replay test run.
+        .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres"]),
+        .executableTarget(name: "roster-fuzz-parsers", dependencies: ["RosterFuzzTargets"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),
         // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
@@ -80,6 +83,7 @@ let package = Package(
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
         .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore"]),
+        .testTarget(name: "RosterFuzzTargetsTests", dependencies: ["RosterFuzzTargets", "RosterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -138,8 +138,9 @@ public struct ChangeNotification: Equatable, Sendable {
                 continue
             }
             guard index + 2 < bytes.count,
-                  let byte = unhex(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self)) else { return nil }
-            out.append(byte[0])
+                  let byte = unhex(String(decoding: bytes[(index + 1)...(index + 2)], as: UTF8.self))?.first
+            else { return nil }
+            out.append(byte)
             index += 3
         }
         return String(validating: out, as: UTF8.self)

@@ -112,6 +112,32 @@ struct ContactsVCardTests {
             ]))
     }
 
+    /// A parameter with no name once trapped the parser (an index out of range on an empty split), which
+    /// took the daemon down with every connection. Such a line has no `name:` shape: its card is rejected as
+    /// `malformed_line`, outside a card it is a stray line, and the cards around it are kept.
+    @Test(arguments: ["X;:y", "NOTE;;TYPE=a:y", "NOTE;=:y"])
+    func aParameterWithoutANameIsAMalformedLine(line: String) {
+        #expect(VCardLine(Array(line.unicodeScalars), line: 1) == nil)
+        let text = ["BEGIN:VCARD", "FN:Before", "END:VCARD",                 // 1–3
+                    "BEGIN:VCARD", "FN:Broken", line, "END:VCARD",           // 4–7
+                    line,                                                    // 8
+                    "BEGIN:VCARD", "FN:After", "END:VCARD"].joined(separator: "\r\n")
+        #expect(VCard.parse(text) == ContactImportResult(
+            contacts: [ImportedContact(draft: ContactDraft(name: "Before"), line: 1),
+                       ImportedContact(draft: ContactDraft(name: "After"), line: 9)],
+            errors: [ContactImportError(line: 6, reason: "malformed_line"),
+                     ContactImportError(line: 8, reason: "unexpected_line")]))
+    }
+
+    /// Parameters that do have a name still read as before: bare (vCard 2.1's `TEL;CELL:`), empty-valued,
+    /// quoted with `;` inside, and a value holding `=`.
+    @Test func parametersWithANameStillRead() throws {
+        let bare = try #require(VCardLine(Array("TEL;CELL;TYPE=;X-A=\"a;b\";X-B=c=d:1".unicodeScalars), line: 1))
+        #expect(bare.name == "TEL")
+        #expect(bare.parameters == ["CELL": "", "TYPE": "", "X-A": "a;b", "X-B": "c=d"])
+        #expect(bare.value == Array("1".unicodeScalars))
+    }
+
     /// The same class of input as CSV's quadratic case (issue 12): one value folded over many physical lines,
     /// and many line breaks, all read into one note.
     @Test func manyFoldedLinesMakeOneValue() {

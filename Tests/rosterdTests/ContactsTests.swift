@@ -126,6 +126,26 @@ struct ContactsTests {
         #expect(try client.call("contacts.import", ["format": "xml", "data": ""])["error"]?["data"]?["reason"] == "out_of_range")
     }
 
+    /// `contacts.import` once crashed the daemon (a trap in the vCard parser, SIGILL) on one line whose parameter
+    /// has no name: every connection died with it. The line now rejects its card as any malformed line does, the
+    /// rest is imported, and the daemon answers this connection and every other one after it.
+    @Test func aVCardParameterWithoutANameRejectsItsCardAndTheDaemonLivesOn() throws {
+        let daemon = try TestDaemon()
+        let bystander = try loggedIn(daemon, "bianca1")
+        let client = try loggedIn(daemon, "yusuf1")
+        let bad = ["X;:y", "NOTE;;TYPE=a:y", "NOTE;=:y"]
+        let vcard = bad.enumerated().map { "BEGIN:VCARD\r\nFN:Card \($0.offset)\r\n\($0.element)\r\nEND:VCARD\r\n" }
+            .joined() + "BEGIN:VCARD\r\nFN:Kept\r\nEND:VCARD\r\nX;:stray\r\n"
+        let imported = try client.call("contacts.import", ["format": "vcard", "data": .string(vcard)])
+        #expect(imported["result"] == ["added": 1, "skipped": 0, "errors": [
+            ["line": 3, "reason": "malformed_line"], ["line": 7, "reason": "malformed_line"],
+            ["line": 11, "reason": "malformed_line"], ["line": 16, "reason": "unexpected_line"],
+        ], "errors_total": 4])
+        #expect(names(try client.call("contacts.list")) == ["Kept"])
+        #expect(try bystander.call("session.whoami")["result"]?["user"]?["username"] == "bianca1")
+        #expect(daemon.poll() == nil, "rosterd exited: \(daemon.stderr)")
+    }
+
     @Test func theContactsFormStreamsThrottledResultsAndFollowsChanges() throws {
         let daemon = try TestDaemon()
         let client = try loggedIn(daemon, "amir12", throttleMs: 200)

@@ -8,7 +8,9 @@ struct VCardLine {
     /// The 1-based physical line it starts on.
     var line: Int
 
-    /// `nil` when there is no `:` outside double quotes, or no name before it.
+    /// `nil` when there is no `:` outside double quotes, no name before it, or a parameter without a name
+    /// (`X;:y`, `X;;TYPE=a:y`, `X;=:y`): RFC 6350 §3.3 gives every parameter one, so such a line has no
+    /// `name:` shape.
     init?(_ scalars: [Unicode.Scalar], line: Int) {
         var quoted = false
         var colon: Int?
@@ -21,14 +23,15 @@ struct VCardLine {
         }
         guard let colon else { return nil }
         let head = VCardLine.split(Array(scalars[..<colon]), at: ";")
-        var name = String(String.UnicodeScalarView(head[0])).uppercased()
+        var name = String(String.UnicodeScalarView(head.first ?? [])).uppercased()
         if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }
         guard !name.isEmpty else { return nil }
         var parameters: [String: String] = [:]
         for parameter in head.dropFirst() {
             let text = String(String.UnicodeScalarView(parameter))
-            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-            let key = parts[0].uppercased()
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let first = parts.first, !first.isEmpty else { return nil }
+            let key = first.uppercased()
             var value = parts.count > 1 ? parts[1] : ""
             if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 {
                 value = String(value.dropFirst().dropLast())

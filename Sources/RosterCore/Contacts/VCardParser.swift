@@ -7,7 +7,8 @@
 //   and the first TEL, EMAIL, NOTE and UID; other properties are ignored. A `tel:` URI loses its scheme.
 //   Errors, one per rejected card or stray run, with 1-based line numbers:
 //     unexpected_line  a run of lines outside any card (the run's first line)
-//     malformed_line   a line in a card with no `name:` shape (that line); the card is rejected
+//     malformed_line   a line in a card with no `name:` shape, or with a parameter that has no name (that
+//                      line); the card is rejected
 //     missing_end      BEGIN:VCARD inside a card, or the end of the data, before END:VCARD (the card's BEGIN line)
 //     name_required    no FN and no usable N (the card's BEGIN line)
 //     other validation reasons (invalid_phone, …) at the line of the property at fault
