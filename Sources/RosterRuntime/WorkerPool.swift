@@ -38,6 +38,8 @@ public final class WorkerPool<Context>: Sendable {
     private struct State {
         var queue: FairQueue<Job>
         var stopping = false
+        /// Workers whose thread has ended (after `stop`).
+        var ended = 0
         var workers: [Worker] = []
         /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
         var lastProgress: UInt64 = 0
@@ -140,6 +142,13 @@ public final class WorkerPool<Context>: Sendable {
         return Int64(min(60_000, max(10, (Double(rounds) * meanNs / 1_000_000).rounded(.up))))
     }
 
+    /// Lets the threads finish the queue, and returns once every one has ended (and dropped its context: a
+    /// storage worker's database connection is closed by then).
+    public func stopAndWait() {
+        stop()
+        state.wait { $0.ended >= threadCount ? () : nil }
+    }
+
     /// Lets the threads finish the queue, then end.
     public func stop() {
         state.withLock { $0.stopping = true }
@@ -157,6 +166,13 @@ public final class WorkerPool<Context>: Sendable {
     }
 
     private func work(_ index: Int) {
+        serve(index)
+        // Counted only once `serve` has dropped its context (see `stopAndWait`).
+        state.withLock { $0.ended += 1 }
+        state.broadcast()
+    }
+
+    private func serve(_ index: Int) {
         var context = makeContext()
         while true {
             let turn = state.wait { state -> Turn? in
