@@ -243,9 +243,9 @@ enum PostgreSQLQueries {
 
     /// Rows (id, created_at) of the contacts inserted, one per draft, all stamped with one now; the owner's other
     /// daemons are told.
-    static func insertContacts(_ rows: ArraySlice<(ContactDraft, ContactSearchKeys)>, for user: AccountID, now: PGValue,
-                               notification: String) -> PGStatement {
-        var params: [PGValue] = [now, .int(user), .text(notification)]
+    static func insertContacts(_ rows: ArraySlice<(ContactDraft, ContactSearchKeys)>, for user: AccountID,
+                               session: SessionGrant, now: PGValue, notification: String) -> PGStatement {
+        var params: [PGValue] = [now, .int(user), .text(notification), sessionToken(session)]
         var tuples: [String] = []
         tuples.reserveCapacity(rows.count)
         for (draft, keys) in rows {
@@ -256,42 +256,67 @@ enum PostgreSQLQueries {
         }
         return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            \(sessionHeld(session, user: 2, token: 4)),
             added AS (
                 INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, \(keyColumns))
                 SELECT $2::bigint, v.name, v.phone, v.email, v.note, clock.ms, clock.ms, v.k1, v.k2, v.k3, v.k4, v.k5, v.k6
-                FROM clock, (VALUES \(tuples.joined(separator: ", "))) AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6)
+                FROM clock, session, (VALUES \(tuples.joined(separator: ", "))) AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6)
                 RETURNING id, created_at)
             SELECT id, created_at, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
             """, params)
     }
 
+    /// The CTE `session`: one row while the session's token is still stored for the user `$user`, whose account
+    /// is not locked, with both rows share-locked until the transaction ends, so a revocation (the token deleted,
+    /// the account locked or deleted, here or on another daemon) either committed first and leaves it empty (READ
+    /// COMMITTED reads a row again after waiting for its lock) or waits until this write has committed. The
+    /// account's row is locked first, as every write of an account and its tokens takes them. A session without
+    /// a token is one row, always (only the daemon's own flag ends it; see `SessionGrant`).
+    static func sessionHeld(_ session: SessionGrant, user: Int, token: Int) -> String {
+        guard session.tokenHash != nil else { return "session AS (SELECT 1 AS held WHERE $\(token)::bytea IS NULL)" }
+        return """
+            session AS (SELECT 1 AS held FROM users u JOIN session_tokens t ON t.user_id = u.id
+                WHERE u.id = $\(user)::bigint AND u.locked_at IS NULL AND t.token_hash = $\(token)::bytea
+                FOR SHARE OF u, t)
+            """
+    }
+
+    static func sessionToken(_ session: SessionGrant) -> PGValue {
+        session.tokenHash.map(PGValue.bytes) ?? .null
+    }
+
     /// Writes `draft` over the contact only if it still reads as `current` (compare and set: a writer on another
     /// daemon may have come between the read and this write); one row (updated_at) when it did.
     static func updateContact(_ current: Contact, to draft: ContactDraft, keys: ContactSearchKeys, of user: AccountID,
-                              now: PGValue, notification: String) -> PGStatement {
+                              session: SessionGrant, now: PGValue, notification: String) -> PGStatement {
         PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            \(sessionHeld(session, user: 3, token: 20)),
             changed AS (
                 UPDATE contacts SET name = $5::text, phone = $6::text, email = $7::text, note = $8::text,
                     updated_at = clock.ms, key_folded = $9::text, key_initials = $10::text, key_pinyin = $11::text,
                     key_pinyin_initials = $12::text, key_hangul_initials = $13::text, key_phone_digits = $14::text
-                FROM clock
+                FROM clock, session
                 WHERE id = $2::bigint AND user_id = $3::bigint AND updated_at = $4::bigint
                     AND name = $15::text AND phone IS NOT DISTINCT FROM $16::text
                     AND email IS NOT DISTINCT FROM $17::text AND note IS NOT DISTINCT FROM $18::text
                 RETURNING updated_at)
-            SELECT updated_at, pg_notify('\(ChangeNotification.channel)', $19::text) FROM changed
+            SELECT c.updated_at, CASE WHEN c.updated_at IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $19::text) END
+            FROM session LEFT JOIN changed c ON true
             """, [now, .int(current.id), .int(user), .int(current.updatedAt)] + fields(draft, keys)
                 + [.text(current.name), .optional(current.phone), .optional(current.email), .optional(current.note),
-                   .text(notification)])
+                   .text(notification), sessionToken(session)])
     }
 
-    /// One row when the contact was the user's.
-    static func removeContact(_ id: Int64, of user: AccountID, notification: String) -> PGStatement {
+    /// No row when the session's token was gone (see `sessionHeld`); otherwise one, saying whether the contact
+    /// was the user's and is removed.
+    static func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, notification: String) -> PGStatement {
         PGStatement("""
-            WITH gone AS (DELETE FROM contacts WHERE id = $1::bigint AND user_id = $2::bigint RETURNING 1)
-            SELECT pg_notify('\(ChangeNotification.channel)', $3::text) FROM gone
-            """, [.int(id), .int(user), .text(notification)])
+            WITH \(sessionHeld(session, user: 2, token: 4)),
+            gone AS (DELETE FROM contacts USING session WHERE id = $1::bigint AND user_id = $2::bigint RETURNING 1 AS one)
+            SELECT g.one IS NOT NULL, CASE WHEN g.one IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $3::text) END
+            FROM session LEFT JOIN gone g ON true
+            """, [.int(id), .int(user), .text(notification), sessionToken(session)])
     }
 
     /// The user's contacts whose folded name is one of `folded`: the only ones an import's card can duplicate.

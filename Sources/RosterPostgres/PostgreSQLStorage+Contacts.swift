@@ -72,17 +72,18 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                            completion: @escaping StorageCompletion<StoredContact>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            if session.isEnded { return answer(.failure(.revoked)) }
             guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
             self.compute(charge, force: false, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] keys in
                 guard let self else { return answer(.failure(Self.stoppedFailure)) }
                 switch keys {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(let keys):
-                    self.insert([(draft, keys)], for: user, charge: charge, "contacts write") { result in
+                    self.insert([(draft, keys)], for: user, session: session, charge: charge, "contacts write") { result in
                         answer(result.flatMap { added in added.first.map { .success($0) } ?? .failure(.other) })
                     }
                 }
@@ -90,17 +91,19 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<ContactUpdate>) {
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
-            self.update(id, of: user, with: patch, charge: charge, attempt: 1, answer)
+            if session.isEnded { return answer(.failure(.revoked)) }
+            self.update(id, of: user, session: session, with: patch, charge: charge, attempt: 1, answer)
         }
     }
 
     /// Reads the contact as it stands, patches and validates it here, and writes it only if nobody changed it
     /// meanwhile; if another daemon did, it starts again from the new read.
-    private func update(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge, attempt: Int,
+    private func update(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, charge: QueueCharge,
+                        attempt: Int,
                         _ answer: @escaping StorageCompletion<ContactUpdate>) {
         query(PostgreSQLQueries.contact(id, of: user), charge: charge, "contacts: read contact") { [weak self] read in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
@@ -126,14 +129,15 @@ extension PostgreSQLStorage: ContactStorage {
                 case .success(let computedKeys): keys = computedKeys
                 }
                 let changed = self.notification(.contactsChanged(account: user))
-                self.query(PostgreSQLQueries.updateContact(current, to: draft, keys: keys, of: user, now: self.now,
-                                                           notification: changed),
+                self.query(PostgreSQLQueries.updateContact(current, to: draft, keys: keys, of: user, session: session,
+                                                           now: self.now, notification: changed),
                            charge: charge, force: true, "contacts write") { [weak self] written in
                     guard let self else { return answer(.failure(Self.stoppedFailure)) }
                     switch written {
                     case .failure(let failure): answer(.failure(failure))
                     case .success(let result):
-                        if let updatedAt = result.rows.first?.int(0) {
+                        guard let row = result.rows.first else { return answer(.failure(.revoked)) }
+                        if let updatedAt = row.int(0) {
                             return answer(.success(.updated(StoredContact(
                                 contact: Contact(id: id, draft: draft, createdAt: current.createdAt, updatedAt: updatedAt),
                                 keys: keys))))
@@ -142,33 +146,40 @@ extension PostgreSQLStorage: ContactStorage {
                             self.logger.warning("contacts: an update lost \(attempt) races to other writers; told to retry")
                             return answer(.failure(.busy(retryAfterMs: Self.turnsRetryAfterMs)))
                         }
-                        self.update(id, of: user, with: patch, charge: charge, attempt: attempt + 1, answer)
+                        self.update(id, of: user, session: session, with: patch, charge: charge, attempt: attempt + 1, answer)
                     }
                 }
             }
         }
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Bool>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            if session.isEnded { return answer(.failure(.revoked)) }
             let changed = self.notification(.contactsChanged(account: user))
-            self.query(PostgreSQLQueries.removeContact(id, of: user, notification: changed), charge: charge,
+            self.query(PostgreSQLQueries.removeContact(id, of: user, session: session, notification: changed), charge: charge,
                        "contacts write") { result in
-                answer(result.map { !$0.rows.isEmpty })
+                answer(result.flatMap { found in
+                    // No row: the session's token was gone; one row says whether the contact was removed.
+                    guard let row = found.rows.first else { return .failure(.revoked) }
+                    return .success(row.bool(0) ?? false)
+                })
             }
         }
     }
 
     /// Parses off the loop, reads only the user's contacts whose folded name a card has (the only possible
     /// duplicates), decides off the loop what is new and computes its keys, and inserts it all in one transaction.
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         var charge = charge
         charge.bytes = data.utf8.count
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            // An ended session's import is not even parsed: a queue of them drains at once.
+            if session.isEnded { return answer(.failure(.revoked)) }
             self.compute(charge, force: false, { () -> Result<ParsedImport, StorageFailure> in
                 let parsed = format.parse(data)
                 var folded = Set<String>()
@@ -183,13 +194,13 @@ extension PostgreSQLStorage: ContactStorage {
                 guard let self else { return answer(.failure(Self.stoppedFailure)) }
                 switch parsed {
                 case .failure(let failure): answer(.failure(failure))
-                case .success(let parsed): self.importParsed(parsed, for: user, charge: charge, answer)
+                case .success(let parsed): self.importParsed(parsed, for: user, session: session, charge: charge, answer)
                 }
             }
         }
     }
 
-    private func importParsed(_ parsed: ParsedImport, for user: AccountID, charge: QueueCharge,
+    private func importParsed(_ parsed: ParsedImport, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                               _ answer: @escaping StorageCompletion<ContactImportOutcome>) {
         guard !parsed.drafts.isEmpty else {
             return answer(.success(ContactImportOutcome(added: [], skipped: 0, errors: parsed.errors)))
@@ -231,7 +242,7 @@ extension PostgreSQLStorage: ContactStorage {
                     guard !fresh.isEmpty else {
                         return answer(.success(ContactImportOutcome(added: [], skipped: skipped, errors: parsed.errors)))
                     }
-                    self.insert(fresh, for: user, charge: charge, "contacts import") { result in
+                    self.insert(fresh, for: user, session: session, charge: charge, "contacts import") { result in
                         answer(result.map { ContactImportOutcome(added: $0, skipped: skipped, errors: parsed.errors) })
                     }
                 }
@@ -247,15 +258,20 @@ extension PostgreSQLStorage: ContactStorage {
 
     /// Inserts `rows` in one transaction (in chunks of `insertChunk` rows a statement), all stamped with one now,
     /// and answers them with their ids in the order given.
-    private func insert(_ rows: [(ContactDraft, ContactSearchKeys)], for user: AccountID, charge: QueueCharge,
-                        _ operation: String, completion: @escaping StorageCompletion<[StoredContact]>) {
+    /// Every statement holds the session's token for the transaction (see `PostgreSQLQueries.sessionHeld`): the
+    /// first finds it gone and inserts nothing, or holds it so that no revocation commits before this does.
+    private func insert(_ rows: [(ContactDraft, ContactSearchKeys)], for user: AccountID, session: SessionGrant,
+                        charge: QueueCharge, _ operation: String, completion: @escaping StorageCompletion<[StoredContact]>) {
         let changed = notification(.contactsChanged(account: user))
         let stamp: PGValue = now
         let statements = stride(from: 0, to: rows.count, by: Self.insertChunk).map { start in
             PostgreSQLQueries.insertContacts(rows[start..<min(rows.count, start + Self.insertChunk)], for: user,
-                                             now: stamp, notification: changed)
+                                             session: session, now: stamp, notification: changed)
         }
         query(statements, transaction: statements.count > 1, charge: charge, force: true, operation) { result in
+            if case .success(let results) = result, !rows.isEmpty, results.first?.rows.isEmpty ?? true {
+                return completion(.failure(.revoked))
+            }
             completion(result.flatMap { results in
                 var added: [StoredContact] = []
                 added.reserveCapacity(rows.count)

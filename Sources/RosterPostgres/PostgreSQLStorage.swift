@@ -355,6 +355,9 @@ public final class PostgreSQLStorage: Storage {
     }
 
     /// The pool, the listener and the workers stop; every call from now on answers `stoppedFailure`.
+    /// The server keeps its own consistency: nothing to record for the next start.
+    public func finish() { stop() }
+
     public func stop() {
         guard !stopped else { return }
         stopped = true

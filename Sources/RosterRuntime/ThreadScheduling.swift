@@ -9,11 +9,15 @@ import Glibc
 /// Hashing workers rest at SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough on
 /// Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
 /// during issue 8's log-in storm (a shorter slice for the loop did not change that). But SCHED_IDLE gets only
-/// what the host leaves over, so the pool raises its workers to SCHED_OTHER at nice 10 whenever work stands
-/// still (see `WorkerPool`), and they return to idle once the queue is empty. Going back from SCHED_IDLE
-/// needs RLIMIT_NICE of 10 or more (the system unit sets `LimitNICE=10`) or CAP_SYS_NICE; without it the
-/// workers simply run at nice 10 all the time, as before.
+/// what the host leaves over: with two CPU hogs a registration took 28–50× its idle time, most of it waiting to
+/// be raised and then running at nice 10 against nice-0 hogs. So the pool raises a worker to an ordinary thread
+/// at the daemon's own nice as soon as it is starved (its job got under a tenth of a core for a few
+/// milliseconds; see `WorkerPool`), and it returns to idle once the queue is empty. The loop's own work never
+/// starves a worker that way (it leaves most of the core), so during a log-in storm the workers keep resting.
+/// Going back from SCHED_IDLE to nice 0 needs RLIMIT_NICE of 20 (the system unit sets `LimitNICE=20`) or
+/// CAP_SYS_NICE; without it the workers run at nice 10 all the time, as before.
 public enum ThreadScheduling {
+    /// Where a hashing worker runs when it cannot rest at SCHED_IDLE (a user unit's RLIMIT_NICE).
     public static let workerNice: Int32 = 10
 
     /// Whether a worker lowered to SCHED_IDLE can be raised again. Raises the soft RLIMIT_NICE to what that
@@ -21,7 +25,9 @@ public enum ThreadScheduling {
     /// CAP_SYS_NICE, and only the kernel knows.
     public static let workersCanRestAtIdle: Bool = {
         var limit = rlimit()
-        let needed = rlim_t(20 - workerNice)
+        errno = 0
+        let current = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let needed = rlim_t(20 - (errno == 0 ? current : 0))
         if getrlimit(ROSTER_RLIMIT_NICE, &limit) == 0, limit.rlim_cur < needed, limit.rlim_max >= needed {
             limit.rlim_cur = needed
             _ = setrlimit(ROSTER_RLIMIT_NICE, &limit)
@@ -29,7 +35,6 @@ public enum ThreadScheduling {
         let answer = Locked(false)
         let done = DispatchSemaphore(value: 0)
         startDetachedThread {
-            standBack(to: workerNice)
             let raisable = roster_set_policy(0, ROSTER_SCHED_IDLE) == 0 && roster_set_policy(0, 0) == 0
             answer.withLock { $0 = raisable }
             done.signal()
@@ -38,10 +43,10 @@ public enum ThreadScheduling {
         return answer.withLock { $0 }
     }()
 
-    /// Called on each hashing worker thread itself: nice 10, then SCHED_IDLE when it can be undone.
+    /// Called on each hashing worker thread itself: SCHED_IDLE at the daemon's own nice when it can be undone,
+    /// nice 10 otherwise.
     public static func standBackWorker(restAtIdle: Bool) {
-        standBack(to: workerNice)
-        if restAtIdle { rest() }
+        if restAtIdle { rest() } else { standBack(to: workerNice) }
     }
 
     /// The calling thread goes (back) to SCHED_IDLE.
@@ -49,7 +54,7 @@ public enum ThreadScheduling {
         _ = roster_set_policy(0, ROSTER_SCHED_IDLE)
     }
 
-    /// Thread `tid` runs as an ordinary thread again (its nice stays 10).
+    /// Thread `tid` runs as an ordinary thread again, at the daemon's own nice.
     public static func raise(_ tid: pid_t) {
         _ = roster_set_policy(tid, 0)
     }

@@ -7,10 +7,11 @@ import Glibc
 /// `submit` refuses at once so the caller can answer `busy`.
 ///
 /// A `.standBack` pool (Argon2id) rests at idle priority (see `ThreadScheduling`). A watchdog thread, asleep
-/// while nothing is queued, raises its workers to nice 10 when jobs wait and no worker has started or
-/// finished one for `stallLimit`, or when a job has run that long: on a host whose cores are all busy,
-/// idle-priority threads get almost no time, and a log-in must still be answered. A raised worker rests
-/// again once it finds the queue empty. A `.normal` pool (durable writes, reads, imports, exports) keeps the
+/// while nothing is queued, raises its workers to ordinary threads at the daemon's nice when a running job is
+/// starved (its thread got less than `starvedShare` of a core over `starvedWindow`), when jobs wait and no
+/// worker has started or finished one for `stallLimit`, or when a job has run that long: on a host whose cores
+/// are all busy, idle-priority threads get almost no time, and a log-in must still be answered at about the
+/// speed the host's other processes get. A raised worker rests again once it finds the queue empty. A `.normal` pool (durable writes, reads, imports, exports) keeps the
 /// daemon's own priority: issue 12 measured a `contacts.add` at 233 ms instead of 12 ms with two CPU hogs on
 /// the host while every worker stood back.
 ///
@@ -30,14 +31,20 @@ public final class WorkerPool<Context>: Sendable {
 
     private struct Worker {
         var thread: pid_t = 0
+        /// The thread's CPU-time clock, to tell a starved job from a long one.
+        var cpuClock: clockid_t?
         /// When its current job started (monotonic ns), or nil between jobs.
         var busySince: UInt64?
         var raised = false
+        /// The watchdog's last look at a running job: when (monotonic ns) and the thread's CPU time then.
+        var lookedAt: (wall: UInt64, cpu: UInt64)?
     }
 
     private struct State {
         var queue: FairQueue<Job>
         var stopping = false
+        /// Workers whose thread has ended (after `stop`).
+        var ended = 0
         var workers: [Worker] = []
         /// When a worker last started or finished a job, or when the queue stopped being empty (monotonic ns).
         var lastProgress: UInt64 = 0
@@ -67,6 +74,11 @@ public final class WorkerPool<Context>: Sendable {
     public let threadCount: Int
     /// How long work may stand still before the workers are raised.
     public let stallLimit: Duration
+    /// A running job whose thread got less than this share of a core over `starvedWindow` is starved (an idle
+    /// thread beside a busy-looping process gets well under 1 %; beside the daemon's own loop, most of a core).
+    public static var starvedShare: Double { 0.1 }
+    /// How long the watchdog watches a job before judging it starved: the delay a starved log-in pays.
+    public let starvedWindow: Duration
     /// Whether the workers rest at idle priority (false: nice 10 throughout, or `.normal`'s own priority).
     public let idleWorkers: Bool
     public let priority: Priority
@@ -78,9 +90,11 @@ public final class WorkerPool<Context>: Sendable {
     /// `typicalJob` is the first guess at a job's run time, before any has run. Idle workers need to be
     /// raisable (`ThreadScheduling.workersCanRestAtIdle`); where they are not, `.standBack` means nice 10.
     public init(threads: Int, budget: QueueBudget, priority: Priority, stallLimit: Duration = .milliseconds(500),
-         typicalJob: Duration = .milliseconds(40), makeContext: @escaping @Sendable () -> Context) {
+         starvedWindow: Duration = .milliseconds(4), typicalJob: Duration = .milliseconds(40),
+         makeContext: @escaping @Sendable () -> Context) {
         self.threadCount = max(1, threads)
         self.stallLimit = stallLimit
+        self.starvedWindow = starvedWindow
         self.priority = priority
         self.idleWorkers = priority == .standBack && ThreadScheduling.workersCanRestAtIdle
         self.makeContext = makeContext
@@ -140,6 +154,13 @@ public final class WorkerPool<Context>: Sendable {
         return Int64(min(60_000, max(10, (Double(rounds) * meanNs / 1_000_000).rounded(.up))))
     }
 
+    /// Lets the threads finish the queue, and returns once every one has ended (and dropped its context: a
+    /// storage worker's database connection is closed by then).
+    public func stopAndWait() {
+        stop()
+        state.wait { $0.ended >= threadCount ? () : nil }
+    }
+
     /// Lets the threads finish the queue, then end.
     public func stop() {
         state.withLock { $0.stopping = true }
@@ -151,12 +172,24 @@ public final class WorkerPool<Context>: Sendable {
         startDetachedThread { [self] in
             if priority == .standBack { ThreadScheduling.standBackWorker(restAtIdle: idleWorkers) }
             let thread = ThreadScheduling.currentThreadID()
-            state.withLock { $0.workers[index].thread = thread }
+            var clock = clockid_t()
+            let cpuClock = pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
+            state.withLock {
+                $0.workers[index].thread = thread
+                $0.workers[index].cpuClock = cpuClock
+            }
             work(index)
         }
     }
 
     private func work(_ index: Int) {
+        serve(index)
+        // Counted only once `serve` has dropped its context (see `stopAndWait`).
+        state.withLock { $0.ended += 1 }
+        state.broadcast()
+    }
+
+    private func serve(_ index: Int) {
         var context = makeContext()
         while true {
             let turn = state.wait { state -> Turn? in
@@ -179,6 +212,7 @@ public final class WorkerPool<Context>: Sendable {
                 }
                 state.lastProgress = finished
                 state.workers[index].busySince = nil
+                state.workers[index].lookedAt = nil
                 // Raised because work stood still; with nothing left to do, it rests again.
                 if state.workers[index].raised && state.waiting == 0 {
                     state.workers[index].raised = false
@@ -196,12 +230,14 @@ public final class WorkerPool<Context>: Sendable {
     /// worker resting again and the watchdog raising it cannot cross.
     private func watch() {
         let stall = UInt64(max(0, stallLimit.nanoseconds))
+        let window = UInt64(max(0, starvedWindow.nanoseconds))
         while true {
             watchdogWake.wait()
             while true {
                 let now = Self.monotonicNow()
                 let (busy, stopping) = state.withLock { state -> (Bool, Bool) in
-                    if state.stalled(now: now, stall: stall), state.workers.contains(where: { !$0.raised }) {
+                    let starved = Self.lookForStarved(&state, now: now, window: window)
+                    if starved || state.stalled(now: now, stall: stall), state.workers.contains(where: { !$0.raised }) {
                         state.raisings += 1
                         for index in state.workers.indices where !state.workers[index].raised {
                             state.workers[index].raised = true
@@ -214,9 +250,33 @@ public final class WorkerPool<Context>: Sendable {
                     if stopping { return }
                     break
                 }
-                usleep(useconds_t(max(1_000, min(stall / 2_000, 1_000_000))))
+                usleep(useconds_t(max(1_000, min(stall / 2_000, window / 2_000, 1_000_000))))
             }
         }
+    }
+
+    /// Whether a resting worker's running job got less than `starvedShare` of a core since the last look at
+    /// least `window` ago; each look starts the next measure.
+    private static func lookForStarved(_ state: inout State, now: UInt64, window: UInt64) -> Bool {
+        var starved = false
+        for index in state.workers.indices {
+            let worker = state.workers[index]
+            guard !worker.raised, worker.busySince != nil, let clock = worker.cpuClock else {
+                state.workers[index].lookedAt = nil
+                continue
+            }
+            var spent = timespec()
+            guard clock_gettime(clock, &spent) == 0 else { continue }
+            let cpu = UInt64(spent.tv_sec) * 1_000_000_000 + UInt64(spent.tv_nsec)
+            guard let last = worker.lookedAt else {
+                state.workers[index].lookedAt = (now, cpu)
+                continue
+            }
+            guard now >= last.wall, now - last.wall >= window else { continue }
+            if Double(cpu &- last.cpu) < starvedShare * Double(now - last.wall) { starved = true }
+            state.workers[index].lookedAt = (now, cpu)
+        }
+        return starved
     }
 
     private static func monotonicNow() -> UInt64 {

@@ -85,20 +85,24 @@ public protocol ContactStorage: AnyObject {
                                    encode: @escaping @Sendable ([Contact]) -> T,
                                    completion: @escaping StorageCompletion<T>)
 
+    // Each write below is made for `session`: when its turn comes and the session has ended, it writes nothing and
+    // answers `.revoked` (see `SessionGrant`).
+
     /// Adds a validated draft, with its search keys computed off the loop.
-    func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                     completion: @escaping StorageCompletion<StoredContact>)
 
     /// Applies `patch` to the contact as it stands when this call's turn comes, validates, and writes it.
-    func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, charge: QueueCharge,
                        completion: @escaping StorageCompletion<ContactUpdate>)
 
     /// Removes a contact; whether it was the user's.
-    func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>)
 
     /// Parses `data` and adds what is not an exact duplicate, off the loop and in one transaction. `charge.bytes`
     /// should carry the data's size, which the queue's byte budget counts.
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                         completion: @escaping StorageCompletion<ContactImportOutcome>)
 
     /// Writes the user's contacts with ids above `after` into `sink`, in id order, until it refuses one.

@@ -11,6 +11,9 @@ public enum StorageFailure: Error, Equatable, Sendable {
     case conflict(AccountField)
     /// A budget refused the work before it started (`busy` with a hint).
     case busy(retryAfterMs: Int64)
+    /// The session the work was asked for ended before the work's turn came (see `SessionGrant`): nothing was
+    /// written.
+    case revoked
     /// Anything else; the backend has logged it.
     case other
 
@@ -21,6 +24,7 @@ public enum StorageFailure: Error, Equatable, Sendable {
         case .unavailable(let retryAfterMs): .storageUnavailable(retryAfterMs: retryAfterMs)
         case .conflict(let field): .taken(field: field.rawValue)
         case .busy(let retryAfterMs): .busy(retryAfterMs: retryAfterMs)
+        case .revoked: .unauthenticated
         case .other: .internal
         }
     }

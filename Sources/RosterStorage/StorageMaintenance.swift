@@ -21,6 +21,10 @@ public protocol StorageMaintenance: AnyObject {
 
     /// Stops the backend's workers; calls made after it answer `.unavailable`.
     func stop()
+
+    /// The daemon's last call, after its loop ended: `stop`, then wait for the work in hand and close, recording a
+    /// clean shutdown where the backend keeps one (SQLite's next start then skips quick_check).
+    func finish()
 }
 
 /// What a finished backup holds, for the admin's answer.

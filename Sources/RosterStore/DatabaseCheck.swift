@@ -82,6 +82,24 @@ enum DatabaseCheck {
         }
     }
 
+    /// The light check after a clean shutdown (see `CleanShutdown`): the file is as many whole pages as its
+    /// header says, so it was neither cut short nor written past its end since.
+    static func requireWholePages(_ database: Database, path: String) throws(StoreError) {
+        var info = stat()
+        let pages: Int64
+        let pageSize: Int64
+        do throws(StoreError) {
+            pages = Int64(try database.pragmaValue("PRAGMA page_count") ?? "") ?? -1
+            pageSize = Int64(try database.pragmaValue("PRAGMA page_size") ?? "") ?? -1
+        } catch {
+            throw refusal(for: error, path: path)
+        }
+        guard stat(path, &info) == 0, pages >= 0, pageSize > 0, Int64(info.st_size) == pages * pageSize else {
+            throw .refused(DatabaseRefusal(.corrupt, path: path,
+                                           detail: "the file is not \(pages) pages of \(pageSize) bytes, as its header says"))
+        }
+    }
+
     /// SQLite's "not a database" and "malformed" become refusals; any other failure stays what it was.
     static func refusal(for error: StoreError, path: String) -> StoreError {
         switch error.code {

@@ -27,10 +27,13 @@ public struct DatabaseFiles: Equatable, Sendable {
     /// `roster.db.lock`: held by the daemon that serves this database (see `DatabaseLock`).
     public var lockPath: String { join(name + ".lock") }
 
+    /// `roster.db.clean`: the mark of a clean shutdown (see `CleanShutdown`).
+    public var cleanMarkPath: String { join(name + ".clean") }
+
     /// Names in `directory` that belong to the live database, whether or not they exist right now: SQLite may
     /// create its sidecars at any moment, so a file put there under one of these names would be taken for one.
     public var names: [String] {
-        [name, name + "-wal", name + "-shm", name + "-journal", name + ".lock"]
+        [name, name + "-wal", name + "-shm", name + "-journal", name + ".lock", name + ".clean"]
     }
 
     /// Device and inode of every one of `names` that exists now (hard links and symlinks included).

@@ -141,8 +141,16 @@ public enum RosterSchema {
     /// be writable; the file must be empty, carry Roster's application id, or hold exactly the schema of Roster's
     /// migrations (a database from before the id, which is then adopted); and it must pass `PRAGMA quick_check`.
     public static func open(path: String, now: Int64, busyTimeoutMs: Int32 = 5_000) throws(StoreError) -> Database {
+        try openChecked(path: path, now: now, busyTimeoutMs: busyTimeoutMs).database
+    }
+
+    /// `open`, and which integrity check it ran: after a clean shutdown (`CleanShutdown`'s mark, which this
+    /// removes) the light one, otherwise `quick_check`.
+    public static func openChecked(path: String, now: Int64,
+                                   busyTimeoutMs: Int32 = 5_000) throws(StoreError) -> (database: Database, check: StartCheck) {
         try DatabaseCheck.requireWritable(path)
         let identity = try DatabaseCheck.identity(ofFileAt: path, migrations: migrations)
+        let check: StartCheck = try CleanShutdown.take(DatabaseFiles(path: path)) ? .light : .quickCheck
         let database: Database
         do throws(StoreError) {
             database = try Database(path: path, busyTimeoutMs: busyTimeoutMs)
@@ -154,7 +162,10 @@ public enum RosterSchema {
             throw .refused(DatabaseRefusal(.notWritable, path: path, detail: "SQLite could open it only read-only"))
         }
         do throws(StoreError) {
-            try DatabaseCheck.requireIntact(database, path: path)
+            switch check {
+            case .quickCheck: try DatabaseCheck.requireIntact(database, path: path)
+            case .light: try DatabaseCheck.requireWholePages(database, path: path)
+            }
             if identity != .roster {
                 try database.execute("PRAGMA application_id=\(applicationID)")
             }
@@ -163,6 +174,15 @@ public enum RosterSchema {
             database.close()
             throw error
         }
-        return database
+        return (database, check)
     }
+}
+
+/// The integrity check a start ran, as its log line names it.
+public enum StartCheck: String, Sendable {
+    /// `PRAGMA quick_check`: every page read and every record decoded.
+    case quickCheck = "quick_check"
+    /// After a clean shutdown, with the file as that shutdown left it: the identity and schema checks every start
+    /// makes, and that the file holds whole pages (`page_count` × `page_size` is its size), without quick_check.
+    case light = "light (clean shutdown)"
 }

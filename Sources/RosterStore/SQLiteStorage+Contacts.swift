@@ -47,28 +47,30 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                            completion: @escaping StorageCompletion<StoredContact>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
-            do throws(StoreError) {
-                let keys = ContactSearchKeys(draft: draft)
-                let store = ContactStore(database: try worker.database())
-                return .success(try worker.writeTurn.take { () throws(StoreError) in
-                    try store.insert(userID: user, draft, keys: keys, now: clock.nowMs())
-                })
-            } catch {
+            if session.isEnded { return .failure(.revoked) }
+            let keys = ContactSearchKeys(draft: draft)
+            let database: Database
+            do throws(StoreError) { database = try worker.database() } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+            let store = ContactStore(database: database)
+            return Self.write(database, turn: worker.writeTurn, for: user, session: session, "contacts write", logging: logger) {
+                () throws(StoreError) in try store.insert(userID: user, draft, keys: keys, now: clock.nowMs())
             }
         }, completion: completion)
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<ContactUpdate>) {
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { (worker: inout StorageWorker) -> Result<ContactUpdate, StorageFailure> in
+            if session.isEnded { return .failure(.revoked) }
             let store: ContactStore
             let current: Contact
             do throws(StoreError) {
@@ -84,40 +86,41 @@ extension SQLiteStorage: ContactStorage {
             } catch {
                 return .success(.invalid(error))
             }
-            do throws(StoreError) {
-                let keys = ContactSearchKeys(draft: draft)
-                let updated = try worker.writeTurn.take { () throws(StoreError) in
-                    try store.update(userID: user, id: id, draft, keys: keys, now: clock.nowMs())
-                }
-                return .success(updated.map(ContactUpdate.updated) ?? .notFound)
-            } catch {
-                return .failure(error.storageFailure(logging: logger, "contacts write"))
-            }
+            let keys = ContactSearchKeys(draft: draft)
+            return Self.write(store.database, turn: worker.writeTurn, for: user, session: session, "contacts write",
+                              logging: logger) { () throws(StoreError) in
+                try store.update(userID: user, id: id, draft, keys: keys, now: clock.nowMs())
+            }.map { $0.map(ContactUpdate.updated) ?? .notFound }
         }, completion: completion)
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Bool>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
-            do throws(StoreError) {
-                let store = ContactStore(database: try worker.database())
-                return .success(try worker.writeTurn.take { () throws(StoreError) in try store.delete(userID: user, id: id) })
-            } catch {
+            if session.isEnded { return .failure(.revoked) }
+            let database: Database
+            do throws(StoreError) { database = try worker.database() } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+            let store = ContactStore(database: database)
+            return Self.write(database, turn: worker.writeTurn, for: user, session: session, "contacts write", logging: logger) {
+                () throws(StoreError) in try store.delete(userID: user, id: id)
             }
         }, completion: completion)
     }
 
     /// Costs what its own rows cost (issue 12: a one-row import read the whole book to find duplicates): they are
     /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         let clock = self.clock
         let logger = self.logger
         var charge = charge
         charge.bytes = data.utf8.count
         work(charge, order: .contacts(userID: user), { worker in
+            // An ended session's import is not even parsed: a queue of them drains at once.
+            if session.isEnded { return .failure(.revoked) }
             var sharing = CoreSharing()
             let parsed = format.parse(data)
             do throws(StoreError) {
@@ -138,10 +141,10 @@ extension SQLiteStorage: ContactStorage {
                     // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
                     fresh.append((imported.draft, ContactSearchKeys(draft: imported.draft)))
                 }
-                let added = try worker.writeTurn.take { () throws(StoreError) in
+                return Self.write(store.database, turn: worker.writeTurn, for: user, session: session, "contacts write",
+                                  logging: logger) { () throws(StoreError) in
                     try store.insertMany(userID: user, fresh, now: clock.nowMs()) { sharing.yieldIfDue() }
-                }
-                return .success(ContactImportOutcome(added: added, skipped: skipped, errors: parsed.errors))
+                }.map { ContactImportOutcome(added: $0, skipped: skipped, errors: parsed.errors) }
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts write"))
             }
@@ -177,6 +180,28 @@ extension SQLiteStorage: ContactStorage {
                 return .failure(error.storageFailure(logging: logger, "contacts export"))
             }
         }, completion: completion)
+    }
+}
+
+extension SQLiteStorage {
+    /// `body` in the write turn, in one transaction with the check that `session` still holds: `.revoked`, with
+    /// nothing written, when it does not. BEGIN IMMEDIATE comes first, so no revocation commits between the
+    /// check and the write.
+    static func write<T>(_ database: Database, turn: WriteTurn, for user: AccountID, session: SessionGrant,
+                         _ operation: String, logging logger: Logger,
+                         _ body: () throws(StoreError) -> T) -> Result<T, StorageFailure> {
+        do {
+            return try turn.take { () throws -> Result<T, StorageFailure> in
+                if session.isEnded { return .failure(.revoked) }
+                guard let hash = session.tokenHash else { return .success(try body()) }
+                return try database.enclosingTransaction { () throws -> Result<T, StorageFailure> in
+                    guard try SessionTokenStore(database: database).holds(hash, for: user) else { return .failure(.revoked) }
+                    return .success(try body())
+                }
+            }
+        } catch {
+            return .failure(storageFailure(error, operation, logging: logger))
+        }
     }
 }
 

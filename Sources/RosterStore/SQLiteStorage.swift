@@ -42,10 +42,13 @@ public final class SQLiteStorage: Storage {
     public var onAudit: ((AuditEntry, AuditOrigin) -> Void)?
     /// A file is up from the moment it is open.
     public let state: StorageState
+    /// The integrity check this start ran on the file.
+    public let startCheck: StartCheck
 
     private init(path: String, database: Database, lock: DatabaseLock, loop: EventLoop, workers: WorkerPool<StorageWorker>,
-                 clock: any WallClock, logger: Logger) {
+                 clock: any WallClock, logger: Logger, startCheck: StartCheck) {
         self.path = path
+        self.startCheck = startCheck
         self.users = UserStore(database: database)
         self.failures = LoginFailureStore(database: database)
         self.contactRows = ContactStore(database: database)
@@ -88,9 +91,11 @@ public final class SQLiteStorage: Storage {
             logger.notice("removed \(name), a backup's partial file left by a process that died")
         }
         let database: Database
+        let check: StartCheck
         var pageLimit: Int?
         do throws(StoreError) {
-            database = try RosterSchema.open(path: path, now: clock.nowMs())
+            (database, check) = try RosterSchema.openChecked(path: path, now: clock.nowMs())
+            logger.info("database checked at start: \(check.rawValue)", [("ROSTER_DATABASE_CHECK", check.rawValue)])
             if let sparePages {
                 let limit = Int(try database.pragmaValue("PRAGMA page_count") ?? "0").map { $0 + sparePages } ?? sparePages
                 try database.execute("PRAGMA max_page_count = \(limit)")
@@ -107,7 +112,7 @@ public final class SQLiteStorage: Storage {
             StorageWorker(databasePath: path, writeTurn: writeTurn, pageLimit: workerPageLimit)
         }
         return SQLiteStorage(path: path, database: database, lock: lock, loop: loop, workers: workers, clock: clock,
-                             logger: logger)
+                             logger: logger, startCheck: check)
     }
 
     /// Lets a test open a second `SQLiteStorage` on the file while this one still runs, as after a crash.
@@ -227,6 +232,23 @@ public final class SQLiteStorage: Storage {
     public func stop() {
         stopped = true
         workers.stop()
+    }
+
+    /// Lets the workers finish what is queued and waits for them, closes the last connection (which folds the WAL
+    /// into the file and removes it), and leaves the mark of a clean shutdown, so the next start may skip
+    /// quick_check (see `CleanShutdown`).
+    public func finish() {
+        stop()
+        workers.stopAndWait()
+        users.database.close()
+        let files = DatabaseFiles(path: path)
+        if CleanShutdown.record(files) {
+            logger.info("database closed cleanly: the next start skips quick_check")
+        } else {
+            logger.notice("database closed, but its clean shutdown could not be recorded: the next start runs quick_check")
+        }
+        lock?.release()
+        lock = nil
     }
 }
 

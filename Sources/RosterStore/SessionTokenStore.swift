@@ -9,6 +9,20 @@ public struct SessionTokenStore {
         self.database = database
     }
 
+    /// Whether `tokenHash` is still stored for `userID` and that account is not locked: what a session's queued
+    /// write checks in its own transaction (see `SessionGrant`). An expired token that no purge deleted yet still
+    /// counts, as it does for the session that holds it.
+    public func holds(_ tokenHash: [UInt8], for userID: Int64) throws(StoreError) -> Bool {
+        let find = try database.cached("""
+            SELECT 1 FROM session_tokens t JOIN users u ON u.id = t.user_id
+            WHERE t.token_hash = ? AND t.user_id = ? AND u.locked_at IS NULL
+            """)
+        defer { find.reset() }
+        try find.bind(tokenHash, at: 1)
+        try find.bind(userID, at: 2)
+        return try find.step()
+    }
+
     /// Records a new token for `userID`, used for the first time at `now`, with the client that logged in. With
     /// `maxTokens`, first deletes the user's least recently used tokens so that it holds at most that many with
     /// the new one (ties by creation, then by hash, so the choice is the same on every backend); the hashes

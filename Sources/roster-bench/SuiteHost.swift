@@ -2,7 +2,9 @@ import CRosterFloor
 import Glibc
 
 /// Issue 12 item 8: rosterd beside other busy processes. With every worker at SCHED_IDLE, two CPU hogs made a
-/// `contacts.add` take 233 ms instead of 12 ms; only Argon2id may stand back now.
+/// `contacts.add` take 233 ms instead of 12 ms; only Argon2id may stand back now. With Argon2id still resting at
+/// SCHED_IDLE until the watchdog's 500 ms and then at nice 10, a registration took 28–50× its idle time; a
+/// starved hash is raised to the daemon's nice within milliseconds now, and the target is 3× idle.
 extension Suite {
     /// `contacts.add` and `users.register` round trips on an idle host, then with one busy-looping process per
     /// CPU (each pinned to its own CPU, so the server's core and the client's both have one).
@@ -50,8 +52,11 @@ extension Suite {
                 let hogged = Spread(latencies["\(name) \(percentile) with hogs"] ?? [])
                 record(scenario, "\(name) \(percentile), idle", unit: "ms", rosterd: idle.runs, floor: nil)
                 let ratio = idle.median > 0 ? hogged.median / idle.median : nil
+                // A log-in (its Argon2id run) must not starve beside busy processes: at most 3× its idle time.
+                let target = name == "users.register" && percentile == "p50" ? "≤ 3× idle" : nil
                 figures.append(Figure(scenario: scenario, metric: "\(name) \(percentile), with hogs", unit: "ms", rosterd: hogged,
-                                      floor: nil, ratio: ratio, ratioOf: "of idle", target: nil, met: nil))
+                                      floor: nil, ratio: ratio, ratioOf: "of idle", target: target,
+                                      met: target == nil ? nil : ratio.map { $0 <= 3 }))
             }
         }
         notes.append("cpu-hogs: \(options.hogAdds) contacts.add and \(options.hogRegistrations) users.register per run, "

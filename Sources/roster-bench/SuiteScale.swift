@@ -43,8 +43,15 @@ extension Suite {
                floor: results.floor.map { $0[0] })
         record(scenario, "check_username p99", unit: "µs", rosterd: results.rosterd.map { $0[1] },
                floor: results.floor.map { $0[1] }, target: "≤ 100 µs") { mine, _ in mine.median <= 100 }
-        record(scenario, "start-up to READY=1", unit: "ms", rosterd: startups, floor: nil, target: "≤ 200 ms") { mine, _ in
+        // The first start follows the offline seeding, so it runs quick_check; each later one follows the previous
+        // run's SIGTERM, a clean shutdown, and runs the light check (see rosterd(8), the database checks).
+        let cleanStarts = startups.count > 1 ? Array(startups.dropFirst()) : startups
+        record(scenario, "start-up to READY=1", unit: "ms", rosterd: cleanStarts, floor: nil, target: "≤ 200 ms") { mine, _ in
             mine.median <= 200
+        }
+        if startups.count > 1 {
+            record(scenario, "first start-up, after seeding (quick_check)", unit: "ms", rosterd: Array(startups.prefix(1)),
+                   floor: nil)
         }
         record(scenario, "usernames in memory after READY", unit: "ms", rosterd: warmUps, floor: nil)
         record(scenario, "daemon RSS, usernames in memory", unit: "MiB", rosterd: residents, floor: nil)

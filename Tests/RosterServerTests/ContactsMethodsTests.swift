@@ -12,6 +12,7 @@ final class SettableOutputBudget: OutputBudgetWatch {
     var spent = false
     var logger = Logger(level: .emerg)
     func isOutputBudgetSpent(uid: UInt32) -> Bool { spent }
+    func sessionFoundEnded(_ hash: [UInt8]) {}
 }
 
 /// `contacts.*` on the contacts service over an in-memory storage, with no server and no socket.
@@ -36,6 +37,7 @@ struct ContactsMethodsTests {
         let host = RecordingCallHost(id: id)
         storage.createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$test"),
                               charge: .daemon) { host.session.user = try? $0.get() }
+        host.session.grant = SessionGrant(tokenHash: nil)
         return host
     }
 

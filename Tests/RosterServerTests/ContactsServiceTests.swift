@@ -125,24 +125,25 @@ final class InterposedStorage: ContactStorage {
                            encode: encode, completion: completion)
     }
 
-    func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                     completion: @escaping StorageCompletion<StoredContact>) {
-        inner.addContact(draft, for: user, charge: charge, completion: completion)
+        inner.addContact(draft, for: user, session: session, charge: charge, completion: completion)
     }
 
-    func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, charge: QueueCharge,
                        completion: @escaping StorageCompletion<ContactUpdate>) {
-        inner.updateContact(id, of: user, with: patch, charge: charge, completion: completion)
+        inner.updateContact(id, of: user, session: session, with: patch, charge: charge, completion: completion)
     }
 
-    func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        inner.removeContact(id, of: user, charge: charge, completion: completion)
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
+        inner.removeContact(id, of: user, session: session, charge: charge, completion: completion)
     }
 
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         importCharges.append(charge)
-        inner.importContacts(data, format: format, for: user, charge: charge, completion: completion)
+        inner.importContacts(data, format: format, for: user, session: session, charge: charge, completion: completion)
     }
 
     func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
@@ -435,5 +436,27 @@ struct ContactsServiceTests {
         charge.bytes = 12
         #expect(fixture.interposed?.importCharges == [charge])
         #expect(answers.values.count == 1)
+    }
+}
+
+/// The service's writes as these tests make them: for a session that never ends.
+extension ContactsService {
+    fileprivate func add(userID: AccountID, _ draft: ContactDraft, charge: QueueCharge, completion: @escaping Completion<Contact>) {
+        add(userID: userID, grant: SessionGrant(tokenHash: nil), draft, charge: charge, completion: completion)
+    }
+
+    fileprivate func update(userID: AccountID, id: Int64, _ patch: ContactPatch, charge: QueueCharge,
+                            completion: @escaping Completion<Contact>) {
+        update(userID: userID, grant: SessionGrant(tokenHash: nil), id: id, patch, charge: charge, completion: completion)
+    }
+
+    fileprivate func remove(userID: AccountID, id: Int64, charge: QueueCharge, completion: @escaping Completion<Void>) {
+        remove(userID: userID, grant: SessionGrant(tokenHash: nil), id: id, charge: charge, completion: completion)
+    }
+
+    fileprivate func importContacts(userID: AccountID, format: ContactFormat, data: String, charge: QueueCharge,
+                                    completion: @escaping Completion<ContactImportOutcome>) {
+        importContacts(userID: userID, grant: SessionGrant(tokenHash: nil), format: format, data: data, charge: charge,
+                       completion: completion)
     }
 }

@@ -31,10 +31,35 @@ struct WorkerPoolTests {
         pool.stop()
     }
 
+    /// The setting chosen against two CPU hogs (a registration took 28–50× its idle time): a hash whose thread
+    /// gets next to no CPU is raised within a few milliseconds, not after the stall limit, to an ordinary thread
+    /// at the daemon's own nice (not nice 10, which a nice-0 hog leaves a tenth of a core); resting, it keeps
+    /// that nice at SCHED_IDLE. A job blocked on a semaphore gets no CPU, as a starved one: the limit here is a
+    /// minute, so only starvation can raise it within the wait.
+    @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
+    func aStarvedWorkerIsRaisedAtOnceToTheDaemonsOwnNice() {
+        let pool = WorkerPool<Int>(threads: 1, budget: Self.roomy, priority: .standBack, stallLimit: .seconds(60)) { 0 }
+        defer { pool.stop() }
+        guard let thread = Self.threads(of: pool).first else { return }
+        errno = 0
+        let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice)
+        let release = DispatchSemaphore(value: 0)
+        #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
+        #expect(waitFor { sched_getscheduler(thread) == 0 ? true : nil } == true, "raised within 15 s, the limit is 60 s")
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice, "raised to the daemon's nice")
+        #expect(pool.starvedWindow == .milliseconds(4) && WorkerPool<Int>.starvedShare == 0.1)
+        release.signal()
+        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+    }
+
+    /// Starvation is left out (a window of 30 s): on a machine busy with other tests, idle workers are starved,
+    /// and raising them is then right.
     @Test(.enabled(if: ThreadScheduling.workersCanRestAtIdle))
     func aPoolThatKeepsMovingIsNeverRaised() {
         let pool = WorkerPool<Int>(threads: 2, budget: Self.roomy, priority: .standBack,
-                                   stallLimit: .seconds(30)) { 0 }
+                                   stallLimit: .seconds(30), starvedWindow: .seconds(30)) { 0 }
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<50 { #expect(pool.submit(Self.alice) { context in context += 1; done.signal() } == nil) }
         for _ in 0..<50 { #expect(done.wait(timeout: .now() + 20) == .success) }

@@ -316,18 +316,28 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, charge: QueueCharge,
+    /// What the SQLite and PostgreSQL backends check in a write's transaction: the grant's token still stored
+    /// for the user, whose account is not locked.
+    private func holds(_ session: SessionGrant, _ user: AccountID) -> Bool {
+        if session.isEnded { return false }
+        guard let hash = session.tokenHash else { return true }
+        return tokens[hash]?.account == user && accounts[user].map { $0.lockedMs == nil } ?? false
+    }
+
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                            completion: @escaping StorageCompletion<StoredContact>) {
         answer(.addContact, completion) {
+            guard self.holds(session, user) else { return .failure(.revoked) }
             guard self.hasRoom(for: 1) else { return .failure(.full) }
             guard let added = self.insert([draft], for: user).first else { return .failure(.other) }
             return .success(added)
         }
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, with patch: ContactPatch, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<ContactUpdate>) {
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         answer(.updateContact, completion) {
+            guard self.holds(session, user) else { return .failure(.revoked) }
             guard let current = self.contact(id, of: user) else { return .success(.notFound) }
             let draft = patch.applied(to: current.contact)
             do throws(ContactError) {
@@ -343,18 +353,20 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Bool>) {
         answer(.removeContact, completion) {
+            guard self.holds(session, user) else { return .failure(.revoked) }
             guard self.contact(id, of: user) != nil else { return .success(false) }
             self.contacts[id] = nil
             return .success(true)
         }
     }
 
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         answer(.importContacts, completion) {
+            guard self.holds(session, user) else { return .failure(.revoked) }
             let parsed = format.parse(data)
             var seen = Set(self.contacts(of: user).map(\.contact.draft))
             var fresh: [ContactDraft] = []
@@ -448,6 +460,8 @@ public final class InMemoryStorage: Storage {
     }
 
     public func stop() { stopped = true }
+
+    public func finish() { stop() }
 }
 
 extension InMemoryStorage {

@@ -15,6 +15,8 @@ final class Session {
     /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
     var user: Account?
     var tokenHash: [UInt8]?
+    /// What the contacts writes queued for this log-in carry, ended when it ends (see `SessionGrant`).
+    var grant: SessionGrant?
     var forms: [FormName: RunningForm] = [:]
     private var formsOpened: UInt64 = 0
     /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there

@@ -131,6 +131,8 @@ public enum Daemon {
         } catch {
             return fail("event loop failed: \(error)")
         }
+        // Only a daemon that gets here leaves the mark of a clean shutdown; one that dies never does.
+        server.storage.finish()
         server.logger.notice("rosterd: stopped", [("ROSTER_EVENT", "stopped")])
         return 0
     }

@@ -17,6 +17,8 @@ protocol OutputBudgetWatch: AnyObject {
     var logger: Logger { get }
     /// Whether all connections together, or those of `uid`, hold as much unsent output as they may.
     func isOutputBudgetSpent(uid: UInt32) -> Bool
+    /// A write found the token `hash` gone where it ran: every session bound to it ends.
+    func sessionFoundEnded(_ hash: [UInt8])
 }
 
 /// How much a contacts answer may hold, and how it waits when it cannot.
@@ -54,6 +56,24 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
 
     /// The logged-in user's id, or `unauthenticated`.
     private func owner(_ call: ContactsCall) -> Int64? { call.loggedInUser()?.id }
+
+    /// The logged-in user's id and the grant their writes carry, or `unauthenticated`.
+    private func writer(_ call: ContactsCall) -> (Int64, SessionGrant)? {
+        guard let userID = owner(call) else { return nil }
+        guard let grant = call.session.grant else {
+            call.fail(.unauthenticated)
+            return nil
+        }
+        return (userID, grant)
+    }
+
+    /// A write found its session ended where it ran: a revocation the loop has not heard of yet (another daemon's,
+    /// or a token purged as expired) ends the sessions bound to the token here too, so the client hears it.
+    private func answer<T>(_ call: ContactsCall, _ grant: SessionGrant, _ result: Result<T, RosterError>,
+                           _ encode: (T) -> JSONValue) {
+        if case .failure(.unauthenticated) = result, !grant.isEnded, let hash = grant.tokenHash { output.sessionFoundEnded(hash) }
+        call.finish(result.map(encode))
+    }
 
     func list(_ call: ContactsCall) { page(call, query: "") }
 
@@ -95,43 +115,46 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
     }
 
     func add(_ call: ContactsCall) {
-        guard let userID = owner(call) else { return }
+        guard let (userID, grant) = writer(call) else { return }
         let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
-        contacts.add(userID: userID, draft, charge: call.connection.queueCharge) { result in
-            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        contacts.add(userID: userID, grant: grant, draft, charge: call.connection.queueCharge) { [self] result in
+            answer(call, grant, result) { ["contact": ContactJSON.encode($0)] }
         }
     }
 
     func update(_ call: ContactsCall) {
-        guard let userID = owner(call) else { return }
+        guard let (userID, grant) = writer(call) else { return }
         let patch = ContactPatch(name: call.params.string("name"), phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
-        contacts.update(userID: userID, id: call.params.int("id") ?? 0, patch, charge: call.connection.queueCharge) { result in
-            call.finish(result.map { ["contact": ContactJSON.encode($0)] })
+        contacts.update(userID: userID, grant: grant, id: call.params.int("id") ?? 0, patch,
+                        charge: call.connection.queueCharge) { [self] result in
+            answer(call, grant, result) { ["contact": ContactJSON.encode($0)] }
         }
     }
 
     func remove(_ call: ContactsCall) {
-        guard let userID = owner(call) else { return }
-        contacts.remove(userID: userID, id: call.params.int("id") ?? 0, charge: call.connection.queueCharge) { result in
-            call.finish(result.map { [:] })
+        guard let (userID, grant) = writer(call) else { return }
+        contacts.remove(userID: userID, grant: grant, id: call.params.int("id") ?? 0,
+                        charge: call.connection.queueCharge) { [self] result in
+            answer(call, grant, result) { _ in [:] }
         }
     }
 
     /// Every path answers the call: each refusal before the storage is asked fails it, and the storage answers
     /// once whatever happens (a budget, a failure, a closed connection).
     func importContacts(_ call: ContactsCall) {
-        guard let userID = owner(call) else { return }
+        guard let (userID, grant) = writer(call) else { return }
         let format: ContactFormat
         do { format = try call.params.contactFormat() } catch { return call.fail(error) }
-        contacts.importContacts(userID: userID, format: format, data: call.params.string("data") ?? "",
-                                charge: call.connection.queueCharge) { [logger] result in
+        let username = call.session.user?.username ?? ""
+        contacts.importContacts(userID: userID, grant: grant, format: format, data: call.params.string("data") ?? "",
+                                charge: call.connection.queueCharge) { [self] result in
             if case .success(let outcome) = result {
                 logger.info("contacts imported: \(outcome.added.count) added, \(outcome.skipped) skipped, \(outcome.errors.count) rejected",
-                            [("ROSTER_USER", call.session.user?.username ?? ""), ("ROSTER_EVENT", "contacts_import")])
+                            [("ROSTER_USER", username), ("ROSTER_EVENT", "contacts_import")])
             }
-            call.finish(result.map(Self.importAnswer))
+            answer(call, grant, result, Self.importAnswer)
         }
     }
 
@@ -182,6 +205,8 @@ extension Connection: ContactsCallHost {
 
 extension Server: OutputBudgetWatch {
     typealias Host = Connection
+
+    func sessionFoundEnded(_ hash: [UInt8]) { tokenRevoked(hash) }
 }
 
 extension ContactsMethods where Output == Server {

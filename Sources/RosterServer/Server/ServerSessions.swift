@@ -33,10 +33,15 @@ extension Server {
     func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?) {
         if let previous = connection.session.user, previous.id != user.id {
             closeUsersForms(of: connection)
+            connection.session.grant?.end()
             connection.session.user = user
             releaseIfUnused(previous.id)
         }
         connection.session.user = user
+        // The same user again keeps the writes already queued: they were theirs, and their token checks them still.
+        if connection.session.grant == nil || connection.session.tokenHash != tokenHash {
+            connection.session.grant = SessionGrant(tokenHash: tokenHash)
+        }
         connection.session.tokenHash = tokenHash
         sendEvent("session", [("user", .string(user.username))], to: connection)
         logger.info("logged in", [("ROSTER_USER", user.username), ("ROSTER_PEER_UID", String(connection.peer.uid))])
@@ -62,6 +67,9 @@ extension Server {
         let previous = connection.session.user
         connection.session.user = nil
         connection.session.tokenHash = nil
+        // Every contacts write still queued for this log-in writes nothing now, and answers `unauthenticated`.
+        connection.session.grant?.end()
+        connection.session.grant = nil
         // The contacts and password forms are a user's; with nobody logged in they have nothing to show.
         closeUsersForms(of: connection)
         if let previous {

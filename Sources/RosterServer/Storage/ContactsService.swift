@@ -118,13 +118,17 @@ final class ContactsService {
         onChange?(userID)
     }
 
-    func add(userID: AccountID, _ draft: ContactDraft, charge: QueueCharge, completion: @escaping Completion<Contact>) {
+    // Each write carries the grant of the session that asked: one that ended before its turn writes nothing and
+    // answers `unauthenticated` (see `SessionGrant`).
+
+    func add(userID: AccountID, grant: SessionGrant, _ draft: ContactDraft, charge: QueueCharge,
+             completion: @escaping Completion<Contact>) {
         do throws(ContactError) {
             try draft.validate()
         } catch {
             return completion(.failure(error.rosterError))
         }
-        storage.addContact(draft, for: userID, charge: charge) { [weak self] result in
+        storage.addContact(draft, for: userID, session: grant, charge: charge) { [weak self] result in
             switch result {
             case .success(let stored):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -138,9 +142,9 @@ final class ContactsService {
     /// Fields left nil keep their value; an empty string clears an optional field. The storage applies the patch
     /// to the contact as it stands when this update's turn comes, so an update pipelined after another builds on
     /// the one before it.
-    func update(userID: AccountID, id: Int64, _ patch: ContactPatch, charge: QueueCharge,
+    func update(userID: AccountID, grant: SessionGrant, id: Int64, _ patch: ContactPatch, charge: QueueCharge,
                 completion: @escaping Completion<Contact>) {
-        storage.updateContact(id, of: userID, with: patch, charge: charge) { [weak self] result in
+        storage.updateContact(id, of: userID, session: grant, with: patch, charge: charge) { [weak self] result in
             switch result {
             case .success(.updated(let stored)):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -155,8 +159,9 @@ final class ContactsService {
         }
     }
 
-    func remove(userID: AccountID, id: Int64, charge: QueueCharge, completion: @escaping Completion<Void>) {
-        storage.removeContact(id, of: userID, charge: charge) { [weak self] result in
+    func remove(userID: AccountID, grant: SessionGrant, id: Int64, charge: QueueCharge,
+                completion: @escaping Completion<Void>) {
+        storage.removeContact(id, of: userID, session: grant, charge: charge) { [weak self] result in
             switch result {
             case .success(true):
                 self?.changed(userID, .remove(id))
@@ -171,11 +176,11 @@ final class ContactsService {
 
     /// Costs what its own rows cost (issue 12): only the added contacts go into the search index, with the keys the
     /// storage wrote. Its data is charged as bytes of queued work.
-    func importContacts(userID: AccountID, format: ContactFormat, data: String, charge: QueueCharge,
+    func importContacts(userID: AccountID, grant: SessionGrant, format: ContactFormat, data: String, charge: QueueCharge,
                         completion: @escaping Completion<ContactImportOutcome>) {
         var charge = charge
         charge.bytes = data.utf8.count
-        storage.importContacts(data, format: format, for: userID, charge: charge) { [weak self] result in
+        storage.importContacts(data, format: format, for: userID, session: grant, charge: charge) { [weak self] result in
             if case .success(let outcome) = result, !outcome.added.isEmpty {
                 self?.changed(userID, .upsert(outcome.added.map { (id: $0.contact.id, keys: $0.keys) }))
             }
