@@ -6,14 +6,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import selectors
+import shlex
 import socket
 import time
 
 import aiohttp
 import pytest
 
-from conftest import Daemon, Gateway, started_gateway
+from conftest import REPOSITORY, Daemon, Gateway, started_gateway
 from roster.web.__main__ import arguments
+from roster.web.app import Settings
 from roster.web.budget import Refusal, SocketBudget, Ticket
 from roster.web.connections import BUSY, TOO_MANY, ConnectionGate
 from roster.web.forwarded import TrustedProxies, address_bucket
@@ -262,3 +264,14 @@ def test_the_log_throttle_passes_one_line_per_kind_per_interval_then_counts_the_
     again = record("refused a request for Host %r", "j")
     assert throttle.filter(again)
     assert again.getMessage() == "refused a request for Host 'j' (1 more like it in the last 15 s)"
+
+
+def test_the_units_descriptor_limit_covers_its_caps() -> None:
+    unit = (REPOSITORY / "systemd" / "roster-web.service").read_text()
+    command = next(line for line in unit.splitlines() if line.startswith("ExecStart=/"))
+    options = arguments(shlex.split(command)[3:])
+    limit = int(next(line for line in unit.splitlines() if line.startswith("LimitNOFILE=")).split("=")[1])
+    settings = Settings(socket_path="")
+    # Each browser connection, plus a rosterd connection per tab and per POST under way, plus a margin.
+    assert options.max_connections + settings.max_sockets + settings.max_posts + 32 <= limit
+    assert options.max_tabs_per_address <= options.max_connections_per_address
