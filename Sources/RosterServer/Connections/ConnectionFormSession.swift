@@ -45,7 +45,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
     func results(query: String, items: [Contact], total: Int) {
         server.sendEvent("results", [
             ("form", .string(FormName.contacts.rawValue)), ("query", .string(query)),
-            ("items", .array(items.map(ContactJSON.encode))), ("total", .int(total)),
+            ("items", .array(items.map { ContactJSON.encode($0, query: query) })), ("total", .int(total)),
         ], to: connection, coalescing: "results:contacts")
     }
 }

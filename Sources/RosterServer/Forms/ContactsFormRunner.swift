@@ -191,10 +191,25 @@ final class ContactsFormRunner: RunningForm {
 /// A contact as the wire shows it: every field present, null when empty.
 enum ContactJSON {
     static func encode(_ contact: Contact) -> JSONValue {
-        .object([
+        .object(fields(contact))
+    }
+
+    /// A found contact: as `encode`, and for a query that marks part of it, `match` (protocol.md "contacts.search"):
+    /// `{"field": "name" | "phone", "ranges": [[start, length], …]}` in UTF-16 code units of that field.
+    static func encode(_ contact: Contact, query: String) -> JSONValue {
+        guard let match = ContactMatch.describe(query: query, name: contact.name, phone: contact.phone) else {
+            return encode(contact)
+        }
+        let ranges = match.ranges.map { JSONValue.array([.int(Int64($0.lowerBound)), .int(Int64($0.count))]) }
+        return .object(fields(contact) + [("match", .object([("field", .string(match.field.rawValue)),
+                                                             ("ranges", .array(ranges))]))])
+    }
+
+    private static func fields(_ contact: Contact) -> [(String, JSONValue)] {
+        [
             ("id", .int(contact.id)), ("name", .string(contact.name)), ("phone", .optional(contact.phone)),
             ("email", .optional(contact.email)), ("note", .optional(contact.note)),
             ("created_at", .int(contact.createdAt)), ("updated_at", .int(contact.updatedAt)),
-        ])
+        ]
     }
 }

@@ -64,11 +64,11 @@ final class ContactsService {
     /// The answer line `{items, total}` for a page the index chose, read and encoded off the loop: a page of 1,000
     /// took the loop about as long as thousands of small requests (issue 12). A read, so it keeps no order with the
     /// user's writes (the page's ids were chosen already); a contact removed meanwhile is left out.
-    func pageLine(userID: AccountID, page: PageIDs, id: JSONValue, charge: QueueCharge, cancelled: Locked<Bool>,
+    func pageLine(userID: AccountID, page: PageIDs, query: String, id: JSONValue, charge: QueueCharge, cancelled: Locked<Bool>,
                   completion: @escaping Completion<[UInt8]>) {
         let total = page.total
         storage.readContacts(page.ids, of: userID, charge: charge, cancelled: cancelled, encode: { items in
-            RPCMessage.result(id: id, ["items": .array(items.map(ContactJSON.encode)), "total": .int(total)])
+            RPCMessage.result(id: id, ["items": .array(items.map { ContactJSON.encode($0, query: query) }), "total": .int(total)])
         }) { read in completion(read.mapError(\.rosterError)) }
     }
 
