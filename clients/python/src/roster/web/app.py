@@ -120,7 +120,8 @@ class Gateway:
         page = request.path.strip("/")
         if page in LOGGED_IN_PAGES and not request.cookies.get(COOKIE):
             raise web.HTTPFound("/login")
-        return web.Response(text=render(page, _locale(request)), content_type="text/html", charset="utf-8")
+        return web.Response(text=render(page, _locale(request), logged_in=bool(request.cookies.get(COOKIE))),
+                            content_type="text/html", charset="utf-8")
 
     async def _register(self, request: web.Request) -> web.StreamResponse:
         async def register(client: AsyncClient, form: dict[str, str]) -> str:
