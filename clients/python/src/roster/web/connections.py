@@ -13,13 +13,18 @@ from .forwarded import TrustedProxies, _address, address_bucket
 
 log = logging.getLogger("roster.web")
 
-# Said before closing a connection refused at once: the browser (or a script) learns why and when to come back.
-TOO_MANY = (b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            b"Content-Length: 42\r\nConnection: close\r\n\r\nToo many connections from this address.\r\n\r\n")
-BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain; charset=utf-8\r\n"
-        b"Content-Length: 27\r\nConnection: close\r\n\r\nThe gateway is too busy.\r\n")
-TOO_SLOW = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 36\r\n"
-            b"Connection: close\r\n\r\nThe request head came too slowly.\r\n\r\n")
+
+def _answer(status: str, text: str, retry: bool) -> bytes:
+    """A whole HTTP/1.1 answer written before closing, so a browser (or a script) learns why and when to return."""
+    body = (text + "\n").encode()
+    retry_after = "Retry-After: 5\r\n" if retry else ""
+    return (f"HTTP/1.1 {status}\r\n{retry_after}Content-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
+TOO_MANY = _answer("429 Too Many Requests", "Too many connections from this address.", retry=True)
+BUSY = _answer("503 Service Unavailable", "The gateway has too many connections.", retry=True)
+TOO_SLOW = _answer("408 Request Timeout", "The request head came too slowly.", retry=False)
 
 
 class ConnectionGate:
