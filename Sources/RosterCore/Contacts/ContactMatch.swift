@@ -15,8 +15,9 @@
 //
 // THEORY OF OPERATION
 //   Only the contacts of a page are described, after the index chose them, so this may fold one character at a
-//   time (microseconds each) and, for a Han name matched by its reading only, run ICU once more (~130 µs).
-//   Offsets are UTF-16 code units of the field as stored, which is what a page's JavaScript strings index by.
+//   time (microseconds each). It never runs ICU's Han transform (~130 µs a name): a Han name's reading comes from
+//   its stored keys, the pinyin run together and its initials, split again into syllables with the table of every
+//   syllable ICU gives (`PinyinSyllables`), each Han character's starting with its initial. Offsets are UTF-16 code units of the field as stored, which is what a page's JavaScript strings index by.
 import Foundation
 
 /// Which characters of one found contact's name or phone the query matched.
@@ -36,15 +37,16 @@ public struct ContactMatch: Equatable, Sendable {
         self.ranges = ranges
     }
 
-    /// The match of `query` in a contact with `name` and `phone`; nil when nothing of it can be marked.
-    public static func describe(query: String, name: String, phone: String?) -> ContactMatch? {
+    /// The match of `query` in a contact with `name`, `phone` and the search `keys` they were indexed by; nil when
+    /// nothing of it can be marked.
+    public static func describe(query: String, name: String, phone: String?, keys: ContactSearchKeys) -> ContactMatch? {
         let query = ContactQuery(query)
         guard !query.isEmpty else { return nil }
         let characters = FoldedName(name)
         let marked = characters.occurrence(of: query.folded)
             ?? characters.initials(query.compact)
             ?? characters.hangulInitials(query.compact)
-            ?? characters.reading(query.compact, name: name)
+            ?? characters.reading(query.compact, pinyin: Array(keys.pinyin.utf8), initials: Array(keys.pinyinInitials.utf8))
         if let marked, !marked.isEmpty {
             return ContactMatch(field: .name, ranges: characters.utf16Ranges(marked))
         }
@@ -75,7 +77,7 @@ public struct ContactMatch: Equatable, Sendable {
 }
 
 /// A name character by character, each with what it folds to, so a match in the folded name maps back.
-private struct FoldedName {
+struct FoldedName {
     struct Piece {
         /// What the character contributes to the folded name (a blank run gives one space, or nothing first).
         var folded: [UInt8]
@@ -97,10 +99,22 @@ private struct FoldedName {
                 folded = afterText ? [0x20] : []
                 afterText = false
             } else {
-                folded = Array(ContactFolding.fold(String(character)).utf8)
+                folded = FoldedName.foldsToItself(character)
+                    ? Array(String(character).utf8) : Array(ContactFolding.fold(String(character)).utf8)
                 afterText = afterText || !folded.isEmpty
             }
             pieces.append(Piece(folded: folded, utf16: offset..<(offset + width), character: character))
+        }
+    }
+
+    /// A Han ideograph or a precomposed Hangul syllable has no case, no marks and no compatibility mapping, so it
+    /// folds to itself: most characters of a CJK name skip Foundation's folding, which costs tens of µs a call.
+    static func foldsToItself(_ character: Character) -> Bool {
+        let scalars = character.unicodeScalars
+        guard scalars.count == 1, let scalar = scalars.first else { return false }
+        switch scalar.value {
+        case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x20000...0x2EBEF, 0x30000...0x323AF: return true
+        default: return false
         }
     }
 
@@ -176,10 +190,8 @@ private struct FoldedName {
     }
 
     /// A Han name's reading: its syllables lined up with the name's Han characters and Latin words.
-    func reading(_ compact: [UInt8], name: String) -> [Int]? {
-        guard let first = compact.first, first < 0x80, name.unicodeScalars.contains(where: HanReading.isHan) else {
-            return nil
-        }
+    func reading(_ compact: [UInt8], pinyin: [UInt8], initials: [UInt8]) -> [Int]? {
+        guard let first = compact.first, first < 0x80, !initials.isEmpty else { return nil }
         // The name's units as HanReading splits its reading: each Han character, each run of characters that
         // fold to ASCII letters and digits; anything else parts them.
         var units: [[Int]] = []
@@ -195,17 +207,15 @@ private struct FoldedName {
                 inWord = false
             }
         }
-        let syllables = HanReading.syllables(of: name).map { Array($0.utf8) }
-        guard syllables.count == units.count else { return nil }
-        let initials = syllables.compactMap(\.first)
+        guard units.count == initials.count else { return nil }
         if compact.count <= initials.count && initials.starts(with: compact) {
             return units.prefix(compact.count).map { $0[0] }
         }
-        guard syllables.joined().starts(with: compact) else { return nil }
+        guard pinyin.starts(with: compact), let lengths = syllableLengths(units, pinyin, initials) else { return nil }
         var marked: [Int] = []
         var covered = 0
-        for (unit, syllable) in zip(units, syllables) where covered < compact.count {
-            let wanted = min(syllable.count, compact.count - covered)
+        for (unit, length) in zip(units, lengths) where covered < compact.count {
+            let wanted = min(length, compact.count - covered)
             if unit.count == 1 {
                 marked.append(unit[0])
             } else {
@@ -213,12 +223,40 @@ private struct FoldedName {
                 var taken = 0
                 for index in unit where taken < wanted {
                     marked.append(index)
-                    taken += pieces[index].folded.filter { $0 != 0x20 }.count
+                    taken += pieces[index].folded.count
                 }
             }
             covered += wanted
         }
         return marked
+    }
+
+    /// The length of each unit's syllable in `pinyin`: a Latin word is its folded letters, a Han character a
+    /// syllable of the table starting with its initial; the longest syllables first, the first split that uses
+    /// up the whole key. Nil when none does (a reading this table does not know).
+    private func syllableLengths(_ units: [[Int]], _ pinyin: [UInt8], _ initials: [UInt8]) -> [Int]? {
+        var lengths: [Int] = []
+        func split(_ unit: Int, _ at: Int) -> Bool {
+            if unit == units.count { return at == pinyin.count }
+            let word = units[unit]
+            if word.count == 1 && pieces[word[0]].character.unicodeScalars.contains(where: HanReading.isHan) {
+                guard at < pinyin.count, pinyin[at] == initials[unit] else { return false }
+                for length in stride(from: min(PinyinSyllables.longest, pinyin.count - at), through: 1, by: -1)
+                where PinyinSyllables.all.contains(String(decoding: pinyin[at..<(at + length)], as: UTF8.self)) {
+                    lengths.append(length)
+                    if split(unit + 1, at + length) { return true }
+                    lengths.removeLast()
+                }
+                return false
+            }
+            let letters = word.flatMap { pieces[$0].folded }
+            guard pinyin[at...].starts(with: letters) else { return false }
+            lengths.append(letters.count)
+            if split(unit + 1, at + letters.count) { return true }
+            lengths.removeLast()
+            return false
+        }
+        return split(0, 0) ? lengths : nil
     }
 
     /// The pieces' UTF-16 ranges, neighbours joined.

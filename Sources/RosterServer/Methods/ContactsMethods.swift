@@ -69,7 +69,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
         contacts.page(userID: userID, query: query, limit: limit, offset: offset, charge: call.connection.queueCharge,
                       cancelled: call.connection.closedFlag) { result in
             call.finish(result.map { page in
-                ["items": .array(page.items.map { ContactJSON.encode($0, query: query) }), "total": .int(page.total)]
+                ["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)]
             })
         }
     }
