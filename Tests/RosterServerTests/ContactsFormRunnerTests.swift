@@ -27,9 +27,9 @@ struct ContactsFormRunnerTests {
 
         init(scheduler: ManualScheduler) { self.scheduler = scheduler }
 
-        func results(query: String, items: [Contact], total: Int) {
+        func results(query: String, items: [FoundContact], total: Int) {
             history.append(Results(atMs: scheduler.now.nanoseconds / 1_000_000, query: query,
-                                   names: items.map(\.name), total: total))
+                                   names: items.map(\.contact.name), total: total))
         }
     }
 

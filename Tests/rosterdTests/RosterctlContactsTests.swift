@@ -58,8 +58,13 @@ struct RosterctlContactsTests {
         let bobJSON = #"{"id":3,"name":"Bob Jones","phone":null,"email":null,"note":"met at a conference","created_at":0,"updated_at":0}"#
         #expect(try json(ctl, "list").stdout == "{\"items\":[\(alanJSON),\(aliceJSON),\(bobJSON)],\"total\":3}\n")
         #expect(try json(ctl, "list", "--limit", "1", "--offset", "1").stdout == "{\"items\":[\(aliceJSON)],\"total\":3}\n")
-        #expect(try json(ctl, "search", "al").stdout == "{\"items\":[\(alanJSON),\(aliceJSON)],\"total\":2}\n")
-        #expect(try json(ctl, "search", "555010").stdout == "{\"items\":[\(aliceJSON)],\"total\":1}\n")
+        // A search's items say which characters matched (protocol.md "contacts.search"), in UTF-16 units.
+        func found(_ contact: String, _ match: String) -> String { contact.dropLast() + #","match":"# + match + "}" }
+        let alanAl = found(alanJSON, #"{"field":"name","ranges":[[0,2]]}"#)
+        let aliceAl = found(aliceJSON, #"{"field":"name","ranges":[[0,2]]}"#)
+        #expect(try json(ctl, "search", "al").stdout == "{\"items\":[\(alanAl),\(aliceAl)],\"total\":2}\n")
+        let alicePhone = found(aliceJSON, #"{"field":"phone","ranges":[[4,8]]}"#)
+        #expect(try json(ctl, "search", "555010").stdout == "{\"items\":[\(alicePhone)],\"total\":1}\n")
         #expect(try json(ctl, "search", "nobody").stdout == "{\"items\":[],\"total\":0}\n")
 
         let edited = try json(ctl, "edit", "1", "--phone", "", "--note", "colleague")

@@ -119,6 +119,15 @@ public struct ContactIndex: Sendable {
         compactIfSparse()
     }
 
+    /// The keys a contact was indexed by, read back from the columns; nil for an id not in the index.
+    public func keys(of id: Int64) -> ContactSearchKeys? {
+        guard let slot = slotOfID[id].map(Int.init) else { return nil }
+        func text(_ column: KeyColumn) -> String { String(decoding: column.key(slot), as: UTF8.self) }
+        return ContactSearchKeys(folded: text(folded), initials: text(initials), pinyin: text(pinyin),
+                                 pinyinInitials: text(pinyinInitials), hangulInitials: text(hangulInitials),
+                                 phoneDigits: text(phoneDigits))
+    }
+
     /// Every contact sorted by folded name, then id; `total` is the number of contacts.
     public func list(limit: Int, offset: Int) -> (ids: [Int64], total: Int) {
         let start = min(max(offset, 0), order.count)

@@ -42,7 +42,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
     var peerIsBehind: Bool { connection.peerIsBehind }
 
     /// Coalesced, so that a peer that does not read gets only the newest.
-    func results(query: String, items: [Contact], total: Int) {
+    func results(query: String, items: [FoundContact], total: Int) {
         server.sendEvent("results", [
             ("form", .string(FormName.contacts.rawValue)), ("query", .string(query)),
             ("items", .array(items.map(ContactJSON.encode))), ("total", .int(total)),

@@ -8,7 +8,7 @@ protocol ContactsFormSink: AnyObject {
     /// The socket refused output since the peer last read everything: results now would only be coalesced away.
     var peerIsBehind: Bool { get }
     /// A `results` event: the first page of matches for `query`, and how many matched in all.
-    func results(query: String, items: [Contact], total: Int)
+    func results(query: String, items: [FoundContact], total: Int)
 }
 
 /// What a contacts form needs of the daemon, and nothing more: its clock and timers, the user's contacts, where
@@ -164,7 +164,7 @@ final class ContactsFormRunner: RunningForm {
         }
     }
 
-    private func searchAnswered(query: String, token: UInt64, _ result: Result<(items: [Contact], total: Int), RosterError>) {
+    private func searchAnswered(query: String, token: UInt64, _ result: Result<(items: [FoundContact], total: Int), RosterError>) {
         guard !isClosed, machine.isLatest(token) else { return }
         searchOut = nil
         switch result {
@@ -188,13 +188,39 @@ final class ContactsFormRunner: RunningForm {
     }
 }
 
+/// A contact in a page of search results, with what of it the query matched (nil: nothing to mark).
+struct FoundContact {
+    let contact: Contact
+    let match: ContactMatch?
+
+    /// `keys` are those the index holds for the contact; without them (the list, or a contact gone from the
+    /// index meanwhile) there is no match to describe.
+    init(_ contact: Contact, query: String, keys: ContactSearchKeys?) {
+        self.contact = contact
+        match = keys.flatMap { ContactMatch.describe(query: query, name: contact.name, phone: contact.phone, keys: $0) }
+    }
+}
+
 /// A contact as the wire shows it: every field present, null when empty.
 enum ContactJSON {
     static func encode(_ contact: Contact) -> JSONValue {
-        .object([
+        .object(fields(contact))
+    }
+
+    /// A found contact: as `encode`, and for a query that marks part of it, `match` (protocol.md "contacts.search"):
+    /// `{"field": "name" | "phone", "ranges": [[start, length], …]}` in UTF-16 code units of that field.
+    static func encode(_ found: FoundContact) -> JSONValue {
+        guard let match = found.match else { return encode(found.contact) }
+        let ranges = match.ranges.map { JSONValue.array([.int(Int64($0.lowerBound)), .int(Int64($0.count))]) }
+        return .object(fields(found.contact) + [("match", .object([("field", .string(match.field.rawValue)),
+                                                                   ("ranges", .array(ranges))]))])
+    }
+
+    private static func fields(_ contact: Contact) -> [(String, JSONValue)] {
+        [
             ("id", .int(contact.id)), ("name", .string(contact.name)), ("phone", .optional(contact.phone)),
             ("email", .optional(contact.email)), ("note", .optional(contact.note)),
             ("created_at", .int(contact.createdAt)), ("updated_at", .int(contact.updatedAt)),
-        ])
+        ]
     }
 }

@@ -88,7 +88,9 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
         if limit > ContactsLimits.bigPage { return bigPage(call, userID: userID, query: query, limit: limit, offset: offset) }
         contacts.page(userID: userID, query: query, limit: limit, offset: offset, charge: call.connection.queueCharge,
                       cancelled: call.connection.closedFlag) { result in
-            call.finish(result.map { page in ["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)] })
+            call.finish(result.map { page in
+                ["items": .array(page.items.map(ContactJSON.encode)), "total": .int(page.total)]
+            })
         }
     }
 
@@ -101,7 +103,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
                 call.fail(error)
             case .success(let page):
                 call.reserveOutput(page.ids.count * ContactsLimits.contactBytesEstimate)
-                contacts.pageLine(userID: userID, page: page, id: call.id ?? .null, charge: charge,
+                contacts.pageLine(userID: userID, page: page, query: query, id: call.id ?? .null, charge: charge,
                                   cancelled: call.connection.closedFlag) { line in call.finish(line: line) }
             }
         }
@@ -215,6 +217,8 @@ extension ContactsMethods where Output == Server {
         let paging: [FieldSpec] = [.optional("limit", .integer(ContactsLimits.pageRange)),
                                    .optional("offset", .integer(ContactsLimits.offsetRange))]
         let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
+        let found = Shape.object([FieldSpec("items", .array(.described("contact and match? {field, ranges}"))),
+                                  FieldSpec("total", .integer(0...Int64.max))])
         let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
         let id = FieldSpec("id", .integer(1...Int64.max))
         let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
@@ -222,7 +226,7 @@ extension ContactsMethods where Output == Server {
             Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
                                     params: paging, result: page), handler: { $0.contactsMethods.list }),
             Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
-                                    params: [FieldSpec("query", .string)] + paging, result: page), handler: { $0.contactsMethods.search }),
+                                    params: [FieldSpec("query", .string)] + paging, result: found), handler: { $0.contactsMethods.search }),
             Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
                                     params: [FieldSpec("name", .string), .optional("phone", .string),
                                              .optional("email", .string), .optional("note", .string)],

@@ -13,8 +13,9 @@ import RosterStorage
 /// in that order too (see `ContactIndexes` for writes answered while the index loads).
 final class ContactsService {
     typealias Completion<T> = (Result<T, RosterError>) -> Void
-    /// A page the index chose: the contacts' ids, best first, and how many matched in all.
-    typealias PageIDs = (ids: [Int64], total: Int)
+    /// A page the index chose: the contacts' ids, best first, how many matched in all, and for a search the keys
+    /// each was indexed by, which say what of it the query matched (`ContactMatch`).
+    typealias PageIDs = (ids: [Int64], total: Int, keys: [Int64: ContactSearchKeys])
 
     /// Requests that may wait for one user's index to load; past it they are answered `busy`. A connection has at
     /// most `MaxRequestsInFlight=` waiting and a form one search, so only many connections of one user reach it.
@@ -38,15 +39,22 @@ final class ContactsService {
                  completion: @escaping Completion<PageIDs>) {
         withIndex(userID, charge: charge) { result in
             completion(result.map { index in
-                query.isEmpty ? index.list(limit: limit, offset: offset) : index.search(query: query, limit: limit, offset: offset)
+                if query.isEmpty {
+                    let page = index.list(limit: limit, offset: offset)
+                    return (page.ids, page.total, [:])
+                }
+                let page = index.search(query: query, limit: limit, offset: offset)
+                var keys: [Int64: ContactSearchKeys] = [:]
+                for id in page.ids { keys[id] = index.keys(of: id) }
+                return (page.ids, page.total, keys)
             })
         }
     }
 
-    /// Search results (or the whole list for an empty query), best first, with the page's contacts. A contact
-    /// removed between the choice of the page and the read of its rows is left out.
+    /// Search results (or the whole list for an empty query), best first, with the page's contacts and what of
+    /// each the query matched. A contact removed between the choice of the page and the read of its rows is left out.
     func page(userID: AccountID, query: String, limit: Int, offset: Int, charge: QueueCharge, cancelled: Locked<Bool>,
-              completion: @escaping Completion<(items: [Contact], total: Int)>) {
+              completion: @escaping Completion<(items: [FoundContact], total: Int)>) {
         pageIDs(userID: userID, query: query, limit: limit, offset: offset, charge: charge) { [storage] result in
             switch result {
             case .failure(let error):
@@ -55,7 +63,9 @@ final class ContactsService {
                 completion(.success((items: [], total: page.total)))
             case .success(let page):
                 storage.readContacts(page.ids, of: userID, charge: charge, cancelled: cancelled, encode: { $0 }) { read in
-                    completion(read.map { (items: $0, total: page.total) }.mapError(\.rosterError))
+                    completion(read.map { contacts in
+                        (items: contacts.map { FoundContact($0, query: query, keys: page.keys[$0.id]) }, total: page.total)
+                    }.mapError(\.rosterError))
                 }
             }
         }
@@ -64,11 +74,13 @@ final class ContactsService {
     /// The answer line `{items, total}` for a page the index chose, read and encoded off the loop: a page of 1,000
     /// took the loop about as long as thousands of small requests (issue 12). A read, so it keeps no order with the
     /// user's writes (the page's ids were chosen already); a contact removed meanwhile is left out.
-    func pageLine(userID: AccountID, page: PageIDs, id: JSONValue, charge: QueueCharge, cancelled: Locked<Bool>,
+    func pageLine(userID: AccountID, page: PageIDs, query: String, id: JSONValue, charge: QueueCharge, cancelled: Locked<Bool>,
                   completion: @escaping Completion<[UInt8]>) {
         let total = page.total
+        let keys = page.keys
         storage.readContacts(page.ids, of: userID, charge: charge, cancelled: cancelled, encode: { items in
-            RPCMessage.result(id: id, ["items": .array(items.map(ContactJSON.encode)), "total": .int(total)])
+            RPCMessage.result(id: id, ["items": .array(items.map { ContactJSON.encode(FoundContact($0, query: query, keys: keys[$0.id])) }),
+                                       "total": .int(total)])
         }) { read in completion(read.mapError(\.rosterError)) }
     }
 

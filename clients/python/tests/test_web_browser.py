@@ -229,6 +229,43 @@ def test_register_add_contacts_and_search_by_pinyin_initials(page: WebDriver, ga
     screenshot(page, "contacts")
 
 
+def test_the_page_marks_the_characters_the_daemon_says_matched(page: WebDriver, daemon: Daemon,
+                                                              gateway: Gateway) -> None:
+    """The daemon's `match` decides the marks: a page folding names itself marked all of 张三 for "zhang" and all
+    of 单田芳 for "shan", where only the first character's syllable matched."""
+    register_in_page(page, gateway, "heidi1")
+    with roster.Client(daemon.socket_path, timeout=10) as client:
+        client.auth_login(username="heidi1", password="secret1")
+        for name, phone in (("张三", None), ("单田芳", None), ("김수현", None), ("Đặng Thu Thảo", "+84 (24) 3826-1234")):
+            client.contacts_add(name=name, phone=phone)
+    wait_for(page, lambda d: d.find_element(By.ID, "count").text == "4 contacts")
+    for query, expected in [("zs", [{"name": "张三", "marks": ["张三"]}]),
+                            ("zhang", [{"name": "张三", "marks": ["张"]}]),
+                            ("shan", [{"name": "单田芳", "marks": ["单"]}]),
+                            ("ㄱㅅ", [{"name": "김수현", "marks": ["김수"]}]),
+                            ("dang", [{"name": "Đặng Thu Thảo", "marks": ["Đặng"]}]),
+                            ("3826", [{"name": "Đặng Thu Thảo", "marks": ["3826"]}])]:
+        search(page, query)
+        assert results(page) == expected, query
+
+
+def test_a_logged_in_page_shows_account_and_log_out_not_register_and_log_in(page: WebDriver,
+                                                                           gateway: Gateway) -> None:
+    def links() -> list[str]:
+        return list(script(page, """return [...document.querySelectorAll('nav li')]
+            .filter(item => !item.hidden && item.offsetParent !== null).map(item => item.textContent.trim())"""))
+    open_page(page, gateway, "/login")
+    assert links() == ["Register", "Log in"]
+    register_in_page(page, gateway, "ivan01")
+    assert links() == ["Account", "Contacts", "Log out"]
+    open_page(page, gateway, "/account")
+    assert links() == ["Account", "Contacts", "Log out"]
+    page.find_element(By.ID, "logout").click()
+    wait_for(page, lambda d: d.current_url.endswith("/login"))
+    wait_for(page, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    assert links() == ["Register", "Log in"]
+
+
 def test_log_out_deletes_the_cookie_and_the_old_cookie_logs_nobody_in(page: WebDriver, gateway: Gateway) -> None:
     register_in_page(page, gateway, "dave01")
     found = page.get_cookie("roster_session")

@@ -16,6 +16,7 @@ from typing import Any
 # The few result members rpc.describe gives in words, mapped to the shapes in types.py; anything else is Any.
 DESCRIBED_TYPES = {
     "contact": "Contact",
+    "contact and match? {field, ranges}": "FoundContact",
     "{id, name, phone, email, note, created_at, updated_at}": "Contact",
     "{line, reason}": "ImportRejection",
     "{name, enabled, state, code, message, rev}": "FieldSnapshot",
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import Contact, FieldSnapshot, ImportRejection, MethodDescription, User
+from .types import Contact, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import Contact, FieldSnapshot, ImportRejection, MethodDescription, User
+from .types import Contact, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
@@ -253,7 +253,7 @@ class ContactsRemoveResult(TypedDict):
 
 
 class ContactsSearchResult(TypedDict):
-    items: list[Contact]
+    items: list[FoundContact]
     total: int
 
 

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from .types import Contact
+from .types import FoundContact
 
 FieldStateName = Literal["empty", "validating", "valid", "invalid"]
 SubmitStateName = Literal["running", "succeeded", "failed"]
@@ -55,11 +55,11 @@ class SessionEvent:
 
 @dataclass(frozen=True)
 class ResultsEvent:
-    """The contacts form's matches for `query` (the first page of `total`)."""
+    """The contacts form's matches for `query` (the first page of `total`), each with its `match` when it has one."""
 
     form: str
     query: str
-    items: list[Contact]
+    items: list[FoundContact]
     total: int
     type: Literal["results"] = "results"
 
@@ -100,7 +100,7 @@ def parse_event(params: Mapping[str, Any]) -> Event:
             if not isinstance(items, list):
                 raise ValueError("items")
             return ResultsEvent(form=_text(params, "form"), query=_text(params, "query"),
-                                items=cast(list[Contact], items), total=_number(params, "total"))
+                                items=cast(list[FoundContact], items), total=_number(params, "total"))
     except ValueError:
         pass
     return UnknownEvent(type=kind if isinstance(kind, str) else "", params=dict(params))

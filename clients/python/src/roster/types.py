@@ -1,7 +1,7 @@
 """The shapes rosterd's answers share, written once so the generated methods can name them."""
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class Contact(TypedDict):
@@ -14,6 +14,19 @@ class Contact(TypedDict):
     note: str | None
     created_at: int
     updated_at: int
+
+
+class ContactMatch(TypedDict):
+    """Which characters of a found contact's field the query matched: [start, length] pairs in UTF-16 code units."""
+
+    field: Literal["name", "phone"]
+    ranges: list[list[int]]
+
+
+class FoundContact(Contact):
+    """A contact in search results; `match` is there when the query marks part of it."""
+
+    match: NotRequired[ContactMatch]
 
 
 class User(TypedDict):

@@ -13,8 +13,9 @@ from aiohttp import web
 
 from ..async_client import AsyncClient
 from ..errors import ConnectionLost, RosterError
-from .budget import SocketBudget
-from .forwarded import TrustedProxies, browser_address
+from .budget import Refusal, SocketBudget, Ticket
+from .connections import GatedConnection
+from .forwarded import TrustedProxies, address_bucket, browser_address
 from .guard import Guard
 from .locale import from_accept_language, map_tag
 from .pages import LOGGED_IN_PAGES, PAGES, render
@@ -36,6 +37,9 @@ SECURITY_HEADERS = {
 STATUS_BY_REASON = {"rate_limited": 429, "busy": 503, "storage_unavailable": 503, "taken": 409,
                     "wrong_password": 401, "invalid_credentials": 401, "not_found": 401, "code_required": 401,
                     "invalid_code": 401, "locked": 403}
+REFUSED_SOCKET = {Refusal.SESSION: "Too many open pages for this session.\n",
+                  Refusal.ADDRESS: "Too many open pages from this address.\n",
+                  Refusal.TOTAL: "Too many open pages on this gateway.\n"}
 log = logging.getLogger("roster.web")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -51,6 +55,10 @@ class Settings:
     max_frame_bytes: int = 64 * 1024
     max_sockets_per_session: int = 8
     max_sockets: int = 512
+    # WebSockets from one browser address (an IPv6 one by its /64), logged in or not (`--max-tabs-per-address`).
+    max_sockets_per_address: int = 32
+    # Seconds a POST's body may take to arrive once its head is in (`--body-timeout`).
+    body_seconds: float = 10.0
     max_queued_bytes: int = 1024 * 1024
     # Log-ins, registrations and log-outs waiting on rosterd at once; past it a POST is answered 503 busy.
     max_posts: int = 32
@@ -64,15 +72,19 @@ class Gateway:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.guard = Guard(frozenset(), frozenset())
-        self.sockets = SocketBudget(settings.max_sockets_per_session, settings.max_sockets)
+        self.sockets = SocketBudget(settings.max_sockets_per_session, settings.max_sockets,
+                                    settings.max_sockets_per_address)
         self._posts = asyncio.Semaphore(settings.max_posts)
+        # Connections still owed their first request head (see connections.GatedConnection), by aiohttp protocol.
+        self.awaiting_head: dict[object, GatedConnection] = {}
 
     def listening_on(self, host: str, port: int) -> None:
         """Called once the port is bound (it may have been 0): from now on only these names are served."""
         self.guard = Guard.listening(host, port, self.settings.tls, self.settings.extra_hosts)
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[self._check_host], client_max_size=self.settings.max_frame_bytes)
+        app = web.Application(middlewares=[self._head_arrived, self._check_host],
+                              client_max_size=self.settings.max_frame_bytes)
         app.router.add_get("/", self._home)
         for page in PAGES:
             app.router.add_get(f"/{page}", self._page)
@@ -83,6 +95,13 @@ class Gateway:
         app.router.add_static("/static", STATIC_DIRECTORY, show_index=False, follow_symlinks=False)
         app.on_response_prepare.append(_add_security_headers)
         return app
+
+    @web.middleware
+    async def _head_arrived(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """A request reached the application, so its connection's first head is in: the head deadline is off."""
+        if (connection := self.awaiting_head.get(request.protocol)) is not None:
+            connection.head_arrived()
+        return await handler(request)
 
     @web.middleware
     async def _check_host(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -101,7 +120,8 @@ class Gateway:
         page = request.path.strip("/")
         if page in LOGGED_IN_PAGES and not request.cookies.get(COOKIE):
             raise web.HTTPFound("/login")
-        return web.Response(text=render(page, _locale(request)), content_type="text/html", charset="utf-8")
+        return web.Response(text=render(page, _locale(request), logged_in=bool(request.cookies.get(COOKIE))),
+                            content_type="text/html", charset="utf-8")
 
     async def _register(self, request: web.Request) -> web.StreamResponse:
         async def register(client: AsyncClient, form: dict[str, str]) -> str:
@@ -121,7 +141,14 @@ class Gateway:
 
     async def _log_in(self, request: web.Request,
                       action: Callable[[AsyncClient, dict[str, str]], Awaitable[str]]) -> web.StreamResponse:
-        form = await _form(request)
+        try:
+            async with asyncio.timeout(self.settings.body_seconds):
+                form = await _form(request)
+        except TimeoutError:
+            log.info("closed a POST whose body took over %g s", self.settings.body_seconds)
+            response = web.json_response({"reason": "timeout"}, status=408)
+            response.force_close()
+            return response
         if form is None:
             return web.json_response({"reason": "invalid_request"}, status=400)
         fields: dict[str, str] = form
@@ -197,10 +224,11 @@ class Gateway:
             log.info("refused a WebSocket from Origin %r", request.headers.get("Origin"))
             return web.Response(status=403, text="Cross-origin WebSockets are refused.\n")
         token = request.cookies.get(COOKIE) or None
-        key = self.sockets.acquire(token)
-        if key is None:
-            return web.Response(status=429, text="Too many open pages for this session.\n",
-                                headers={"Retry-After": "5"})
+        key = self.sockets.acquire(token, address_bucket(self._browser(request)))
+        if isinstance(key, Refusal):
+            log.info("refused a WebSocket: too many open pages (%s)", key.value)
+            return web.Response(status=429, text=REFUSED_SOCKET[key], headers={"Retry-After": "5"})
+        ticket: Ticket = key
         try:
             ws = web.WebSocketResponse(max_msg_size=self.settings.max_frame_bytes, heartbeat=30.0)
             await ws.prepare(request)
@@ -211,15 +239,19 @@ class Gateway:
                 log.info("closed a WebSocket whose browser stopped reading (1008)")
             return ws
         finally:
-            self.sockets.release(key)
+            self.sockets.release(ticket)
 
 
 async def _form(request: web.Request) -> dict[str, str] | None:
-    """The POST's JSON object of strings. Only JSON is read: another site's plain HTML form cannot send it."""
+    """The POST's JSON object of strings. Only JSON is read: another site's plain HTML form cannot send it. JSON is
+    UTF-8 (RFC 8259 §8.1), so a body said to be in any other charset is refused, not decoded by a codec it names."""
     if request.content_type != "application/json":
         return None
+    if (request.charset or "utf-8").lower() not in ("utf-8", "utf8"):
+        log.info("refused a POST whose body is said to be in a charset other than UTF-8")
+        return None
     try:
-        body = json.loads(await request.text())
+        body = json.loads((await request.read()).decode("utf-8"))
     except ValueError:
         return None
     if not isinstance(body, dict) or not all(isinstance(value, str) for value in body.values()):

@@ -80,3 +80,14 @@ def _address(text: str) -> Address | None:
 def _is_port(text: str) -> bool:
     return text.startswith(":") and 1 <= len(text) <= 6 and text[1:].isascii() and text[1:].isdigit() \
         and int(text[1:]) <= 65535
+
+
+def address_bucket(address: str | None) -> str:
+    """What the gateway counts a browser's connections and tabs by: an IPv4 address itself, an IPv6 address by its
+    /64 (what one subscriber is handed, as rosterd counts a remote), "" for a peer that is no IP address."""
+    parsed = _address((address or "").partition("%")[0])
+    if parsed is None:
+        return ""
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((int(parsed) >> 64 << 64, 64)))
+    return str(parsed)

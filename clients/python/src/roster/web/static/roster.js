@@ -226,91 +226,21 @@ async function showSessions(connection) {
   }
 }
 
-// Folding close to the daemon's (case, width, diacritics; đ is d), one character at a time, so that a match in
-// the folded name can be marked on the name as shown.
-function foldChar(character) {
-  return character.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().replace(/đ/g, "d");
-}
-
-const HANGUL_INITIALS = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ";
-
-function hangulInitial(character) {
-  const code = character.codePointAt(0) - 0xac00;
-  return code >= 0 && code < 11172 ? HANGUL_INITIALS[Math.floor(code / 588)] : null;
-}
-
-/** Which characters of `text` the query matched, as a set of indices into [...text]; empty when it is unclear. */
-function matchedCharacters(text, query) {
-  const characters = [...text];
-  const wanted = [...query.trim()].map(foldChar).join("").replace(/\s+/g, " ");
-  const marked = new Set();
-  if (!wanted) return marked;
-  // Anywhere in the name (the daemon's "exact", "prefix" and "contains"); words stay apart, so "nva" is not
-  // found across "Nguyễn Văn" but as its initials below.
-  const folded = [];
-  characters.forEach((character, index) => {
-    for (const piece of foldChar(character)) folded.push({ piece: /\s/.test(piece) ? " " : piece, index });
-  });
-  const flat = folded.map((entry) => entry.piece).join("");
-  const at = flat.indexOf(wanted);
-  if (at >= 0) {
-    for (let offset = at; offset < at + wanted.length; offset++) marked.add(folded[offset].index);
-    return marked;
-  }
-  // Word initials (Alice Smith: "as"), Hangul initial consonants (김수현: "ㄱㅅ"); a Han name matched by its
-  // pinyin or pinyin initials (张三: "zs", "zhang") is marked from its first character on.
-  const starts = [];
-  characters.forEach((character, index) => {
-    const cjk = /[\p{Script=Han}\p{Script=Hangul}]/u.test(character);
-    if (cjk || (index === 0 || /\s/.test(characters[index - 1])) && !/\s/.test(character)) starts.push(index);
-  });
-  const initials = starts.map((index) => hangulInitial(characters[index]) ?? foldChar(characters[index])[0]);
-  if (initials.join("").startsWith(wanted)) {
-    for (const index of starts.slice(0, [...wanted].length)) marked.add(index);
-    return marked;
-  }
-  if (/\p{Script=Han}/u.test(text) && /^[a-z]+$/.test(wanted)) {
-    const length = [...wanted].length;
-    starts.slice(0, length <= starts.length ? length : starts.length).forEach((index) => marked.add(index));
-  }
-  return marked;
-}
-
-/** `text` as nodes, the matched characters inside <mark>. */
-function highlighted(text, marked) {
+/** `text` as nodes, the daemon's `ranges` ([start, length] in UTF-16 code units, as JavaScript strings index)
+ * inside <mark>. The daemon says what matched, so the page never folds names itself and cannot disagree with it. */
+function highlighted(text, ranges) {
   const fragment = document.createDocumentFragment();
-  let run = "";
-  let runMarked = false;
-  const flush = () => {
-    if (!run) return;
-    if (runMarked) {
-      const mark = document.createElement("mark");
-      mark.textContent = run;
-      fragment.append(mark);
-    } else {
-      fragment.append(run);
-    }
-    run = "";
-  };
-  [...text].forEach((character, index) => {
-    const isMarked = marked.has(index);
-    if (isMarked !== runMarked) { flush(); runMarked = isMarked; }
-    run += character;
-  });
-  flush();
+  let at = 0;
+  for (const [start, length] of ranges ?? []) {
+    if (start < at || start + length > text.length) continue;
+    if (start > at) fragment.append(text.slice(at, start));
+    const mark = document.createElement("mark");
+    mark.textContent = text.slice(start, start + length);
+    fragment.append(mark);
+    at = start + length;
+  }
+  if (at < text.length) fragment.append(text.slice(at));
   return fragment;
-}
-
-function phoneMatches(phone, query) {
-  const digits = query.replace(/[\s\-()+]/g, "");
-  const marked = new Set();
-  if (!/^\d+$/.test(digits)) return marked;
-  const positions = [];
-  [...phone].forEach((character, index) => { if (/\d/.test(character)) positions.push(index); });
-  const at = positions.map((index) => phone[index]).join("").indexOf(digits);
-  // From the first matched digit to the last, the spaces and dashes between them too: one mark, as typed.
-  if (at >= 0) for (let index = positions[at]; index <= positions[at + digits.length - 1]; index++) marked.add(index);
-  return marked;
 }
 
 async function contactsPage(connection) {
@@ -332,7 +262,7 @@ async function contactsPage(connection) {
     // It says which query it shows, so whoever reads it (a test, a script) knows whether it is the latest yet.
     list.dataset.query = event.query;
     list.replaceChildren();
-    for (const contact of event.items) list.append(contactItem(connection, contact, event.query));
+    for (const contact of event.items) list.append(contactItem(connection, contact));
     if (event.items.length === 0) {
       const empty = document.createElement("li");
       empty.className = "empty";
@@ -353,17 +283,18 @@ async function contactsPage(connection) {
   bindAddForm(connection);
 }
 
-function contactItem(connection, contact, query) {
+function contactItem(connection, contact) {
   const item = document.createElement("li");
   const name = document.createElement("span");
   name.className = "name";
-  name.append(highlighted(contact.name, matchedCharacters(contact.name, query)));
+  const marked = (field) => (contact.match?.field === field ? contact.match.ranges : []);
+  name.append(highlighted(contact.name, marked("name")));
   item.append(name);
   for (const [key, value] of [["phone", contact.phone], ["email", contact.email], ["note", contact.note]]) {
     if (!value) continue;
     const detail = document.createElement("span");
     detail.className = key;
-    detail.append(key === "phone" ? highlighted(value, phoneMatches(value, query)) : value);
+    detail.append(key === "phone" ? highlighted(value, marked("phone")) : value);
     item.append(" ", detail);
   }
   const remove = document.createElement("button");
@@ -409,7 +340,9 @@ function bindAddForm(connection) {
 }
 
 function bindLogOut(loggedIn) {
+  // The gateway drew the links from whether a cookie came; the daemon has now said whether it logs anyone in.
   for (const element of document.querySelectorAll(".logged-in-only")) element.hidden = !loggedIn;
+  for (const element of document.querySelectorAll(".logged-out-only")) element.hidden = loggedIn;
   document.getElementById("logout").addEventListener("click", async () => {
     await post("/logout", {}).catch(() => {});
     location.assign("/login");
