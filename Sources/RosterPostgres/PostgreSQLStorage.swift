@@ -2,14 +2,19 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-/// Where rosterd finds its PostgreSQL: `[PostgreSQL] Connection=` (a libpq conninfo) and `Connections=`.
+/// Where rosterd finds its PostgreSQL: `[PostgreSQL] Connection=` (a libpq conninfo), `Connections=` and
+/// `StatementTimeoutSec=`.
 public struct PostgreSQLSettings: Sendable {
     public var conninfo: String
     public var connections: Int
+    /// The pool's `statement_timeout`; its requests' deadline is a margin past it (`PGPoolSettings.timing`).
+    public var statementTimeoutMs: Int
 
-    public init(conninfo: String = "host=/run/postgresql dbname=roster", connections: Int = 4) {
+    public init(conninfo: String = "host=/run/postgresql dbname=roster", connections: Int = 4,
+                statementTimeoutMs: Int = 5_000) {
         self.conninfo = conninfo
         self.connections = connections
+        self.statementTimeoutMs = statementTimeoutMs
     }
 }
 
@@ -75,8 +80,10 @@ public final class PostgreSQLStorage: Storage {
     /// copies the set (a million names would be copied at every page).
     private var snapshot: Set<String> = []
     private var listenedBefore = false
-    /// The last counts `statistics` read, answered while the database cannot be reached.
+    /// The last counts read, which `statistics` answers: it never waits for the database.
     private var lastCounts = (accounts: 0, contacts: 0)
+    /// Whether a count for `lastCounts` is in flight: one at a time, however often `admin.stats` is asked.
+    private var countInFlight = false
     private(set) var stopped = false
 
     public var onChange: ((StorageChange) -> Void)?
@@ -93,6 +100,7 @@ public final class PostgreSQLStorage: Storage {
         self.clock = clock
         self.wallClock = clock ?? SystemWallClock()
         var poolSettings = PGPoolSettings(conninfo: settings.conninfo, connections: settings.connections)
+        poolSettings.statementTimeoutMs = settings.statementTimeoutMs
         poolSettings.queueLimit = server.maxQueuedJobs
         pool = PGPool(settings: poolSettings, loop: loop, logger: logger)
         listener = PGListener(conninfo: settings.conninfo, channels: [ChangeNotification.channel], loop: loop, logger: logger)
@@ -111,8 +119,10 @@ public final class PostgreSQLStorage: Storage {
     /// Connects (blocking, within the conninfo's `connect_timeout`), refuses a database that is not Roster's,
     /// migrates it under an advisory lock, then starts the pool and the listener, which connect in the
     /// background. Before the loop serves only. `snapshots` writes `admin.backup`'s copy.
+    /// With `keyCheck`, the database must have been first served with the same key (the first daemon stores its
+    /// check value), or it is refused naming the key file and the database.
     public static func open(settings: PostgreSQLSettings, loop: EventLoop, server: ServerSettings, cores: Int,
-                            clock: (any WallClock)?, logger: Logger,
+                            clock: (any WallClock)?, logger: Logger, keyCheck: KeyCheck? = nil,
                             snapshots: (any SnapshotWriter)? = nil) throws(PostgreSQLOpenFailure) -> PostgreSQLStorage {
         let connection: PGBlockingConnection
         do throws(PGFailure) {
@@ -127,10 +137,37 @@ public final class PostgreSQLStorage: Storage {
         } catch {
             throw PostgreSQLOpenFailure(error)
         }
+        if let keyCheck {
+            try checkKey(keyCheck, on: connection, conninfo: settings.conninfo, now: clock.map { .int($0.nowMs()) } ?? .null,
+                         logger: logger)
+        }
         let storage = PostgreSQLStorage(settings: settings, loop: loop, server: server, cores: cores, clock: clock,
                                         logger: logger, snapshots: snapshots)
         storage.start()
         return storage
+    }
+
+    /// Stores `keyCheck`'s value if the database has none yet (the first daemon; concurrent first daemons agree
+    /// on one winner through the row's key), then compares the stored value with it.
+    private static func checkKey(_ keyCheck: KeyCheck, on connection: PGBlockingConnection, conninfo: String, now: PGValue,
+                                 logger: Logger) throws(PostgreSQLOpenFailure) {
+        let stored: String?
+        do throws(PGFailure) {
+            let inserted = try connection.execute("""
+                INSERT INTO roster_key_check(id, value, created_at) VALUES (1, $1::text, \(PostgreSQLQueries.now(2)))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, [.text(keyCheck.value), now])
+            if !inserted.rows.isEmpty {
+                logger.notice("the PostgreSQL database now keeps the check value of the key file \(keyCheck.keyFile); "
+                              + "every daemon sharing it must have the same key file")
+            }
+            stored = try connection.execute("SELECT value FROM roster_key_check WHERE id = 1").rows.first?.text(0)
+        } catch {
+            throw .migration(step: "check the key file against the database", error)
+        }
+        guard stored == keyCheck.value else {
+            throw .keyMismatch(keyFile: keyCheck.keyFile, conninfo: Conninfo.masked(conninfo))
+        }
     }
 
     private func start() {
@@ -288,6 +325,7 @@ public final class PostgreSQLStorage: Storage {
         guard !stopped, !directoryWanted else { return }
         directoryWanted = true
         fillDirectory(then: nil)
+        refreshCounts()
     }
 
     public func apply(_ settings: ServerSettings) {
@@ -336,21 +374,29 @@ public final class PostgreSQLStorage: Storage {
         }
     }
 
-    /// The directory's count (else a COUNT), a COUNT of contacts, and the pool's figures; while the database
-    /// cannot be reached, the last counts read, with the state saying so.
+    /// Answered from memory, at once, whatever the database does (a frozen server would hold a query until its
+    /// deadline): accounts from the username directory (else the last count), contacts from the last count,
+    /// the pool's figures and the state. Each call also starts a new count for the next, unless one is in
+    /// flight or the database is down, so `contacts` is at most one `admin.stats` old.
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        // Read before the count below is queued, so that it does not count itself as work in flight.
-        let queues = ["storage": pool.stats]
+        let figures = StorageStatistics(accounts: usernames.count ?? lastCounts.accounts, contacts: lastCounts.contacts,
+                                        usernameDirectory: usernames.phase.rawValue, queues: ["storage": pool.stats],
+                                        state: state)
+        refreshCounts()
+        completion(.success(figures))
+    }
+
+    /// A COUNT of accounts and contacts into `lastCounts`, in the background.
+    private func refreshCounts() {
+        guard !countInFlight, state.phase == .up else { return }
+        countInFlight = true
         query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return }
+            self.countInFlight = false
             if case .success(let counts) = result, let row = counts.rows.first {
                 self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
             }
-            completion(.success(StorageStatistics(accounts: self.usernames.count ?? self.lastCounts.accounts,
-                                                  contacts: self.lastCounts.contacts,
-                                                  usernameDirectory: self.usernames.phase.rawValue,
-                                                  queues: queues, state: self.state)))
         }
     }
 
@@ -374,6 +420,9 @@ public enum PostgreSQLOpenFailure: Error, CustomStringConvertible {
     case unknownMigrations(applied: [String])
     /// A step of checking or migrating failed.
     case migration(step: String, PGFailure)
+    /// The database was first served with another key file than `keyFile`: its TOTP secrets and recovery codes
+    /// would not open with this one.
+    case keyMismatch(keyFile: String, conninfo: String)
 
     init(_ failure: PostgreSQLMigrator.Failure) {
         switch failure {
@@ -395,6 +444,10 @@ public enum PostgreSQLOpenFailure: Error, CustomStringConvertible {
                 + "\(applied.joined(separator: ", "))), which this one does not know; refused"
         case .migration(let step, let failure):
             "cannot \(step) in PostgreSQL: \(Self.words(failure))"
+        case .keyMismatch(let keyFile, let conninfo):
+            "the key file \(keyFile) is not the one the PostgreSQL database (\(conninfo)) was first served with; its "
+                + "TOTP secrets and recovery codes need that key: give this rosterd the same key file as the other "
+                + "daemons of the database (refused) [key_mismatch]"
         }
     }
 

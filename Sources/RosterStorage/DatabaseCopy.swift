@@ -132,7 +132,7 @@ extension CopyCounts {
     }
 }
 
-/// Why a copy stopped. Nothing is committed to the target past the batch that failed.
+/// Why a copy stopped. Nothing of it is committed to the target: the copy is one transaction there.
 public enum CopyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The target holds rows already: a copy never merges.
     case targetNotEmpty(CopyCounts)
@@ -158,8 +158,9 @@ public protocol CopySource: AnyObject {
     func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError)
 }
 
-/// A database written by a copy, offline. Each batch commits on its own; `finish` makes the target usable (id
-/// sequences past the copied ids).
+/// A database written by a copy, offline. Every batch goes into one transaction, opened by the first `write`;
+/// `finish` makes the target usable (id sequences past the copied ids) and commits it. A target released before
+/// `finish` rolls the copy back, so that a failed copy leaves nothing that refuses its retry.
 public protocol CopyTarget: AnyObject {
     func counts() throws(CopyError) -> CopyCounts
     func write(_ batch: CopyBatch) throws(CopyError)

@@ -8,13 +8,13 @@ import RosterStorage
 public enum DatabaseCopy {
     /// How far a copy has come.
     public struct Progress: Equatable, Sendable {
-        /// Rows written to the target so far, committed batch by batch.
+        /// Rows written to the target so far, in the copy's one transaction there.
         public var copied: CopyCounts
         /// The source's rows as counted before the copy.
         public var total: CopyCounts
     }
 
-    /// Rows per batch: one transaction each on the target, small enough to hold in memory.
+    /// Rows per batch: small enough to hold in memory; all of them are one transaction on the target.
     public static let defaultBatchSize = 1_000
 
     /// Refuses a target that holds any row, copies the source's rows in batches, finishes the target, and compares
