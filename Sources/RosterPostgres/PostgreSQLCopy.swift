@@ -209,6 +209,27 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
 
     /// Moves each id sequence past the ids copied, so the daemon's next account, contact or audit entry gets a new
     /// one (an audit id is never reused: entries are paged and followed by it).
+    public func keyCheckValue() throws(CopyError) -> String? {
+        try run("read the key check", "SELECT value FROM roster_key_check WHERE id = 1").rows.first?.text(0)
+    }
+
+    public func storeKeyCheckValue(_ value: String) throws(CopyError) {
+        if !copying {
+            try run("begin the copy", "BEGIN")
+            copying = true
+        }
+        do throws(CopyError) {
+            try run("store the key check", """
+                INSERT INTO roster_key_check(id, value, created_at) VALUES (1, $1::text, \(PostgreSQLQueries.now(2)))
+                ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value
+                """, [.text(value), .null])
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            copying = false
+            throw error
+        }
+    }
+
     /// Then commits the copy's transaction.
     public func finish() throws(CopyError) {
         for table in ["users", "contacts", "audit_log"] {

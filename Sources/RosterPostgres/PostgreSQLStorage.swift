@@ -82,8 +82,12 @@ public final class PostgreSQLStorage: Storage {
     private var listenedBefore = false
     /// The last counts read, which `statistics` answers: it never waits for the database.
     private var lastCounts = (accounts: 0, contacts: 0)
-    /// Whether a count for `lastCounts` is in flight: one at a time, however often `admin.stats` is asked.
-    private var countInFlight = false
+    /// Called when the count in flight for `lastCounts` answers; non-nil while one is in flight, which is one at a
+    /// time however often `admin.stats` is asked.
+    private var countWaiters: [() -> Void]?
+    /// How long `statistics` waits for a fresh count before it answers with the last one: a healthy server counts
+    /// in a millisecond or two, and a frozen one must not hold `admin.stats`.
+    static let statisticsWait: Duration = .milliseconds(200)
     private(set) var stopped = false
 
     public var onChange: ((StorageChange) -> Void)?
@@ -148,10 +152,23 @@ public final class PostgreSQLStorage: Storage {
     }
 
     /// Stores `keyCheck`'s value if the database has none yet (the first daemon; concurrent first daemons agree
-    /// on one winner through the row's key), then compares the stored value with it.
+    /// on one winner through the row's key), then compares the stored value with it. A database without a value
+    /// that holds sealed TOTP secrets already (from before the check) is adopted only by a key that opens one.
     private static func checkKey(_ keyCheck: KeyCheck, on connection: PGBlockingConnection, conninfo: String, now: PGValue,
                                  logger: Logger) throws(PostgreSQLOpenFailure) {
-        let stored: String?
+        let refusal = PostgreSQLOpenFailure.keyMismatch(keyFile: keyCheck.keyFile, conninfo: Conninfo.masked(conninfo))
+        func read(_ sql: String) throws(PostgreSQLOpenFailure) -> PGRow? {
+            do throws(PGFailure) {
+                return try connection.execute(sql).rows.first
+            } catch {
+                throw .migration(step: "check the key file against the database", error)
+            }
+        }
+        if try read("SELECT value FROM roster_key_check WHERE id = 1") == nil,
+           let sealed = try read("SELECT COALESCE(sealed, pending) FROM totp LIMIT 1")?.bytes(0),
+           !keyCheck.opensSealed(sealed) {
+            throw refusal
+        }
         do throws(PGFailure) {
             let inserted = try connection.execute("""
                 INSERT INTO roster_key_check(id, value, created_at) VALUES (1, $1::text, \(PostgreSQLQueries.now(2)))
@@ -161,13 +178,10 @@ public final class PostgreSQLStorage: Storage {
                 logger.notice("the PostgreSQL database now keeps the check value of the key file \(keyCheck.keyFile); "
                               + "every daemon sharing it must have the same key file")
             }
-            stored = try connection.execute("SELECT value FROM roster_key_check WHERE id = 1").rows.first?.text(0)
         } catch {
             throw .migration(step: "check the key file against the database", error)
         }
-        guard stored == keyCheck.value else {
-            throw .keyMismatch(keyFile: keyCheck.keyFile, conninfo: Conninfo.masked(conninfo))
-        }
+        guard try read("SELECT value FROM roster_key_check WHERE id = 1")?.text(0) == keyCheck.value else { throw refusal }
     }
 
     private func start() {
@@ -374,29 +388,47 @@ public final class PostgreSQLStorage: Storage {
         }
     }
 
-    /// Answered from memory, at once, whatever the database does (a frozen server would hold a query until its
-    /// deadline): accounts from the username directory (else the last count), contacts from the last count,
-    /// the pool's figures and the state. Each call also starts a new count for the next, unless one is in
-    /// flight or the database is down, so `contacts` is at most one `admin.stats` old.
+    /// Built from memory, and never held by the database (a frozen server would hold a query until its
+    /// deadline): accounts from the username directory (else the last count), contacts from the last count, the
+    /// pool's figures and the state. While the storage is up, a fresh count is waited for `statisticsWait` at
+    /// most (one in flight at a time, shared by every call meanwhile); while it is not, the answer is at once.
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        let figures = StorageStatistics(accounts: usernames.count ?? lastCounts.accounts, contacts: lastCounts.contacts,
-                                        usernameDirectory: usernames.phase.rawValue, queues: ["storage": pool.stats],
-                                        state: state)
-        refreshCounts()
-        completion(.success(figures))
+        // Read before the count is queued, so that it does not count itself as work in flight.
+        let queues = ["storage": pool.stats]
+        var answered = false
+        var timer: Scheduled?
+        let answer = { [weak self] in
+            guard !answered else { return }
+            answered = true
+            timer?.cancel()
+            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            completion(.success(StorageStatistics(accounts: self.usernames.count ?? self.lastCounts.accounts,
+                                                  contacts: self.lastCounts.contacts,
+                                                  usernameDirectory: self.usernames.phase.rawValue,
+                                                  queues: queues, state: self.state)))
+        }
+        guard state.phase == .up else { return answer() }
+        timer = loop.schedule(at: loop.now + Self.statisticsWait) { answer() }
+        refreshCounts(then: answer)
     }
 
-    /// A COUNT of accounts and contacts into `lastCounts`, in the background.
-    private func refreshCounts() {
-        guard !countInFlight, state.phase == .up else { return }
-        countInFlight = true
+    /// A COUNT of accounts and contacts into `lastCounts`; `then` runs when it answered (or failed).
+    private func refreshCounts(then: (() -> Void)? = nil) {
+        if countWaiters != nil {
+            if let then { countWaiters?.append(then) }
+            return
+        }
+        guard state.phase == .up else { return then?() ?? () }
+        countWaiters = then.map { [$0] } ?? []
         query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
             guard let self else { return }
-            self.countInFlight = false
             if case .success(let counts) = result, let row = counts.rows.first {
                 self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
             }
+            let waiters = self.countWaiters ?? []
+            self.countWaiters = nil
+            for waiter in waiters { waiter() }
         }
     }
 

@@ -154,6 +154,8 @@ public enum CopyError: Error, Equatable, Sendable, CustomStringConvertible {
 /// refers to them.
 public protocol CopySource: AnyObject {
     func counts() throws(CopyError) -> CopyCounts
+    /// The check value of the key file the database was first served with (`KeyCheck`); nil if none was kept yet.
+    func keyCheckValue() throws(CopyError) -> String?
     /// Hands every row to `body` in batches of at most `batchSize`, accounts first.
     func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError)
 }
@@ -164,5 +166,9 @@ public protocol CopySource: AnyObject {
 public protocol CopyTarget: AnyObject {
     func counts() throws(CopyError) -> CopyCounts
     func write(_ batch: CopyBatch) throws(CopyError)
+    /// Keeps the source's key check `value` in the copy's transaction, replacing the one a daemon started on the
+    /// empty target may have left: the copied secrets need the source's key file, and a daemon with another is
+    /// refused.
+    func storeKeyCheckValue(_ value: String) throws(CopyError)
     func finish() throws(CopyError)
 }

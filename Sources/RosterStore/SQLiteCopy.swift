@@ -146,6 +146,26 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         }
     }
 
+    public func keyCheckValue() throws(CopyError) -> String? {
+        try storing(path) { () throws(StoreError) in try database.pragmaValue("SELECT value FROM key_check WHERE id = 1") }
+    }
+
+    public func storeKeyCheckValue(_ value: String) throws(CopyError) {
+        try storing(path) { () throws(StoreError) in
+            if !copying {
+                try database.execute("BEGIN IMMEDIATE")
+                copying = true
+            }
+            let upsert = try database.prepare("""
+                INSERT INTO key_check(id, value, created_ms)
+                VALUES (1, ?, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+                ON CONFLICT(id) DO UPDATE SET value = excluded.value
+                """)
+            try upsert.bind(value, at: 1)
+            try upsert.run()
+        }
+    }
+
     /// One batch in a transaction of its own, with SQLite's own error (a backup's partial file, which is removed
     /// whole when it fails, tells a full disk from other failures).
     func insert(_ batch: CopyBatch) throws(StoreError) {

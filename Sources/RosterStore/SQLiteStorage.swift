@@ -123,10 +123,22 @@ public final class SQLiteStorage: Storage {
     }
 
     /// Stores `keyCheck`'s value if the file has none yet (the first daemon, or a file from before the check),
-    /// then compares the stored value with it.
+    /// then compares the stored value with it. A file without a value that holds sealed TOTP secrets already is
+    /// adopted only by a key that opens one.
     private static func checkKey(_ keyCheck: KeyCheck, in database: Database, path: String, now: Int64,
                                  logger: Logger) throws(SQLiteStorageOpenFailure) {
         let stored: String?
+        var unopened = false
+        do throws(StoreError) {
+            if try database.pragmaValue("SELECT value FROM key_check WHERE id = 1") == nil {
+                let sealed = try database.prepare("SELECT coalesce(sealed, pending) FROM totp LIMIT 1")
+                if try sealed.step() { unopened = !keyCheck.opensSealed(sealed.blob(at: 0)) }
+                sealed.reset()
+            }
+        } catch {
+            throw .store(error)
+        }
+        guard !unopened else { throw .keyMismatch(keyFile: keyCheck.keyFile, path: path) }
         do throws(StoreError) {
             let insert = try database.prepare("INSERT INTO key_check(id, value, created_ms) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING")
             try insert.bind(keyCheck.value, at: 1)

@@ -71,3 +71,52 @@ struct KeyCheckTests {
         #expect(try served.connect().call("users.check_username", ["username": "alice1"])["result"]?["code"] == "taken")
     }
 }
+
+/// `--copy-database` takes the source's key check along with the sealed secrets it copies: a daemon on the
+/// target needs the source's key file, and is refused with another.
+@Suite("The key check across --copy-database")
+struct KeyCheckCopyTests {
+    @Test func aCopiedDatabaseRefusesADaemonWithoutTheSourcesKeyFile() throws {
+        let original = try TestDaemon(config: CopyFixture.config)
+        try original.connect().register("alice1")
+        CopyFixture.stop(original)
+        let shared = try SharedDatabase()
+        let copied = try CopyFixture.copy("sqlite:" + original.databasePath, "postgresql:" + shared.conninfo,
+                                          in: original.directory)
+        #expect(copied.status == 0, "\(copied.stderr)")
+
+        let config = SharedDatabase.config(conninfo: shared.conninfo)
+        let stranger = try TestDaemon(config: config, waitUntilReady: false)
+        #expect(stranger.waitForExit() == 1, "a daemon with a new key file served the copy: \(stranger.stderr)")
+        #expect(stranger.stderr.contains("[key_mismatch]"), "\(stranger.stderr)")
+
+        let key = stranger.directory.path + "/state/roster.key"
+        #expect(run(["/bin/cp", original.directory.path + "/state/roster.key", key]) == 0)
+        #expect(chmod(key, 0o600) == 0)
+        let served = try TestDaemon(directory: stranger.directory, config: config)
+        defer { served.stop() }
+        #expect(try served.connect().call("users.check_username", ["username": "alice1"])["result"]?["code"] == "taken")
+    }
+}
+
+/// A database from before the key check holds TOTP secrets sealed with some key already: the first daemon to
+/// store a check value must have a key that opens them, so that a wrong key file is not the one adopted.
+@Suite("The key check of a database from before it")
+struct KeyCheckAdoptionTests {
+    @Test func aDatabaseWithoutACheckValueIsAdoptedOnlyByAKeyThatOpensItsSecrets() throws {
+        let original = try TestDaemon(config: CopyFixture.config)
+        try original.connect().register("alice1")
+        CopyFixture.stop(original)
+        // As a database migrated before the check: no value kept, and a TOTP secret sealed with another key.
+        #expect(run(["/usr/bin/sqlite3", original.databasePath, "DELETE FROM key_check; INSERT INTO totp(user_id, sealed) "
+                     + "SELECT id, randomblob(60) FROM users"]) == 0)
+        let refused = try TestDaemon(directory: original.directory, config: CopyFixture.config, waitUntilReady: false)
+        #expect(refused.waitForExit() == 1, "adopted by a key that opens none of its secrets: \(refused.stderr)")
+        #expect(refused.stderr.contains("[key_mismatch]"), "\(refused.stderr)")
+        // Without secrets, the key in place is adopted and the database keeps its value from then on.
+        #expect(run(["/usr/bin/sqlite3", original.databasePath, "DELETE FROM totp"]) == 0)
+        let adopted = try TestDaemon(directory: original.directory, config: CopyFixture.config)
+        defer { adopted.stop() }
+        #expect(adopted.waitForLog("now keeps the check value of the key file"))
+    }
+}

@@ -82,7 +82,9 @@ public enum Daemon {
             let master = try KeyFile.loadOrCreate(at: keyFile)
             secrets = AccountSecrets(master: master)
             // The database keeps this of the key it was first served with, and refuses any other.
-            keyCheck = KeyCheck(value: master.checkValue, keyFile: keyFile)
+            let seal = secrets.totpSeal
+            keyCheck = KeyCheck(value: master.checkValue, keyFile: keyFile,
+                                opensSealed: { sealed in SecretBox.open(sealed, key: seal) != nil })
             if !keyFileExisted {
                 // Every daemon sharing a PostgreSQL database needs this same file: say where it is, once.
                 logger.notice("created the key file \(keyFile) for TOTP secrets and recovery codes; back it up "
