@@ -156,11 +156,23 @@ fuzz-smoke: fuzz-build
 	@for target in $(FUZZ_TARGETS); do sh tools/fuzz.sh $$target $(FUZZ_SMOKE_SECONDS) smoke || exit 1; done
 
 # The whole suite under ThreadSanitizer and AddressSanitizer; the exit code decides (TSan can print "passed" and fail).
+# TSan goes on past a report so that one run lists them all: each instrumented process (the test runner and every
+# rosterd it starts) writes its reports to TSAN_REPORTS, which are printed at the end, and any report fails the target.
 # Leak checking is off: the daemon's long-lived singletons (loop, server, pool threads) are still allocated at
 # exit by design, and XCTest's runner leaks a few hundred bytes of its own; memory errors are all still fatal.
+TSAN_REPORTS ?= $(CURDIR)/.build-tsan/reports
 sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	TSAN_OPTIONS="halt_on_error=0 log_path=$(TSAN_REPORTS)/tsan" $(SWIFT) test --skip-build --sanitize=thread \
+	  --scratch-path .build-tsan; status=$$?; \
+	  if ls $(TSAN_REPORTS)/tsan.* >/dev/null 2>&1; then \
+	    cat $(TSAN_REPORTS)/tsan.*; \
+	    echo "ThreadSanitizer reports in $(TSAN_REPORTS) (one file per process):"; \
+	    grep -h '^SUMMARY:' $(TSAN_REPORTS)/tsan.* | sort | uniq -c | sort -rn; \
+	    exit 1; \
+	  fi; \
+	  exit $$status
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 

@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "RosterStorageTesting", dependencies: ["RosterStorage", "RosterRuntime", "RosterCore"],
                 path: "Tests/RosterStorageTesting"),
         // A throwaway PostgreSQL server (Debian's, run as the postgres user) for every test that needs one.
-        .target(name: "RosterPostgresTesting", path: "Tests/RosterPostgresTesting"),
+        .target(name: "RosterPostgresTesting", dependencies: ["RosterRuntime"], path: "Tests/RosterPostgresTesting"),
         .testTarget(name: "RosterPostgresTests", dependencies: ["RosterPostgres", "RosterPostgresTesting", "RosterStorage",
                                                               "RosterStorageTesting",
                                                               "RosterRuntime", "RosterCore", "CLibPQ"]),
@@ -82,7 +82,7 @@ let package = Package(
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
-        .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore"]),
+        .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore", "RosterRuntime"]),
         .testTarget(name: "RosterFuzzTargetsTests", dependencies: ["RosterFuzzTargets", "RosterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

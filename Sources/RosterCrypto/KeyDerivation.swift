@@ -6,6 +6,8 @@ public enum KeyPurpose: String, Sendable, CaseIterable {
     case totpSeal = "totpseal"
     /// Keying the recovery-code hash (`RecoveryCodes.hash`).
     case recoveryCodes = "rcodes__"
+    /// Keying the check value a database keeps of the key it is served with (`SecretKey.checkValue`).
+    case keyCheck = "keycheck"
 }
 
 extension SecretKey {

@@ -31,6 +31,8 @@ final class PGConnection {
     var onReady: (() -> Void)?
     /// Called when the connection broke (or a connect failed), with when it retries.
     var onBroken: ((_ retryAt: Instant, _ reason: String) -> Void)?
+    /// Called when a request missed its deadline, before its caller is answered: the server stopped answering.
+    var onStalled: (() -> Void)?
     /// Each notification read, for a listener.
     var onNotification: ((_ channel: String, _ payload: String) -> Void)?
 
@@ -65,6 +67,13 @@ final class PGConnection {
 
     /// Sends work nobody waits for (a released lease's ROLLBACK).
     func chore(_ statements: [PGStatement]) { apply(machine.enqueueChore(statements, now: loop.now)) }
+
+    /// Closes a ready connection as failed (its callers in flight answered `.unavailable`), to reconnect after the
+    /// backoff: for a pool whose server stopped answering on another connection to the same server.
+    func abandon(reason: String) {
+        guard machine.isReady else { return }
+        apply(machine.failed(reason: reason, now: loop.now))
+    }
 
     // MARK: Actions
 
@@ -113,6 +122,8 @@ final class PGConnection {
             logger.log(level, "PostgreSQL connection lost", [("reason", reason),
                                                              ("retry_in_ms", "\((retryAt - loop.now).milliseconds)")])
             onBroken?(retryAt, reason)
+        case .stalled:
+            onStalled?()
         }
     }
 

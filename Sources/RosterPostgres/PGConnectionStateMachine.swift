@@ -78,6 +78,10 @@ struct PGConnectionStateMachine {
         case ready
         /// Was ready or connecting, and is now closed; retries at `retryAt`.
         case broke(retryAt: Instant, reason: String)
+        /// A request went unanswered past its deadline: the server has stopped answering (frozen, or its host
+        /// gone), so the other connections to it are as good as dead too. Comes first among the failure's
+        /// actions, so that whoever is told of it can stop sending before any caller hears its answer.
+        case stalled
     }
 
     private struct InFlight {
@@ -232,7 +236,7 @@ struct PGConnectionStateMachine {
             break
         }
         if inFlight.contains(where: { $0.deadline <= now }) {
-            return fail(now: now, reason: "no answer in time", expiredAt: now)
+            return [.stalled] + fail(now: now, reason: "no answer in time", expiredAt: now)
         }
         return timer(now: now)
     }

@@ -75,6 +75,7 @@ public final class PGPool {
         for index in slots.indices {
             slots[index].connection.onReady = { [unowned self] in self.connectionReady(index) }
             slots[index].connection.onBroken = { [unowned self] _, _ in self.connectionBroke(index) }
+            slots[index].connection.onStalled = { [unowned self] in self.connectionStalled(index) }
         }
     }
 
@@ -241,6 +242,26 @@ public final class PGPool {
         updatePhase()
         sendParked(index)
         pump()
+    }
+
+    /// One request went unanswered past its deadline: the server stopped answering, and every other connection
+    /// to it would hold its requests as long. So the pool is down from now on, not after each connection's own
+    /// deadline: the others are closed (what they had in flight answered `.unavailable`), what waits is answered,
+    /// and everything asked until a connection is back is refused at once. Each connection reconnects on its own
+    /// backoff, one attempt at a time, which is the only probe: nothing is sent to the server meanwhile.
+    private func connectionStalled(_ index: Int) {
+        slots[index].hasFailed = true
+        guard running else { return }
+        if phase != .down {
+            logger.warning("PostgreSQL stopped answering: no answer within \(settings.timing.requestTimeout.milliseconds) ms; "
+                           + "requests answer storage_unavailable until a connection is back",
+                           [("conninfo", Conninfo.masked(settings.conninfo))])
+        }
+        for other in slots.indices where other != index {
+            slots[other].hasFailed = true
+            slots[other].connection.abandon(reason: "another connection to the server got no answer in time")
+        }
+        updatePhase()
     }
 
     private func connectionBroke(_ index: Int) {

@@ -36,10 +36,14 @@ public struct PGPoolSettings: Sendable {
         return QueueBudget(jobs: queueLimit, jobsPerPayer: half, jobsPerConnection: half, bytes: .max, bytesPerPayer: .max)
     }
 
-    /// A request's client-side deadline: longer than statement_timeout, so that the server's cancel comes first.
+    /// How long past statement_timeout a request may go unanswered: the server's own cancel normally comes
+    /// first, and an answer missing even then means the server has stopped (frozen, or its host gone).
+    var deadlineMarginMs: Int { min(2_000, max(500, statementTimeoutMs)) }
+
+    /// A request's client-side deadline: a margin past statement_timeout, so that the server's cancel comes first.
     var timing: PGConnectionStateMachine.Timing {
         PGConnectionStateMachine.Timing(connectTimeout: .milliseconds(connectTimeoutMs),
-                                        requestTimeout: .milliseconds(statementTimeoutMs + 2_000),
+                                        requestTimeout: .milliseconds(statementTimeoutMs + deadlineMarginMs),
                                         heartbeat: .milliseconds(heartbeatMs),
                                         reconnectMin: .milliseconds(reconnectMinMs),
                                         reconnectMax: .milliseconds(max(reconnectMinMs, reconnectMaxMs)))

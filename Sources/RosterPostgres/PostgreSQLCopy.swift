@@ -4,14 +4,17 @@ import RosterStorage
 /// A PostgreSQL database as `rosterd --copy-database` reads or writes it: offline, over one blocking connection.
 /// Opening checks that the database is Roster's (or empty) and brings its schema up to date, as a daemon's start
 /// does. Reading takes one snapshot (a read-only repeatable-read transaction) for every table, through cursors,
-/// so a copy is consistent even while daemons keep writing; writing commits each batch on its own, in plain
-/// multi-row INSERTs that keep every id.
+/// so a copy is consistent even while daemons keep writing; writing puts every batch in one transaction, opened by
+/// the first and committed by `finish`, in plain multi-row INSERTs that keep every id, so that a copy that stops
+/// midway (a refused row, a full disk, the process killed) leaves the target as empty as it found it.
 public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
     /// Rows per INSERT statement (the widest, a contact, binds 14 parameters a row: well inside 65,535).
     static let insertChunk = 1_000
 
     private let connection: PGBlockingConnection
     private let label: String
+    /// Whether the copy's one write transaction is open (from the first `write` to `finish`).
+    private var copying = false
 
     /// `statementTimeoutMs` bounds each statement (a cursor's page) on this connection: a backup inside a running
     /// daemon must not wait for ever on a server that stopped answering. An offline copy sets none.
@@ -31,7 +34,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         if let statementTimeoutMs { try run("bound its statements", "SET statement_timeout = \(max(1, statementTimeoutMs))") }
     }
 
-    deinit { connection.close() }
+    /// A copy that stopped before `finish` is rolled back (closing the session would roll it back too).
+    deinit {
+        if copying { _ = try? connection.execute("ROLLBACK") }
+        connection.close()
+    }
 
     public func counts() throws(CopyError) -> CopyCounts {
         let row = try run("count rows", Self.countsSQL).rows.first
@@ -187,23 +194,52 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 throw .failed("\(label): a row holds a NUL character in a text field, which PostgreSQL cannot store")
             }
         }
-        try run("begin a batch", "BEGIN")
+        if !copying {
+            try run("begin the copy", "BEGIN")
+            copying = true
+        }
         do throws(CopyError) {
             for statement in statements { try run("write a batch", statement.sql, statement.params) }
-            try run("commit a batch", "COMMIT")
         } catch {
             _ = try? connection.execute("ROLLBACK")
+            copying = false
             throw error
         }
     }
 
     /// Moves each id sequence past the ids copied, so the daemon's next account, contact or audit entry gets a new
     /// one (an audit id is never reused: entries are paged and followed by it).
+    public func keyCheckValue() throws(CopyError) -> String? {
+        try run("read the key check", "SELECT value FROM roster_key_check WHERE id = 1").rows.first?.text(0)
+    }
+
+    public func storeKeyCheckValue(_ value: String) throws(CopyError) {
+        if !copying {
+            try run("begin the copy", "BEGIN")
+            copying = true
+        }
+        do throws(CopyError) {
+            try run("store the key check", """
+                INSERT INTO roster_key_check(id, value, created_at) VALUES (1, $1::text, \(PostgreSQLQueries.now(2)))
+                ON CONFLICT (id) DO UPDATE SET value = EXCLUDED.value
+                """, [.text(value), .null])
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            copying = false
+            throw error
+        }
+    }
+
+    /// Then commits the copy's transaction.
     public func finish() throws(CopyError) {
         for table in ["users", "contacts", "audit_log"] {
             try run("move the \(table) id sequence", """
                 SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE(max(id), 0) + 1, false) FROM \(table)
                 """)
+        }
+        if copying {
+            try run("commit the copy", "COMMIT")
+            copying = false
         }
     }
 

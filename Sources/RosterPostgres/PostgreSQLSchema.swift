@@ -142,6 +142,17 @@ public enum PostgreSQLSchema {
         (name: "0008_audit_remote", statements: [
             "ALTER TABLE audit_log ADD COLUMN remote text",
         ]),
+        // The check value of the key file the database was first served with (`KeyCheck`): one row, written by
+        // the first daemon, compared by every later one, which refuses to start on another key.
+        (name: "0009_key_check", statements: [
+            """
+            CREATE TABLE roster_key_check(
+                id integer PRIMARY KEY CHECK (id = 1),
+                value text NOT NULL CHECK (value <> ''),
+                created_at bigint NOT NULL
+            )
+            """,
+        ]),
     ]
 
     /// `audit_log.username` as `UsernameKey.folded` folds it (ASCII capitals to small, every other character as

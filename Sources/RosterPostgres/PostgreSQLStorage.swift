@@ -2,14 +2,19 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-/// Where rosterd finds its PostgreSQL: `[PostgreSQL] Connection=` (a libpq conninfo) and `Connections=`.
+/// Where rosterd finds its PostgreSQL: `[PostgreSQL] Connection=` (a libpq conninfo), `Connections=` and
+/// `StatementTimeoutSec=`.
 public struct PostgreSQLSettings: Sendable {
     public var conninfo: String
     public var connections: Int
+    /// The pool's `statement_timeout`; its requests' deadline is a margin past it (`PGPoolSettings.timing`).
+    public var statementTimeoutMs: Int
 
-    public init(conninfo: String = "host=/run/postgresql dbname=roster", connections: Int = 4) {
+    public init(conninfo: String = "host=/run/postgresql dbname=roster", connections: Int = 4,
+                statementTimeoutMs: Int = 5_000) {
         self.conninfo = conninfo
         self.connections = connections
+        self.statementTimeoutMs = statementTimeoutMs
     }
 }
 
@@ -75,8 +80,14 @@ public final class PostgreSQLStorage: Storage {
     /// copies the set (a million names would be copied at every page).
     private var snapshot: Set<String> = []
     private var listenedBefore = false
-    /// The last counts `statistics` read, answered while the database cannot be reached.
+    /// The last counts read, which `statistics` answers: it never waits for the database.
     private var lastCounts = (accounts: 0, contacts: 0)
+    /// Called when the count in flight for `lastCounts` answers; non-nil while one is in flight, which is one at a
+    /// time however often `admin.stats` is asked.
+    private var countWaiters: [() -> Void]?
+    /// How long `statistics` waits for a fresh count before it answers with the last one: a healthy server counts
+    /// in a millisecond or two, and a frozen one must not hold `admin.stats`.
+    static let statisticsWait: Duration = .milliseconds(200)
     private(set) var stopped = false
 
     public var onChange: ((StorageChange) -> Void)?
@@ -93,6 +104,7 @@ public final class PostgreSQLStorage: Storage {
         self.clock = clock
         self.wallClock = clock ?? SystemWallClock()
         var poolSettings = PGPoolSettings(conninfo: settings.conninfo, connections: settings.connections)
+        poolSettings.statementTimeoutMs = settings.statementTimeoutMs
         poolSettings.queueLimit = server.maxQueuedJobs
         pool = PGPool(settings: poolSettings, loop: loop, logger: logger)
         listener = PGListener(conninfo: settings.conninfo, channels: [ChangeNotification.channel], loop: loop, logger: logger)
@@ -111,8 +123,10 @@ public final class PostgreSQLStorage: Storage {
     /// Connects (blocking, within the conninfo's `connect_timeout`), refuses a database that is not Roster's,
     /// migrates it under an advisory lock, then starts the pool and the listener, which connect in the
     /// background. Before the loop serves only. `snapshots` writes `admin.backup`'s copy.
+    /// With `keyCheck`, the database must have been first served with the same key (the first daemon stores its
+    /// check value), or it is refused naming the key file and the database.
     public static func open(settings: PostgreSQLSettings, loop: EventLoop, server: ServerSettings, cores: Int,
-                            clock: (any WallClock)?, logger: Logger,
+                            clock: (any WallClock)?, logger: Logger, keyCheck: KeyCheck? = nil,
                             snapshots: (any SnapshotWriter)? = nil) throws(PostgreSQLOpenFailure) -> PostgreSQLStorage {
         let connection: PGBlockingConnection
         do throws(PGFailure) {
@@ -127,10 +141,47 @@ public final class PostgreSQLStorage: Storage {
         } catch {
             throw PostgreSQLOpenFailure(error)
         }
+        if let keyCheck {
+            try checkKey(keyCheck, on: connection, conninfo: settings.conninfo, now: clock.map { .int($0.nowMs()) } ?? .null,
+                         logger: logger)
+        }
         let storage = PostgreSQLStorage(settings: settings, loop: loop, server: server, cores: cores, clock: clock,
                                         logger: logger, snapshots: snapshots)
         storage.start()
         return storage
+    }
+
+    /// Stores `keyCheck`'s value if the database has none yet (the first daemon; concurrent first daemons agree
+    /// on one winner through the row's key), then compares the stored value with it. A database without a value
+    /// that holds sealed TOTP secrets already (from before the check) is adopted only by a key that opens one.
+    private static func checkKey(_ keyCheck: KeyCheck, on connection: PGBlockingConnection, conninfo: String, now: PGValue,
+                                 logger: Logger) throws(PostgreSQLOpenFailure) {
+        let refusal = PostgreSQLOpenFailure.keyMismatch(keyFile: keyCheck.keyFile, conninfo: Conninfo.masked(conninfo))
+        func read(_ sql: String) throws(PostgreSQLOpenFailure) -> PGRow? {
+            do throws(PGFailure) {
+                return try connection.execute(sql).rows.first
+            } catch {
+                throw .migration(step: "check the key file against the database", error)
+            }
+        }
+        if try read("SELECT value FROM roster_key_check WHERE id = 1") == nil,
+           let sealed = try read("SELECT COALESCE(sealed, pending) FROM totp LIMIT 1")?.bytes(0),
+           !keyCheck.opensSealed(sealed) {
+            throw refusal
+        }
+        do throws(PGFailure) {
+            let inserted = try connection.execute("""
+                INSERT INTO roster_key_check(id, value, created_at) VALUES (1, $1::text, \(PostgreSQLQueries.now(2)))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """, [.text(keyCheck.value), now])
+            if !inserted.rows.isEmpty {
+                logger.notice("the PostgreSQL database now keeps the check value of the key file \(keyCheck.keyFile); "
+                              + "every daemon sharing it must have the same key file")
+            }
+        } catch {
+            throw .migration(step: "check the key file against the database", error)
+        }
+        guard try read("SELECT value FROM roster_key_check WHERE id = 1")?.text(0) == keyCheck.value else { throw refusal }
     }
 
     private func start() {
@@ -288,6 +339,7 @@ public final class PostgreSQLStorage: Storage {
         guard !stopped, !directoryWanted else { return }
         directoryWanted = true
         fillDirectory(then: nil)
+        refreshCounts()
     }
 
     public func apply(_ settings: ServerSettings) {
@@ -336,21 +388,47 @@ public final class PostgreSQLStorage: Storage {
         }
     }
 
-    /// The directory's count (else a COUNT), a COUNT of contacts, and the pool's figures; while the database
-    /// cannot be reached, the last counts read, with the state saying so.
+    /// Built from memory, and never held by the database (a frozen server would hold a query until its
+    /// deadline): accounts from the username directory (else the last count), contacts from the last count, the
+    /// pool's figures and the state. While the storage is up, a fresh count is waited for `statisticsWait` at
+    /// most (one in flight at a time, shared by every call meanwhile); while it is not, the answer is at once.
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        // Read before the count below is queued, so that it does not count itself as work in flight.
+        // Read before the count is queued, so that it does not count itself as work in flight.
         let queues = ["storage": pool.stats]
-        query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
+        var answered = false
+        var timer: Scheduled?
+        let answer = { [weak self] in
+            guard !answered else { return }
+            answered = true
+            timer?.cancel()
             guard let self else { return completion(.failure(Self.stoppedFailure)) }
-            if case .success(let counts) = result, let row = counts.rows.first {
-                self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
-            }
             completion(.success(StorageStatistics(accounts: self.usernames.count ?? self.lastCounts.accounts,
                                                   contacts: self.lastCounts.contacts,
                                                   usernameDirectory: self.usernames.phase.rawValue,
                                                   queues: queues, state: self.state)))
+        }
+        guard state.phase == .up else { return answer() }
+        timer = loop.schedule(at: loop.now + Self.statisticsWait) { answer() }
+        refreshCounts(then: answer)
+    }
+
+    /// A COUNT of accounts and contacts into `lastCounts`; `then` runs when it answered (or failed).
+    private func refreshCounts(then: (() -> Void)? = nil) {
+        if countWaiters != nil {
+            if let then { countWaiters?.append(then) }
+            return
+        }
+        guard state.phase == .up else { return then?() ?? () }
+        countWaiters = then.map { [$0] } ?? []
+        query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
+            guard let self else { return }
+            if case .success(let counts) = result, let row = counts.rows.first {
+                self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
+            }
+            let waiters = self.countWaiters ?? []
+            self.countWaiters = nil
+            for waiter in waiters { waiter() }
         }
     }
 
@@ -377,6 +455,9 @@ public enum PostgreSQLOpenFailure: Error, CustomStringConvertible {
     case unknownMigrations(applied: [String])
     /// A step of checking or migrating failed.
     case migration(step: String, PGFailure)
+    /// The database was first served with another key file than `keyFile`: its TOTP secrets and recovery codes
+    /// would not open with this one.
+    case keyMismatch(keyFile: String, conninfo: String)
 
     init(_ failure: PostgreSQLMigrator.Failure) {
         switch failure {
@@ -398,6 +479,10 @@ public enum PostgreSQLOpenFailure: Error, CustomStringConvertible {
                 + "\(applied.joined(separator: ", "))), which this one does not know; refused"
         case .migration(let step, let failure):
             "cannot \(step) in PostgreSQL: \(Self.words(failure))"
+        case .keyMismatch(let keyFile, let conninfo):
+            "the key file \(keyFile) is not the one the PostgreSQL database (\(conninfo)) was first served with; its "
+                + "TOTP secrets and recovery codes need that key: give this rosterd the same key file as the other "
+                + "daemons of the database (refused) [key_mismatch]"
         }
     }
 

@@ -132,7 +132,7 @@ extension CopyCounts {
     }
 }
 
-/// Why a copy stopped. Nothing is committed to the target past the batch that failed.
+/// Why a copy stopped. Nothing of it is committed to the target: the copy is one transaction there.
 public enum CopyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The target holds rows already: a copy never merges.
     case targetNotEmpty(CopyCounts)
@@ -154,14 +154,21 @@ public enum CopyError: Error, Equatable, Sendable, CustomStringConvertible {
 /// refers to them.
 public protocol CopySource: AnyObject {
     func counts() throws(CopyError) -> CopyCounts
+    /// The check value of the key file the database was first served with (`KeyCheck`); nil if none was kept yet.
+    func keyCheckValue() throws(CopyError) -> String?
     /// Hands every row to `body` in batches of at most `batchSize`, accounts first.
     func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError)
 }
 
-/// A database written by a copy, offline. Each batch commits on its own; `finish` makes the target usable (id
-/// sequences past the copied ids).
+/// A database written by a copy, offline. Every batch goes into one transaction, opened by the first `write`;
+/// `finish` makes the target usable (id sequences past the copied ids) and commits it. A target released before
+/// `finish` rolls the copy back, so that a failed copy leaves nothing that refuses its retry.
 public protocol CopyTarget: AnyObject {
     func counts() throws(CopyError) -> CopyCounts
     func write(_ batch: CopyBatch) throws(CopyError)
+    /// Keeps the source's key check `value` in the copy's transaction, replacing the one a daemon started on the
+    /// empty target may have left: the copied secrets need the source's key file, and a daemon with another is
+    /// refused.
+    func storeKeyCheckValue(_ value: String) throws(CopyError)
     func finish() throws(CopyError)
 }

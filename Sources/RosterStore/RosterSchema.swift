@@ -125,6 +125,16 @@ public enum RosterSchema {
         (name: "0009_audit_remote", sql: """
             ALTER TABLE audit_log ADD COLUMN remote TEXT;
             """),
+        // The check value of the key file the database was first served with (`KeyCheck`): one row, written by
+        // the first daemon, compared at every start, which refuses another key. A file copied to a host without
+        // its key file, or with another, would otherwise be served with a new key that opens none of its secrets.
+        (name: "0010_key_check", sql: """
+            CREATE TABLE key_check(
+                id INTEGER PRIMARY KEY CHECK(id = 1),
+                value TEXT NOT NULL CHECK(value <> ''),
+                created_ms INTEGER NOT NULL
+            ) STRICT;
+            """),
     ]
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system

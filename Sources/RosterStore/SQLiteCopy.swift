@@ -15,6 +15,8 @@ public final class SQLiteCopy: CopySource, CopyTarget {
     private let database: Database
     /// nil for a backup's partial file, which no daemon can be serving: only this copy knows its name.
     private let lock: DatabaseLock?
+    /// Whether the copy's one write transaction is open (from the first `write` to `finish`).
+    private var copying = false
 
     private init(path: String, database: Database, lock: DatabaseLock?) {
         self.path = path
@@ -22,7 +24,10 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         self.lock = lock
     }
 
+    /// A copy that stopped before `finish` is rolled back here: closing with the transaction open undoes it, as
+    /// SQLite's journal does for a process killed midway.
     deinit {
+        if copying { try? database.execute("ROLLBACK") }
         database.close()
         lock?.release()
     }
@@ -128,66 +133,101 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         }, batch: CopyBatch.audit)
     }
 
-    /// One transaction per batch, every id kept as it was.
+    /// Every batch of a copy in one write transaction, opened by the first and committed by `finish`, every id
+    /// kept as it was: a copy that fails midway (a row refused, a full disk, the process killed) leaves the target
+    /// as empty as it found it, so that the same copy can simply be run again.
     public func write(_ batch: CopyBatch) throws(CopyError) {
-        try storing(path) { () throws(StoreError) in try insert(batch) }
-    }
-
-    /// `write`, with SQLite's own error (a backup tells a full disk from other failures).
-    func insert(_ batch: CopyBatch) throws(StoreError) {
-        try database.transaction { () throws(StoreError) in
-            switch batch {
-            case .accounts(let rows):
-                try insertEach("""
-                    INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, rows) { row in
-                    [.integer(row.account.id), .text(row.account.username), .text(row.account.display),
-                     optional(row.account.email), .text(row.passwordHash), .integer(row.account.createdAtMs),
-                     row.lastLoginAtMs.map(SQLValue.integer) ?? .null, row.lockedAtMs.map(SQLValue.integer) ?? .null,
-                     optional(row.lockedReason)]
-                }
-            case .tokens(let rows):
-                try insertEach("""
-                    INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
-                    """, rows) { row in
-                    [.blob(row.hash), .integer(row.account), .integer(row.createdAtMs), .integer(row.lastUsedAtMs),
-                     optional(row.client)]
-                }
-            case .failures(let rows):
-                try insertEach("INSERT INTO login_failures(key, at) VALUES (?, ?)", rows) { row in
-                    [.text(row.key), .integer(row.atMs)]
-                }
-            case .contacts(let rows):
-                try insertEach("""
-                    INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, rows) { (account, stored) in
-                    let contact = stored.contact
-                    let keys = stored.keys
-                    return [.integer(contact.id), .integer(account), .text(contact.name), optional(contact.phone),
-                            optional(contact.email), optional(contact.note), .integer(contact.createdAt),
-                            .integer(contact.updatedAt), .text(keys.folded), .text(keys.initials), .text(keys.pinyin),
-                            .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits)]
-                }
-            case .recoveryCodes(let rows):
-                try insertEach("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)", rows) { row in
-                    [.integer(row.account), .blob(row.hash)]
-                }
-            case .totp(let rows):
-                try insertEach("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)", rows) { row in
-                    [.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
-                     row.pending.map(SQLValue.blob) ?? .null, row.lastStep.map(SQLValue.integer) ?? .null]
-                }
-            case .audit(let entries):
-                try AuditLogStore(database: database).insertCopied(entries)
+        try storing(path) { () throws(StoreError) in
+            if !copying {
+                try database.execute("BEGIN IMMEDIATE")
+                copying = true
             }
+            try insertRows(batch)
         }
     }
 
-    /// SQLite hands out ids above the largest stored one by itself; what is left is to fold the WAL into the file,
-    /// so the copy is whole in `path` alone.
+    public func keyCheckValue() throws(CopyError) -> String? {
+        try storing(path) { () throws(StoreError) in try database.pragmaValue("SELECT value FROM key_check WHERE id = 1") }
+    }
+
+    public func storeKeyCheckValue(_ value: String) throws(CopyError) {
+        try storing(path) { () throws(StoreError) in
+            if !copying {
+                try database.execute("BEGIN IMMEDIATE")
+                copying = true
+            }
+            let upsert = try database.prepare("""
+                INSERT INTO key_check(id, value, created_ms)
+                VALUES (1, ?, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+                ON CONFLICT(id) DO UPDATE SET value = excluded.value
+                """)
+            try upsert.bind(value, at: 1)
+            try upsert.run()
+        }
+    }
+
+    /// One batch in a transaction of its own, with SQLite's own error (a backup's partial file, which is removed
+    /// whole when it fails, tells a full disk from other failures).
+    func insert(_ batch: CopyBatch) throws(StoreError) {
+        try database.transaction { () throws(StoreError) in try insertRows(batch) }
+    }
+
+    private func insertRows(_ batch: CopyBatch) throws(StoreError) {
+        switch batch {
+        case .accounts(let rows):
+            try insertEach("""
+                INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, rows) { row in
+                [.integer(row.account.id), .text(row.account.username), .text(row.account.display),
+                 optional(row.account.email), .text(row.passwordHash), .integer(row.account.createdAtMs),
+                 row.lastLoginAtMs.map(SQLValue.integer) ?? .null, row.lockedAtMs.map(SQLValue.integer) ?? .null,
+                 optional(row.lockedReason)]
+            }
+        case .tokens(let rows):
+            try insertEach("""
+                INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at, client) VALUES (?, ?, ?, ?, ?)
+                """, rows) { row in
+                [.blob(row.hash), .integer(row.account), .integer(row.createdAtMs), .integer(row.lastUsedAtMs),
+                 optional(row.client)]
+            }
+        case .failures(let rows):
+            try insertEach("INSERT INTO login_failures(key, at) VALUES (?, ?)", rows) { row in
+                [.text(row.key), .integer(row.atMs)]
+            }
+        case .contacts(let rows):
+            try insertEach("""
+                INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, rows) { (account, stored) in
+                let contact = stored.contact
+                let keys = stored.keys
+                return [.integer(contact.id), .integer(account), .text(contact.name), optional(contact.phone),
+                        optional(contact.email), optional(contact.note), .integer(contact.createdAt),
+                        .integer(contact.updatedAt), .text(keys.folded), .text(keys.initials), .text(keys.pinyin),
+                        .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits)]
+            }
+        case .recoveryCodes(let rows):
+            try insertEach("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)", rows) { row in
+                [.integer(row.account), .blob(row.hash)]
+            }
+        case .totp(let rows):
+            try insertEach("INSERT INTO totp(user_id, sealed, pending, last_step) VALUES (?, ?, ?, ?)", rows) { row in
+                [.integer(row.account), row.sealed.map(SQLValue.blob) ?? .null,
+                 row.pending.map(SQLValue.blob) ?? .null, row.lastStep.map(SQLValue.integer) ?? .null]
+            }
+        case .audit(let entries):
+            try AuditLogStore(database: database).insertCopied(entries)
+        }
+    }
+
+    /// Commits the copy's transaction; SQLite hands out ids above the largest stored one by itself, so what is left
+    /// is to fold the WAL into the file, so the copy is whole in `path` alone.
     public func finish() throws(CopyError) {
         try storing(path) { () throws(StoreError) in
+            if copying {
+                try database.execute("COMMIT")
+                copying = false
+            }
             _ = try database.pragmaValue("PRAGMA wal_checkpoint(TRUNCATE)")
         }
     }

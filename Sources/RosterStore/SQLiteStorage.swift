@@ -67,15 +67,19 @@ public final class SQLiteStorage: Storage {
     /// `DatabaseLock` is taken (one daemon per database), backup partials left by dead processes are removed (each
     /// logged), the file passes `quick_check`, is migrated, and the storage workers start (`StorageWorkers=`, at
     /// least two, `settings`' storage budget). Each refusal leaves the file as it was.
+    /// With `keyCheck`, the file must have been first served with the same key (the first daemon stores its check
+    /// value), or it is refused naming the key file and the database.
     public static func open(path: String, loop: EventLoop, settings: ServerSettings, cores: Int, clock: any WallClock,
-                            logger: Logger) throws(SQLiteStorageOpenFailure) -> SQLiteStorage {
-        try open(path: path, loop: loop, settings: settings, cores: cores, clock: clock, logger: logger, sparePages: nil)
+                            logger: Logger, keyCheck: KeyCheck? = nil) throws(SQLiteStorageOpenFailure) -> SQLiteStorage {
+        try open(path: path, loop: loop, settings: settings, cores: cores, clock: clock, logger: logger, sparePages: nil,
+                 keyCheck: keyCheck)
     }
 
     /// `sparePages`: a test's full disk, `PRAGMA max_page_count` on every connection this many pages above the
     /// file's size at open.
     static func open(path: String, loop: EventLoop, settings: ServerSettings, cores: Int, clock: any WallClock,
-                     logger: Logger, sparePages: Int?) throws(SQLiteStorageOpenFailure) -> SQLiteStorage {
+                     logger: Logger, sparePages: Int?, keyCheck: KeyCheck? = nil) throws(SQLiteStorageOpenFailure)
+        -> SQLiteStorage {
         do throws(StoreError) {
             try RosterSchema.preflight(path: path)
         } catch {
@@ -104,6 +108,14 @@ public final class SQLiteStorage: Storage {
         } catch {
             throw .store(error)
         }
+        if let keyCheck {
+            do throws(SQLiteStorageOpenFailure) {
+                try checkKey(keyCheck, in: database, path: path, now: clock.nowMs(), logger: logger)
+            } catch {
+                database.close()
+                throw error
+            }
+        }
         let writeTurn = WriteTurn()
         let workerPageLimit = pageLimit
         // Two threads at least, so a long export or backup leaves one for everyone else's writes.
@@ -113,6 +125,39 @@ public final class SQLiteStorage: Storage {
         }
         return SQLiteStorage(path: path, database: database, lock: lock, loop: loop, workers: workers, clock: clock,
                              logger: logger, startCheck: check)
+    }
+
+    /// Stores `keyCheck`'s value if the file has none yet (the first daemon, or a file from before the check),
+    /// then compares the stored value with it. A file without a value that holds sealed TOTP secrets already is
+    /// adopted only by a key that opens one.
+    private static func checkKey(_ keyCheck: KeyCheck, in database: Database, path: String, now: Int64,
+                                 logger: Logger) throws(SQLiteStorageOpenFailure) {
+        let stored: String?
+        var unopened = false
+        do throws(StoreError) {
+            if try database.pragmaValue("SELECT value FROM key_check WHERE id = 1") == nil {
+                let sealed = try database.prepare("SELECT coalesce(sealed, pending) FROM totp LIMIT 1")
+                if try sealed.step() { unopened = !keyCheck.opensSealed(sealed.blob(at: 0)) }
+                sealed.reset()
+            }
+        } catch {
+            throw .store(error)
+        }
+        guard !unopened else { throw .keyMismatch(keyFile: keyCheck.keyFile, path: path) }
+        do throws(StoreError) {
+            let insert = try database.prepare("INSERT INTO key_check(id, value, created_ms) VALUES (1, ?, ?) ON CONFLICT(id) DO NOTHING")
+            try insert.bind(keyCheck.value, at: 1)
+            try insert.bind(now, at: 2)
+            try insert.run()
+            if database.changes > 0 {
+                logger.notice("the database \(path) now keeps the check value of the key file \(keyCheck.keyFile); "
+                              + "move or restore the two together")
+            }
+            stored = try database.pragmaValue("SELECT value FROM key_check WHERE id = 1")
+        } catch {
+            throw .store(error)
+        }
+        guard stored == keyCheck.value else { throw .keyMismatch(keyFile: keyCheck.keyFile, path: path) }
     }
 
     /// Lets a test open a second `SQLiteStorage` on the file while this one still runs, as after a crash.
@@ -258,11 +303,18 @@ public enum SQLiteStorageOpenFailure: Error, CustomStringConvertible {
     case store(StoreError)
     /// Another daemon serves it, or the lock file could not be taken.
     case lock(DatabaseLock.Failure)
+    /// The file was first served with another key file than `keyFile`: its TOTP secrets and recovery codes would
+    /// not open with this one.
+    case keyMismatch(keyFile: String, path: String)
 
     public var description: String {
         switch self {
         case .store(let error): error.description
         case .lock(let failure): failure.description
+        case .keyMismatch(let keyFile, let path):
+            "the key file \(keyFile) is not the one the database \(path) was first served with; its TOTP secrets and "
+                + "recovery codes need that key: put the database's own key file there, or name it in [Secrets] "
+                + "KeyFile= (refused) [key_mismatch]"
         }
     }
 }

@@ -153,6 +153,7 @@ struct ConfigDaemonConfigTests {
         [PostgreSQL]
         Connection=host=/run/postgresql dbname=roster2
         Connections=8
+        StatementTimeoutSec=1.5s
 
         [Secrets]
         KeyFile=/etc/roster/roster.key
@@ -184,7 +185,8 @@ struct ConfigDaemonConfigTests {
                 maxQueuedImportBytes: 8 << 20, maxQueuedImportBytesPerUser: 2 << 20,
                 gatewayUsers: [.name("www-data"), .uid(1001)]),
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
-                                     postgresqlConnections: 8, keyFilePath: "/etc/roster/roster.key"),
+                                     postgresqlConnections: 8, postgresqlStatementTimeout: .milliseconds(1_500),
+                                     keyFilePath: "/etc/roster/roster.key"),
             audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
@@ -435,13 +437,17 @@ struct ConfigDaemonConfigTests {
         #expect(reset.storage == StorageSettings())
     }
 
-    @Test func badStorageValuesAreRefusedWithPathLineAndReason() {
+    @Test func badStorageValuesAreRefusedWithPathLineAndReason() throws {
         #expect(failure("[Storage]\nBackend=mysql\n")?.description
                 == "\(Self.main):2: invalid_value: Backend= expects sqlite or postgresql, got 'mysql'")
         #expect(failure("[PostgreSQL]\n\nConnections=0\n")?.description
                 == "\(Self.main):3: out_of_range: Connections= expects a whole number of connections from 1 to 64, got '0'")
         #expect(failure("[PostgreSQL]\nConnections=65\n")?.reason == "out_of_range")
         #expect(failure("[PostgreSQL]\nConnections=four\n")?.reason == "invalid_value")
+        #expect(failure("[PostgreSQL]\nStatementTimeoutSec=50ms\n")?.reason == "out_of_range")
+        #expect(failure("[PostgreSQL]\nStatementTimeoutSec=11min\n")?.reason == "out_of_range")
+        #expect(try parse("[PostgreSQL]\nStatementTimeoutSec=100ms\n").storage.postgresqlStatementTimeout == .milliseconds(100))
+        #expect(try parse("").storage.postgresqlStatementTimeout == .seconds(5))
         #expect(failure("[Storage]\nConnection=x\n")?.detail
                 == "unknown key Connection= in [Storage] (it belongs in [PostgreSQL])")
     }
@@ -457,11 +463,12 @@ struct ConfigDaemonConfigTests {
     /// The storage keys name what was opened at start: a reload keeps them, says which it kept, and applies the rest.
     @Test func aReloadKeepsTheStorageInForceAndAppliesTheRest() throws {
         let running = try parse("[Storage]\nBackend=sqlite\n")
-        let fresh = try parse("[Storage]\nBackend=postgresql\n[PostgreSQL]\nConnections=8\n[Timing]\nDebounceMs=200\n")
+        let fresh = try parse("[Storage]\nBackend=postgresql\n[PostgreSQL]\nConnections=8\nStatementTimeoutSec=1s\n"
+                              + "[Timing]\nDebounceMs=200\n")
         let (config, kept) = running.reloaded(from: fresh)
         #expect(config.storage == running.storage)
         #expect(config.policy.debounce == .milliseconds(200))
-        #expect(kept == ["[Storage] Backend=", "[PostgreSQL] Connections="])
+        #expect(kept == ["[Storage] Backend=", "[PostgreSQL] Connections=", "[PostgreSQL] StatementTimeoutSec="])
         #expect(running.reloaded(from: try parse("[Timing]\nDebounceMs=300\n")).kept == [])
     }
 

@@ -152,4 +152,27 @@ import Testing
         #expect(SecretKey(bytes: Array(0..<31)) == nil)
         #expect("\(master)" == "SecretKey(redacted)")
     }
+
+    /// What a database keeps of the key: the same for the same key, another for another key, and neither the
+    /// key nor any subkey in hex.
+    @Test func theCheckValueTellsKeysApartAndIsNoneOfTheirBytes() throws {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        let master = try #require(SecretKey(bytes: Array(0..<32)))
+        let value = master.checkValue
+        #expect(value.count == 64)
+        #expect(value.allSatisfy { "0123456789abcdef".contains($0) })
+        #expect(value == (try #require(SecretKey(bytes: Array(0..<32)))).checkValue)
+        #expect(value != (try #require(SecretKey(bytes: Array(1...32)))).checkValue)
+        #expect(value != hex(bytes(master)))
+        for purpose in KeyPurpose.allCases {
+            #expect(value != hex(bytes(master.subkey(for: purpose))), "\(purpose)")
+        }
+        // Fixed for ever: a database written by an older rosterd keeps this value of the same key.
+        #expect(value == Self.checkValueOfZeroToThirtyOne)
+    }
+
+    /// `SecretKey(bytes: 0..<32).checkValue`, computed apart with Python's hashlib: BLAKE2b-256 keyed with the
+    /// KDF subkey (BLAKE2b-256 of nothing, keyed with the master, salt subkey id 1, personal "keycheck") of the
+    /// label "roster key check v1".
+    static let checkValueOfZeroToThirtyOne = "6fefcc35dccd7949f3cb11e34aa2a3a66c0a481f196a2ac994405fd226ab4b23"
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import RosterRuntime
 
 /// A throwaway PostgreSQL server for tests: Debian's `postgresql` run as the `postgres` user (`runuser`), in a
 /// fresh temporary directory, listening only on a Unix socket there, with `fsync=off` (tests only). Each test
@@ -25,7 +25,9 @@ public final class PostgresTestCluster: @unchecked Sendable {
         }
     }
 
-    private static let sharedCluster = Mutex<PostgresTestCluster?>(nil)
+    // A pthread lock, not Synchronization's Mutex: ThreadSanitizer cannot see the Mutex's futex, and read the
+    // first-use check of two suites starting at once as a race.
+    private static let sharedCluster = Locked<PostgresTestCluster?>(nil)
 
     /// The directory holding the data, the socket and the server's log.
     public let directory: String
@@ -33,7 +35,7 @@ public final class PostgresTestCluster: @unchecked Sendable {
     public var socketDirectory: String { directory + "/sock" }
     public var logPath: String { directory + "/pg.log" }
     private let binaries: String
-    private let nextDatabase = Atomic<Int>(0)
+    private let nextDatabase = Locked<Int>(0)
 
     /// Starts a new cluster of its own (about a second): for tests that stop and restart the server.
     public init() throws {
@@ -59,7 +61,7 @@ public final class PostgresTestCluster: @unchecked Sendable {
 
     /// A new, empty database, and its conninfo.
     public func createDatabase() throws -> String {
-        let name = "t\(getpid())_\(nextDatabase.add(1, ordering: .relaxed).newValue)"
+        let name = "t\(getpid())_\(nextDatabase.withLock { $0 += 1; return $0 })"
         try psql("CREATE DATABASE \(name) TEMPLATE template0")
         return conninfo(database: name)
     }

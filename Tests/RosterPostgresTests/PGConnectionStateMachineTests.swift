@@ -146,6 +146,7 @@ struct PGConnectionStateMachineTests {
             #expect(retry > 0)
         }
         #expect(broke.contains(.close))
+        #expect(!broke.contains(.stalled), "a closed connection is a failure, not a server that stopped answering")
         #expect(Self.sent(broke).isEmpty)
         // The first retry waits reconnectMin (the jitter here takes the whole wait), and not a moment less.
         driver.clock.advance(by: .milliseconds(99))
@@ -203,6 +204,9 @@ struct PGConnectionStateMachineTests {
         #expect(throws: PGFailure.timeout) { try answers[0].1.get() }
         guard case .failure(.unavailable) = answers[1].1 else { Issue.record("behind a hung one: \(answers[1].1)"); return }
         #expect(actions.contains(.close))
+        // Said before any caller is answered: whoever sends to this server can stop now.
+        let stalled = try #require(actions.firstIndex(of: .stalled))
+        #expect(stalled < (actions.firstIndex { if case .deliver = $0 { true } else { false } } ?? actions.endIndex))
     }
 
     @Test func anIdleConnectionSendsAHeartbeatAndOneUnansweredBreaksIt() throws {
@@ -223,6 +227,7 @@ struct PGConnectionStateMachineTests {
         let actions = driver.take()
         #expect(actions.contains(.close))
         #expect(actions.contains { if case .broke = $0 { true } else { false } })
+        #expect(actions.first == .stalled)
         #expect(Self.delivered(actions).isEmpty)
     }
 

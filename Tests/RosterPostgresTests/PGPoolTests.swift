@@ -103,6 +103,32 @@ struct PGPoolTests {
         #expect(fresh != nil && fresh != backend)
     }
 
+    /// Every backend of the pool frozen: the first request to miss its deadline marks the pool down there and then,
+    /// so that the next is refused at once instead of waiting out a deadline of its own on the other connection.
+    @Test func aMissedDeadlineMarksThePoolDownAtOnceAndItComesBackByItself() throws {
+        let pool = try pool { $0.statementTimeoutMs = 100; $0.connections = 2; $0.reconnectMinMs = 50 }
+        defer { pool.stop() }
+        try harness.run(until: { pool.stats.workers == 2 })
+        let backends = try PGBlockingConnection(conninfo: conninfo).execute("""
+            SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+            """).rows.compactMap { $0.int(0) }.map { pid_t($0) }
+        #expect(backends.count == 2)
+        for pid in backends { kill(pid, SIGSTOP) }
+        defer { for pid in backends { kill(pid, SIGCONT) } }
+        let hung = try execute(pool, [PGStatement("SELECT 1")])
+        #expect(throws: PGFailure.timeout) { try hung.get() }
+        #expect(pool.phase == .down, "down at the first missed deadline, not after each connection's own")
+        var refused: Result<[PGResult], PGFailure>?
+        pool.execute([PGStatement("SELECT 2")], transaction: false, charge: charge(1)) { refused = $0 }
+        guard case .failure(.unavailable)? = refused else {
+            Issue.record("not refused at once while down: \(String(describing: refused))")
+            return
+        }
+        for pid in backends { kill(pid, SIGCONT) }
+        try harness.run(until: { pool.phase == .up })
+        #expect(try execute(pool, [PGStatement("SELECT 42")]).get().first?.rows.first?.int(0) == 42)
+    }
+
     @Test func pipelinedRequestsFromManyCallersCompleteInOrderPerCaller() throws {
         let pool = try pool { $0.connections = 3 }
         defer { pool.stop() }

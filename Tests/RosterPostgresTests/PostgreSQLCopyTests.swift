@@ -107,17 +107,23 @@ struct PostgreSQLCopyTests {
             CopiedAccount(account: Account(id: id, username: "user\(id)", display: "user\(id)", email: nil, createdAtMs: id),
                           passwordHash: hash)
         }
+        // Each write committed on its own (`finish` commits what a copy wrote), as a daemon's would be.
         try writer.write(.accounts((1...3).map(account)))
+        try writer.finish()
         let reader = try PostgreSQLCopy(conninfo: conninfo, statementTimeoutMs: 60_000)
         var counted: CopyCounts?
         var read: [AccountID] = []
         try reader.readSnapshot(batchSize: 2, counted: { counts throws(CopyError) in
             counted = counts
             try writer.write(.accounts([account(4)]))
+            try writer.finish()
         }) { batch throws(CopyError) in
             guard case .accounts(let accounts) = batch else { return }
             read += accounts.map(\.account.id)
-            if read.count == 2 { try writer.write(.accounts([account(5)])) }
+            if read.count == 2 {
+                try writer.write(.accounts([account(5)]))
+                try writer.finish()
+            }
         }
         #expect(counted?.accounts == 3)
         #expect(read == [1, 2, 3])

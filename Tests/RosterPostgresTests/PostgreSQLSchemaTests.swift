@@ -30,11 +30,11 @@ struct PostgreSQLSchemaTests {
     }
 
     /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
-    /// issue 17 its remote).
-    @Test func theHistoryIsTheShippedOneWithTheAuditRemoteLast() {
+    /// issue 17 its remote, then the key check).
+    @Test func theHistoryIsTheShippedOneWithTheKeyCheckLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
-                                                            "0007_audit", "0008_audit_remote"])
+                                                            "0007_audit", "0008_audit_remote", "0009_key_check"])
     }
 
     /// Issue 17's migration over a database of issue 16's schema: its entries stay, read back with no remote.
@@ -48,7 +48,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check"])
         let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
         let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
         #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(

@@ -18,6 +18,8 @@ struct DatabaseCopyTests {
         var audit: [AuditEntry] = []
         var finished = false
         var calls: [String] = []
+        /// The key check value the database keeps, if any.
+        var keyCheck: String?
         /// Rows of each batch the target drops: a backend that loses writes.
         var dropping = 0
 
@@ -86,6 +88,16 @@ struct DatabaseCopyTests {
             calls.append("finish")
             finished = true
         }
+
+        func keyCheckValue() throws(CopyError) -> String? {
+            calls.append("keyCheckValue")
+            return keyCheck
+        }
+
+        func storeKeyCheckValue(_ value: String) throws(CopyError) {
+            calls.append("storeKeyCheckValue")
+            keyCheck = value
+        }
     }
 
     private func copyError(_ body: () throws(CopyError) -> Void) -> CopyError? {
@@ -99,6 +111,7 @@ struct DatabaseCopyTests {
 
     @Test func everyRowGoesOverInBatchesWithProgressThenTheTargetIsFinishedAndCounted() throws {
         let source = MemoryEnd(accounts: 5, tokens: 2, contacts: 3, codes: 3, totp: 1, audit: 3)
+        source.keyCheck = "6fefcc35"
         let target = MemoryEnd()
         var progress: [Int] = []
         let counts = try DatabaseCopy.run(from: source, to: target, batchSize: 2) { progress.append($0.copied.total) }
@@ -109,8 +122,9 @@ struct DatabaseCopyTests {
         // Accounts 2+2+1, tokens 2, contacts 2+1, codes 2+1, TOTP 1, audit 2+1: one write and one progress report
         // a batch.
         #expect(progress == [2, 4, 5, 7, 9, 10, 12, 13, 14, 16, 17])
-        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 11) + ["finish", "counts"])
-        #expect(source.calls == ["counts", "readAll", "counts"])
+        #expect(target.calls == ["counts"] + Array(repeating: "write", count: 11) + ["storeKeyCheckValue", "finish", "counts"])
+        #expect(source.calls == ["counts", "readAll", "keyCheckValue", "counts"])
+        #expect(target.keyCheck == source.keyCheck)
     }
 
     @Test func aTargetWithAnyRowIsRefusedBeforeAnythingIsReadOrWritten() {

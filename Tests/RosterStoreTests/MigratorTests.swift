@@ -10,14 +10,14 @@ import RosterStore
         let applied = try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 111)
         #expect(applied == ["0001_users", "0002_session_tokens", "0003_login_failures", "0004_contacts",
                             "0005_contacts_by_folded_name", "0006_account_life", "0007_admin_users", "0008_audit",
-                            "0009_audit_remote"])
+                            "0009_audit_remote", "0010_key_check"])
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 222) == [])
         db.close()
 
         let reopened = try Database(path: dir.path("a.db"))
         #expect(try Migrator.migrate(reopened, migrations: RosterSchema.migrations, now: 333) == [])
         #expect(try Migrator.appliedNames(reopened) == RosterSchema.migrations.map(\.name))
-        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111,111,111,111,111,111")
+        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111,111,111,111,111,111,111")
     }
 
     /// Issue 15's migration over a database of issue 14's schema: the tokens it held still resume, with no client.
@@ -31,7 +31,8 @@ import RosterStore
             INSERT INTO session_tokens(token_hash, user_id, created_at, last_used_at) VALUES (zeroblob(32), 1, 5, 5);
             """)
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0006_account_life", "0007_admin_users",
-                                                                                         "0008_audit", "0009_audit_remote"])
+                                                                                         "0008_audit", "0009_audit_remote",
+                                                                                         "0010_key_check"])
         #expect(try SessionTokenStore(database: db).resume(tokenHash: [UInt8](repeating: 0, count: 32), now: 6,
                                                            idleLimitMs: 1_000)?.id == 1)
         #expect(try db.pragmaValue("SELECT count(*) FROM session_tokens WHERE client IS NULL") == "1")

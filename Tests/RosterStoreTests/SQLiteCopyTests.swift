@@ -91,6 +91,34 @@ struct SQLiteCopyTests {
         }
     }
 
+    /// A copy that fails midway (here a batch the target refuses after others went in) leaves the target empty,
+    /// so the same copy run again goes through instead of being refused as a non-empty target.
+    @Test func aCopyThatFailsMidwayLeavesTheTargetEmptyAndItsRetrySucceeds() throws {
+        let directory = try TemporaryDirectory()
+        try filledDatabase(directory)
+        let target = directory.path("target.db")
+        do {
+            let source = try SQLiteCopy.source(path: directory.path("source.db"))
+            let into = try SQLiteCopy.target(path: target, now: 1)
+            var written = 0
+            let why = failure { () throws(CopyError) in
+                try source.readAll(batchSize: 1) { (batch: CopyBatch) throws(CopyError) in
+                    try into.write(batch)
+                    written += 1
+                    // The third batch again: its row is there already, and the target refuses it.
+                    if written == 3 { try into.write(batch) }
+                }
+            }
+            #expect(why != nil, "the target took a row twice")
+            #expect(written == 3)
+        }
+        let after = try SQLiteCopy.target(path: target, now: 2)
+        #expect(try after.counts() == CopyCounts(), "the failed copy left rows behind")
+        let source = try SQLiteCopy.source(path: directory.path("source.db"))
+        _ = try copy(source, after, batchSize: 2)
+        #expect(try after.counts() == source.counts())
+    }
+
     @Test func aCopyIntoANewFileKeepsEveryRowAndIdAndItsIdsGoOnAfterThem() throws {
         let directory = try TemporaryDirectory()
         try filledDatabase(directory)

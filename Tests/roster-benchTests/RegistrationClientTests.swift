@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import RosterRuntime
 import Testing
 @testable import roster_bench
 
@@ -77,7 +77,7 @@ private func socketPair() throws -> (client: Int32, server: Int32) {
 
 /// The usernames a stand-in was asked to register, and whether it has stopped.
 private final class Seen: Sendable {
-    private let state = Mutex<(names: [String], done: Bool)>(([], false))
+    private let state = Locked<(names: [String], done: Bool)>(([], false))
 
     func add(_ name: String) { state.withLock { $0.names.append(name) } }
     func finish() { state.withLock { $0.done = true } }

@@ -84,7 +84,9 @@ struct CopyDatabaseTests {
         #expect(again.status == 1)
         #expect(again.stderr.contains("copy refused: sqlite:\(target): the target is not empty (1 accounts"), "\(again.stderr)")
 
-        let served = try TestDaemon(directory: second, config: CopyFixture.config)
+        // The copy took the source's key check along: the daemon on it needs the source's key file.
+        let served = try TestDaemon(directory: second,
+                                    config: CopyFixture.config + "[Secrets]\nKeyFile=\(first.directory.path)/state/roster.key\n")
         #expect(try CopyFixture.contents(served, token: token) == before)
         let client = try served.connect()
         let check = try client.call("users.check_username", ["username": "ALICE1"])

@@ -9,12 +9,16 @@ final class SharedDatabase {
     /// The database every daemon of this value serves.
     let conninfo: String
     private let extra: String
+    /// Where the daemons' one key file is: every daemon of a database needs the same, or it is refused.
+    private let keys: TemporaryDirectory
+    var keyFile: String { keys.path + "/roster.key" }
 
     /// A fresh database on `cluster` (the process's shared one unless a test stops its own).
     init(cluster: PostgresTestCluster? = nil, extra: String = "") throws {
         self.cluster = try cluster ?? PostgresTestCluster.shared
         conninfo = try self.cluster.createDatabase()
         self.extra = extra
+        keys = try TemporaryDirectory()
     }
 
     /// The config of a daemon on `conninfo`: cheap Argon2id (the tests are not about its cost), then `extra`.
@@ -23,9 +27,10 @@ final class SharedDatabase {
             + extra
     }
 
-    /// One more daemon on this database, listening once it has connected and migrated.
+    /// One more daemon on this database, with the key file the others have, listening once it has connected and
+    /// migrated.
     func daemon() throws -> TestDaemon {
-        try TestDaemon(config: Self.config(conninfo: conninfo, extra: extra))
+        try TestDaemon(config: Self.config(conninfo: conninfo, extra: "[Secrets]\nKeyFile=\(keyFile)\n" + extra))
     }
 
     /// Two daemons on this database: A and B.

@@ -294,7 +294,9 @@ struct PostgreSQLCopyRoundTripTests {
         let intoPG = try CopyFixture.copy("sqlite:" + first.databasePath, "postgresql:" + shared, in: work)
         #expect(intoPG.status == 0, "\(intoPG.stderr)")
         #expect(intoPG.stdout.hasPrefix("copied 1 accounts, 1 tokens, 2 failed log-ins, 2 contacts"), "\(intoPG.stdout)")
-        let onPG = try TestDaemon(config: SharedDatabase.config(conninfo: shared))
+        // The copy takes the source's key check along: its daemons need the source's key file.
+        let key = "[Secrets]\nKeyFile=\(first.directory.path)/state/roster.key\n"
+        let onPG = try TestDaemon(config: SharedDatabase.config(conninfo: shared, extra: key))
         #expect(try CopyFixture.contents(onPG, token: token) == before)
         CopyFixture.stop(onPG)
         let refused = try CopyFixture.copy("sqlite:" + first.databasePath, "postgresql:" + shared, in: work)
@@ -308,7 +310,7 @@ struct PostgreSQLCopyRoundTripTests {
         let back = try CopyFixture.copy("postgresql:" + second, "sqlite:" + target, in: work)
         #expect(back.status == 0, "\(back.stderr)")
         #expect(back.stdout.hasPrefix("copied 1 accounts, 1 tokens, 2 failed log-ins, 2 contacts"), "\(back.stdout)")
-        let onSQLite = try TestDaemon(directory: work, config: CopyFixture.config)
+        let onSQLite = try TestDaemon(directory: work, config: CopyFixture.config + key)
         #expect(try CopyFixture.contents(onSQLite, token: token) == before)
         let client = try onSQLite.connect()
         try client.register("bobby1")

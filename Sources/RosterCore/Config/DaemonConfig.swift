@@ -48,6 +48,7 @@
 /// | `[Storage] Backend=` | `sqlite` (default) or `postgresql`; read at start only |
 /// | `[PostgreSQL] Connection=` | a libpq conninfo string or URI (default `host=/run/postgresql dbname=roster`); read at start only |
 /// | `Connections=` | 1…64 (default 4); read at start only |
+/// | `StatementTimeoutSec=` | time span, 100ms…10min (default 5s); read at start only |
 /// | `[Secrets] KeyFile=` | absolute path (default `roster.key` beside the database); read at start only |
 /// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
 /// | `MaxFollowers=` | 1…1000000 (default 16) |
@@ -78,6 +79,9 @@ public struct DaemonConfig: Equatable, Sendable {
         if fresh.storage.backend != storage.backend { kept.append("[Storage] Backend=") }
         if fresh.storage.postgresqlConnection != storage.postgresqlConnection { kept.append("[PostgreSQL] Connection=") }
         if fresh.storage.postgresqlConnections != storage.postgresqlConnections { kept.append("[PostgreSQL] Connections=") }
+        if fresh.storage.postgresqlStatementTimeout != storage.postgresqlStatementTimeout {
+            kept.append("[PostgreSQL] StatementTimeoutSec=")
+        }
         if fresh.storage.keyFilePath != storage.keyFilePath { kept.append("[Secrets] KeyFile=") }
         return (config, kept)
     }
@@ -185,7 +189,7 @@ enum ConfigKey: CaseIterable {
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
     case outputPauseBytes, outputResumeBytes, maxRequestsInFlight, outputBudgetBytes, outputBudgetPerUserBytes
     case gatewayUsers
-    case backend, postgresqlConnection, postgresqlConnections
+    case backend, postgresqlConnection, postgresqlConnections, postgresqlStatementTimeoutSec
     case keyFile
     case retentionDays, maxFollowers
     case failedLoginEntriesPerMinute
@@ -210,7 +214,7 @@ enum ConfigKey: CaseIterable {
             .server
         case .backend:
             .storage
-        case .postgresqlConnection, .postgresqlConnections:
+        case .postgresqlConnection, .postgresqlConnections, .postgresqlStatementTimeoutSec:
             .postgreSQL
         case .keyFile:
             .secrets
@@ -266,6 +270,7 @@ enum ConfigKey: CaseIterable {
         case .backend: "Backend"
         case .postgresqlConnection: "Connection"
         case .postgresqlConnections: "Connections"
+        case .postgresqlStatementTimeoutSec: "StatementTimeoutSec"
         case .keyFile: "KeyFile"
         case .retentionDays: "RetentionDays"
         case .maxFollowers: "MaxFollowers"
@@ -404,6 +409,8 @@ enum ConfigKey: CaseIterable {
         case .postgresqlConnections:
             return set(\.storage.postgresqlConnections,
                        try value.integer(StorageSettings.connectionsRange, " of connections"))
+        case .postgresqlStatementTimeoutSec:
+            return set(\.storage.postgresqlStatementTimeout, try value.timeSpan(StorageSettings.statementTimeoutRange))
         case .keyFile:
             return set(\.storage.keyFilePath, try value.absolutePath(maxBytes: nil))
         case .retentionDays:

@@ -3,6 +3,7 @@ import RosterCore
 import RosterCrypto
 import RosterRuntime
 import RosterProtocol
+import RosterStorage
 
 /// rosterd's three ways to run, each returning its exit status: check a config, back up offline, or serve.
 public enum Daemon {
@@ -60,6 +61,9 @@ public enum Daemon {
         let config: DaemonConfig
         let paths: DaemonPaths
         let secrets: AccountSecrets
+        let keyCheck: KeyCheck
+        let keyFile: String
+        let keyFileExisted: Bool
         do {
             config = try ConfigLoader.load(configPath: options.configPath)
             logger.level = options.logLevel ?? config.server.logLevel
@@ -72,10 +76,15 @@ public enum Daemon {
                 try DaemonPaths.createParentDirectories(of: paths.database, mode: 0o700)
             }
             // Refused with its path and reason when it is anything but our own 0600 file of 32 bytes.
-            let keyFile = DaemonPaths.keyFile(configured: config.storage.keyFilePath, database: paths.database)
+            keyFile = DaemonPaths.keyFile(configured: config.storage.keyFilePath, database: paths.database)
             try DaemonPaths.createParentDirectories(of: keyFile, mode: 0o700)
-            let keyFileExisted = access(keyFile, F_OK) == 0
-            secrets = AccountSecrets(master: try KeyFile.loadOrCreate(at: keyFile))
+            keyFileExisted = access(keyFile, F_OK) == 0
+            let master = try KeyFile.loadOrCreate(at: keyFile)
+            secrets = AccountSecrets(master: master)
+            // The database keeps this of the key it was first served with, and refuses any other.
+            let seal = secrets.totpSeal
+            keyCheck = KeyCheck(value: master.checkValue, keyFile: keyFile,
+                                opensSealed: { sealed in SecretBox.open(sealed, key: seal) != nil })
             if !keyFileExisted {
                 // Every daemon sharing a PostgreSQL database needs this same file: say where it is, once.
                 logger.notice("created the key file \(keyFile) for TOTP secrets and recovery codes; back it up "
@@ -91,7 +100,7 @@ public enum Daemon {
         do {
             loop = try EventLoop()
             server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger,
-                                     secrets: secrets)
+                                     secrets: secrets, keyCheck: keyCheck)
             if let activated = SocketActivation.listener() {
                 listener = activated
             } else {
@@ -100,6 +109,12 @@ public enum Daemon {
             }
             try server.listen(on: listener)
         } catch {
+            if !keyFileExisted, error.isKeyMismatch {
+                // Made by this start and refused before it sealed anything: gone, so that the database's own key
+                // file can be put in its place.
+                unlink(keyFile)
+                logger.notice("removed the key file \(keyFile) this start had made")
+            }
             return fail("\(error)")
         }
 

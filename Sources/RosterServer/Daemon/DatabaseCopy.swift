@@ -8,17 +8,17 @@ import RosterStorage
 public enum DatabaseCopy {
     /// How far a copy has come.
     public struct Progress: Equatable, Sendable {
-        /// Rows written to the target so far, committed batch by batch.
+        /// Rows written to the target so far, in the copy's one transaction there.
         public var copied: CopyCounts
         /// The source's rows as counted before the copy.
         public var total: CopyCounts
     }
 
-    /// Rows per batch: one transaction each on the target, small enough to hold in memory.
+    /// Rows per batch: small enough to hold in memory; all of them are one transaction on the target.
     public static let defaultBatchSize = 1_000
 
-    /// Refuses a target that holds any row, copies the source's rows in batches, finishes the target, and compares
-    /// both ends' counts (the source's read again at the end). Returns the counts copied.
+    /// Refuses a target that holds any row, copies the source's rows in batches and its key check value, finishes
+    /// the target, and compares both ends' counts (the source's read again at the end). Returns the counts copied.
     public static func run(from source: any CopySource, to target: any CopyTarget, batchSize: Int = defaultBatchSize,
                            progress: (Progress) -> Void = { _ in }) throws(CopyError) -> CopyCounts {
         let existing = try target.counts()
@@ -30,6 +30,7 @@ public enum DatabaseCopy {
             copied.add(batch)
             progress(Progress(copied: copied, total: total))
         }
+        if let keyCheck = try source.keyCheckValue() { try target.storeKeyCheckValue(keyCheck) }
         try target.finish()
         let sourceCounts = try source.counts()
         let targetCounts = try target.counts()

@@ -13,9 +13,10 @@ extension Server {
     /// server ready to `listen`. SQLite: the file at `databasePath`, checked, locked against a second daemon and
     /// migrated; `clock` is the wall clock its stored times are read from. PostgreSQL: `[PostgreSQL] Connection=`,
     /// migrated under an advisory lock, its times from the database's own clock. `secrets` come from the key file
-    /// (`KeyFile`); `clock` is also the one TOTP codes are checked at.
+    /// (`KeyFile`); `clock` is also the one TOTP codes are checked at. With `keyCheck` (the daemon always gives
+    /// it), either database must have been first served with that key, or it is refused.
     public static func open(loop: EventLoop, config: DaemonConfig, databasePath: String, logger: Logger,
-                            secrets: AccountSecrets,
+                            secrets: AccountSecrets, keyCheck: KeyCheck? = nil,
                             clock: any WallClock = SystemWallClock()) throws(StorageOpenFailure) -> Server {
         let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         let storage: any Storage
@@ -23,16 +24,19 @@ extension Server {
         case .sqlite:
             do throws(SQLiteStorageOpenFailure) {
                 storage = try SQLiteStorage.open(path: databasePath, loop: loop, settings: config.server, cores: cores,
-                                                 clock: clock, logger: logger)
+                                                 clock: clock, logger: logger, keyCheck: keyCheck)
             } catch {
                 throw .sqlite(error)
             }
         case .postgresql:
+            let timeout = config.storage.postgresqlStatementTimeout
             let settings = PostgreSQLSettings(conninfo: config.storage.postgresqlConnection,
-                                              connections: config.storage.postgresqlConnections)
+                                              connections: config.storage.postgresqlConnections,
+                                              statementTimeoutMs: Int(timeout.nanoseconds / 1_000_000))
             do throws(PostgreSQLOpenFailure) {
                 storage = try PostgreSQLStorage.open(settings: settings, loop: loop, server: config.server, cores: cores,
-                                                     clock: nil, logger: logger, snapshots: SQLiteSnapshotWriter())
+                                                     clock: nil, logger: logger, keyCheck: keyCheck,
+                                                     snapshots: SQLiteSnapshotWriter())
             } catch {
                 throw .postgresql(error)
             }
@@ -55,6 +59,21 @@ public enum StorageOpenFailure: Error, CustomStringConvertible {
         switch self {
         case .sqlite(let failure): failure.description
         case .postgresql(let failure): failure.description
+        }
+    }
+}
+
+extension Error {
+    /// Whether this is a database refusing the key file (`key_mismatch`), of either backend.
+    var isKeyMismatch: Bool {
+        guard let failure = self as? StorageOpenFailure else { return false }
+        switch failure {
+        case .sqlite(let refusal):
+            if case .keyMismatch = refusal { return true }
+            return false
+        case .postgresql(let refusal):
+            if case .keyMismatch = refusal { return true }
+            return false
         }
     }
 }
