@@ -14,13 +14,8 @@ extension SecretKey {
             _ = crypto_generichash(&digest, digest.count, Self.checkLabel, UInt64(Self.checkLabel.count), key,
                                    SecretKey.length)
         }
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(digest.count * 2)
-        for byte in digest {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        var text = [CChar](repeating: 0, count: digest.count * 2 + 1)
+        _ = sodium_bin2hex(&text, text.count, digest, digest.count)
+        return String(decoding: text.prefix(digest.count * 2).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
