@@ -120,6 +120,33 @@ struct SessionOrderTests {
         #expect(answer(4, in: kept)?["result"] == ["user": ["username": "ida123"]])
     }
 
+    /// Writes sent before a log-out are carried out in the session they were sent in: the log-out waits for them,
+    /// and only a revocation from elsewhere stops a write still queued.
+    @Test func writesPipelinedBeforeALogOutAreAllKept() throws {
+        // Room in the queue for every write, so that each is queued before the log-out is read.
+        let daemon = try TestDaemon(config: "[Server]\nMaxQueuedJobsPerConnection=1000\nMaxQueuedJobsPerUser=1000\n")
+        let client = try registered(daemon, "nia123")
+        var batch = login("nia123", id: 1)
+        let writes = 2...41
+        for id in writes {
+            if id % 4 == 0 {
+                batch += #"{"id":\#(id),"method":"contacts.import","params":{"format":"csv","data":"name\r\nP\#(id)a\r\nP\#(id)b\r\n"}}"# + "\n"
+            } else {
+                batch += #"{"id":\#(id),"method":"contacts.add","params":{"name":"P\#(id)"}}"# + "\n"
+            }
+        }
+        batch += #"{"id":42,"method":"session.logout"}"# + "\n" + #"{"id":43,"method":"contacts.list"}"# + "\n"
+        try client.send(batch)
+        let lines = try read(client, untilAnswered: Set(1...43))
+        let refused = writes.filter { answer(Int64($0), in: lines)?["error"] != nil }
+        #expect(refused.isEmpty, "refused: \(refused.map { answer(Int64($0), in: lines)?["error"]?["data"]?["reason"] ?? .null })")
+        #expect(answer(42, in: lines)?["result"] == [:])
+        #expect(answer(43, in: lines)?["error"]?["data"]?["reason"] == "unauthenticated")
+        _ = try client.call("auth.login", ["username": "nia123", "password": "secret1"])
+        let expected = writes.count + writes.filter { $0 % 4 == 0 }.count
+        #expect(try client.call("contacts.list", ["limit": 100])["result"]?["total"] == .int(Int64(expected)))
+    }
+
     @Test func everythingInOneWriteEndsAsItWasSent() throws {
         let daemon = try TestDaemon()
         let client = try registered(daemon, "kim123")

@@ -125,9 +125,11 @@ final class RequestCall<Host: CallHost> {
     }
 
     /// Runs `body` as a change of who the session is (see `beginAuthChange`), answering with what it hands back.
-    func asAuthChange(_ body: (_ answer: @escaping (Result<JSONValue, RosterError>) -> Void) -> Void) {
+    /// It starts once the connection's contacts writes sent before it are answered: a log-out must not cut off
+    /// the writes that came first.
+    func asAuthChange(_ body: @escaping (_ answer: @escaping (Result<JSONValue, RosterError>) -> Void) -> Void) {
         beginAuthChange()
-        body { result in self.finish(result) }
+        session.afterRunningWrites { body { result in self.finish(result) } }
     }
 
     private func end() {

@@ -17,6 +17,11 @@ final class Session {
     var tokenHash: [UInt8]?
     /// What the contacts writes queued for this log-in carry, ended when it ends (see `SessionGrant`).
     var grant: SessionGrant?
+    /// Contacts writes of this connection not answered yet. A change of who the session is waits for them (see
+    /// `afterRunningWrites`), so that the writes sent before a log-out are carried out in the session they were
+    /// sent in, and only revocations from elsewhere stop them.
+    private(set) var writesRunning = 0
+    private var afterWrites: [() -> Void] = []
     var forms: [FormName: RunningForm] = [:]
     private var formsOpened: UInt64 = 0
     /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there
@@ -25,6 +30,22 @@ final class Session {
     var held = HeldRequests()
     /// Whether `Server.authChangeEnded` is serving `held` further up the stack.
     var isServingHeld = false
+
+    func writeStarted() { writesRunning += 1 }
+
+    /// The last running write was answered: what waited for it runs, in the order it asked.
+    func writeEnded() {
+        writesRunning -= 1
+        guard writesRunning == 0 else { return }
+        let waiting = afterWrites
+        afterWrites = []
+        for body in waiting { body() }
+    }
+
+    /// Runs `body` now, or once the contacts writes running on this connection have been answered.
+    func afterRunningWrites(_ body: @escaping () -> Void) {
+        if writesRunning == 0 { body() } else { afterWrites.append(body) }
+    }
 
     func debounce(under policy: Policy) -> Duration { debounceOverride ?? policy.debounce }
     func throttle(under policy: Policy) -> Duration { throttleOverride ?? policy.throttle }

@@ -73,6 +73,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
                            _ encode: (T) -> JSONValue) {
         if case .failure(.unauthenticated) = result, !grant.isEnded, let hash = grant.tokenHash { output.sessionFoundEnded(hash) }
         call.finish(result.map(encode))
+        call.session.writeEnded()
     }
 
     func list(_ call: ContactsCall) { page(call, query: "") }
@@ -120,6 +121,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
         guard let (userID, grant) = writer(call) else { return }
         let draft = ContactDraft(name: call.params.string("name") ?? "", phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
+        call.session.writeStarted()
         contacts.add(userID: userID, grant: grant, draft, charge: call.connection.queueCharge) { [self] result in
             answer(call, grant, result) { ["contact": ContactJSON.encode($0)] }
         }
@@ -129,6 +131,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
         guard let (userID, grant) = writer(call) else { return }
         let patch = ContactPatch(name: call.params.string("name"), phone: call.params.string("phone"),
                                  email: call.params.string("email"), note: call.params.string("note"))
+        call.session.writeStarted()
         contacts.update(userID: userID, grant: grant, id: call.params.int("id") ?? 0, patch,
                         charge: call.connection.queueCharge) { [self] result in
             answer(call, grant, result) { ["contact": ContactJSON.encode($0)] }
@@ -137,6 +140,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
 
     func remove(_ call: ContactsCall) {
         guard let (userID, grant) = writer(call) else { return }
+        call.session.writeStarted()
         contacts.remove(userID: userID, grant: grant, id: call.params.int("id") ?? 0,
                         charge: call.connection.queueCharge) { [self] result in
             answer(call, grant, result) { _ in [:] }
@@ -150,6 +154,7 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
         let format: ContactFormat
         do { format = try call.params.contactFormat() } catch { return call.fail(error) }
         let username = call.session.user?.username ?? ""
+        call.session.writeStarted()
         contacts.importContacts(userID: userID, grant: grant, format: format, data: call.params.string("data") ?? "",
                                 charge: call.connection.queueCharge) { [self] result in
             if case .success(let outcome) = result {
