@@ -38,7 +38,10 @@ struct RevokedQueueTests {
         var answers: [(id: Int64, answer: JSONValue)] = []
         var loggedOutAfter: Int?
 
-        /// Answers that say something was written, after the session heard it was logged out.
+        /// Answers that say something was written, after the session heard it was logged out. At most one: one
+        /// user's writes run one at a time, and the write whose transaction committed just before the revocation's
+        /// did (its token still stored) may have its answer reach the loop after the revocation's, so after the event.
+        /// Every write that started later finds the session ended and writes nothing.
         var writtenAfterLogOut: Int {
             guard let at = loggedOutAfter else { return 0 }
             return answers[at...].filter { $0.answer["result"] != nil }.count
@@ -89,7 +92,7 @@ struct RevokedQueueTests {
         let added = heard.answers.compactMap { $0.answer["result"]?["added"]?.int64Value }.reduce(0, +)
 
         #expect(heard.loggedOutAfter != nil, "the thief's connection heard session user: null")
-        #expect(heard.writtenAfterLogOut == 0, "imports answered as written after the log-out: \(heard.writtenAfterLogOut)")
+        #expect(heard.writtenAfterLogOut <= 1, "imports answered as written after the log-out: \(heard.writtenAfterLogOut)")
         let firstRefused = heard.answers.firstIndex { $0.answer["error"]?["data"]?["reason"] == "unauthenticated" }
         #expect(firstRefused != nil, "the revocation came while imports were queued")
         if let firstRefused {
@@ -123,7 +126,7 @@ struct RevokedQueueTests {
         }.reduce(0, +)
 
         #expect(heard.loggedOutAfter != nil)
-        #expect(heard.writtenAfterLogOut == 0, "writes answered as written after the log-out: \(heard.writtenAfterLogOut)")
+        #expect(heard.writtenAfterLogOut <= 1, "writes answered as written after the log-out: \(heard.writtenAfterLogOut)")
         #expect(Set(heard.reasons).isSubset(of: ["unauthenticated"]), "\(heard.reasons)")
         #expect(heard.reasons.count > 0, "the password change came while writes were queued")
         #expect(try storedTotal(daemon, "alice1", password: "better22") == written,
