@@ -8,7 +8,7 @@ struct BenchOptions {
         case registrations
         case crossDaemon = "cross-daemon"
 
-        /// The backends a scenario runs on: the contacts scenarios seed their books through RosterStore (SQLite
+        /// The backends a scenario runs on: the contacts scenarios seed their books through RosterSQLite (SQLite
         /// only), and two daemons share one database only on PostgreSQL.
         var backends: Set<BenchBackend> {
             switch self {

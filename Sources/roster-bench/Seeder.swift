@@ -1,7 +1,7 @@
 import RosterCore
 import RosterCrypto
 import RosterStorage
-import RosterStore
+import RosterSQLite
 
 /// The fast offline path into a database the daemon will open: one transaction, prepared inserts, and one
 /// Argon2id hash reused for every account (hashing a million passwords would take hours and measure nothing).

@@ -4,7 +4,7 @@ import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
 import RosterStorageTesting
-@testable import RosterStore
+@testable import RosterSQLite
 import Testing
 
 /// `--copy-database` carries the audit log both ways between SQLite and PostgreSQL (issue 16): every entry with

@@ -5,7 +5,7 @@ import RosterPostgres
 import RosterPostgresTesting
 import RosterRuntime
 import RosterStorage
-@testable import RosterStore
+@testable import RosterSQLite
 import RosterStorageTesting
 import Testing
 

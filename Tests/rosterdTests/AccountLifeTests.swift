@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import RosterCrypto
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 15 against the real daemon: the life of an account over the socket, on SQLite.

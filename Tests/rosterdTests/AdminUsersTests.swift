@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import RosterCrypto
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 16's `admin.users.*` against the real daemon, on SQLite: a lock ends a live session on its connection at

@@ -1,7 +1,7 @@
 import Glibc
 import RosterProtocol
 import RosterStorage
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 16's audit log against the real daemon, on SQLite: `admin.audit` pages a log written before the start,

@@ -1,6 +1,6 @@
 import Foundation
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 7 §1: an answered write survives `kill -9`; an unanswered one may or may not, but the file is never torn.

@@ -1,6 +1,6 @@
 import Glibc
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Free text a peer stores (`session.hello` `client`, `admin.users.lock` `reason`) is bounded and holds no control

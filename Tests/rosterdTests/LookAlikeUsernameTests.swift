@@ -1,6 +1,6 @@
 import Glibc
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 12 §10 over the socket: every look-alike of a registered name is refused with a stable code, by

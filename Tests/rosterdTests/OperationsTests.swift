@@ -1,6 +1,6 @@
 import Glibc
 import RosterProtocol
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// What an administrator does with rosterd: check and reload the config, back up, activate by socket.

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import RosterProtocol
 import RosterCrypto
-import RosterStore
+import RosterSQLite
 import Testing
 
 /// Issue 12 §1–4, against the real daemon: backups lose nothing, one daemon per database, and a database that

@@ -4,7 +4,7 @@ import RosterCrypto
 import RosterPostgres
 import RosterRuntime
 import RosterStorage
-import RosterStore
+import RosterSQLite
 
 // The composition root: the one file of the server that names a storage backend.
 

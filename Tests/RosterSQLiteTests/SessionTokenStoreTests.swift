@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import RosterCrypto
-import RosterStore
+import RosterSQLite
 
 /// What `SessionTokenStore` does in SQL, and the tokens themselves. Resuming, idle expiry and revoking behind the
 /// storage boundary are the storage contract's, in `SessionTokenContractTests`.

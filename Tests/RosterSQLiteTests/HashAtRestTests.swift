@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RosterStore
+import RosterSQLite
 
 @Suite struct HashAtRestTests {
     @Test func onlyTheArgon2idHashReachesTheDisk() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import CSQLite
 @testable import RosterCrypto
-import RosterStore
+import RosterSQLite
 
 @Suite struct StoreErrorTests {
     @Test func uniqueClashDescriptionHasNoBoundValue() throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RosterStore
+import RosterSQLite
 
 /// What `UserStore` does in SQL. Its behaviour behind the storage boundary (uniqueness without regard to case,
 /// clashes by field, hashes, durability) is the storage contract's, in `AccountContractTests`.

@@ -4,7 +4,7 @@ import RosterRuntime
 import RosterStorage
 import RosterStorageTesting
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// The SQLite audit log beyond the storage contract: a change and its entry are one commit, so a failure (or a
 /// crash) between them cannot leave one without the other; the table refuses UPDATE; queries and pruning use

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RosterStore
+import RosterSQLite
 
 /// What `LoginFailureStore` offers beyond the storage boundary. Windows, pruning and durability are the storage
 /// contract's, in `LoginFailureContractTests`.

@@ -6,7 +6,7 @@ import RosterRuntime
 import RosterStorage
 import RosterStorageTesting
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// Issue 14: an SQLite database as either end of `rosterd --copy-database`. The driver's own rules (an empty
 /// target, counts at the end) are `DatabaseCopyTests`; the real daemon's round trip is in rosterdTests.

@@ -1,6 +1,6 @@
 import Foundation
 @testable import RosterCrypto
-import RosterStore
+import RosterSQLite
 
 /// A fresh directory under the system temp dir, removed when the last reference goes away.
 final class TemporaryDirectory {

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// The one-daemon-per-database lock, beyond what opening a storage twice shows (`SQLiteStorageTests`).
 @Suite("DatabaseLock")

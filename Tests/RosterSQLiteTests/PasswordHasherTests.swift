@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import RosterCrypto
-@testable import RosterStore
+@testable import RosterSQLite
 
 @Suite struct PasswordHasherTests {
     @Test func hashAndVerify() throws {

@@ -1,6 +1,6 @@
 import Testing
 @testable import RosterRuntime
-@testable import RosterServer
+
 
 /// The queue alone, without threads: which job runs next, and which is refused (issue 12's rules in `FairQueue`).
 @Suite("Fair queue")

@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 import Glibc
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// Issue 12 §3–4: the database is checked before it is used, and only one daemon uses it.
 @Suite("Database checks at open", .serialized)

@@ -5,7 +5,7 @@ import RosterRuntime
 import RosterStorage
 import RosterStorageTesting
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// What the SQLite backend does beyond the storage contract (which `RosterStorageContractTests` checks): what it
 /// does at open, its username directory, its budgets, and its one backup at a time.

@@ -2,9 +2,9 @@ import CLinux
 import Dispatch
 import Glibc
 import RosterCore
+import RosterTestSupport
 import Testing
 @testable import RosterRuntime
-@testable import RosterServer
 
 @Suite("Worker pool")
 struct WorkerPoolTests {
@@ -21,13 +21,13 @@ struct WorkerPoolTests {
         let pool = WorkerPool<Int>(threads: 1, budget: Self.roomy, priority: .standBack,
                                    stallLimit: .milliseconds(20)) { 0 }
         guard let thread = Self.threads(of: pool).first else { return }
-        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        #expect(poll { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         let release = DispatchSemaphore(value: 0)
         #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
-        #expect(waitFor { sched_getscheduler(thread) == 0 ? true : nil } == true)
+        #expect(poll { sched_getscheduler(thread) == 0 ? true : nil } == true)
         #expect(pool.raisedCount == 1)
         release.signal()
-        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        #expect(poll { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         pool.stop()
     }
 
@@ -43,15 +43,15 @@ struct WorkerPoolTests {
         guard let thread = Self.threads(of: pool).first else { return }
         errno = 0
         let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        #expect(poll { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
         #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice)
         let release = DispatchSemaphore(value: 0)
         #expect(pool.submit(Self.alice) { _ in release.wait() } == nil)
-        #expect(waitFor { sched_getscheduler(thread) == 0 ? true : nil } == true, "raised within 15 s, the limit is 60 s")
+        #expect(poll { sched_getscheduler(thread) == 0 ? true : nil } == true, "raised within 15 s, the limit is 60 s")
         #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice, "raised to the daemon's nice")
         #expect(pool.starvedWindow == .milliseconds(4) && WorkerPool<Int>.starvedShare == 0.1)
         release.signal()
-        #expect(waitFor { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
+        #expect(poll { sched_getscheduler(thread) == ROSTER_SCHED_IDLE ? true : nil } == true)
     }
 
     /// Starvation is left out (a window of 30 s): on a machine busy with other tests, idle workers are starved,
@@ -66,35 +66,6 @@ struct WorkerPoolTests {
         #expect(pool.raisedCount == 0)
         #expect(pool.waitingCount == 0)
         pool.stop()
-    }
-
-    /// Issue 12: with every worker at SCHED_IDLE, two CPU hogs made a `contacts.add` take 233 ms. Only the hashing
-    /// lane stands back; libpwquality, whose verdict a keystroke waits for, keeps the daemon's own policy and nice,
-    /// idle or busy. (The storage backend's own lane is the backend's to test.)
-    @Test func onlyTheHashingLaneStandsBack() throws {
-        let loop = try EventLoop(signals: [])
-        let lanes = PasswordLanes(settings: ServerSettings(hashWorkers: 1), cores: 2, policy: .seed, loop: loop,
-                                  logger: Logger(level: .emerg))
-        defer {
-            lanes.hashing.stop()
-            lanes.checks.stop()
-        }
-        let checks = Self.threads(of: lanes.checks)
-        #expect(checks.count == 1)
-        errno = 0
-        let ownNice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        #expect(lanes.checks.submit(Self.alice) { _ in started.signal(); release.wait() } == nil)
-        #expect(started.wait(timeout: .now() + 10) == .success)
-        for thread in checks {
-            #expect(sched_getscheduler(thread) == 0, "a checks worker is not SCHED_OTHER")
-            #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(thread)) == ownNice)
-        }
-        release.signal()
-        if ThreadScheduling.workersCanRestAtIdle, let hashing = Self.threads(of: lanes.hashing).first {
-            #expect(waitFor { sched_getscheduler(hashing) == ROSTER_SCHED_IDLE ? true : nil } == true)
-        }
     }
 
     /// The budgets each lane takes from the settings: imports' bytes only on storage, and on hashing no user or
@@ -157,21 +128,8 @@ struct WorkerPoolTests {
 
     /// The pool's kernel thread ids, once every worker has started.
     private static func threads<Context>(of pool: WorkerPool<Context>) -> [pid_t] {
-        for _ in 0..<1_500 {
-            let threads = pool.workerThreads
-            if !threads.contains(0) { return threads }
-            usleep(10_000)
-        }
+        if let threads = poll({ pool.workerThreads.contains(0) ? nil : pool.workerThreads }) { return threads }
         Issue.record("the workers never started")
         return []
-    }
-
-    /// Polls `probe` every 10 ms for up to 15 s.
-    private func waitFor<T>(_ probe: () -> T?) -> T? {
-        for _ in 0..<1_500 {
-            if let value = probe() { return value }
-            usleep(10_000)
-        }
-        return nil
     }
 }

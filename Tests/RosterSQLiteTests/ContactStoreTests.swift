@@ -1,6 +1,6 @@
 import RosterCore
 import Testing
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// What `ContactStore` does in SQL. Ownership, order, duplicates and pages behind the storage boundary are the
 /// storage contract's, in `ContactContractTests`.

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 import RosterStorage
-@testable import RosterStore
+@testable import RosterSQLite
 
 /// Issue 12 §1–2: a backup never overwrites anything, never touches the live files, and never leaves a file behind.
 @Suite("Backups", .serialized)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import CSQLite
-@testable import RosterStore
+@testable import RosterSQLite
 
 @Suite struct StatementTests {
     @Test func bindsAndReadsEveryType() throws {

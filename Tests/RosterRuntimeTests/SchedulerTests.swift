@@ -2,7 +2,7 @@ import Glibc
 import RosterCore
 import Testing
 @testable import RosterRuntime
-@testable import RosterServer
+
 
 @Suite("Timers on the manual clock")
 struct ManualSchedulerTests {

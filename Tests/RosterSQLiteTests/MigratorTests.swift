@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import CSQLite
-import RosterStore
+import RosterSQLite
 
 @Suite struct MigratorTests {
     @Test func rosterSchemaAppliesOnceAndReopenIsANoOp() throws {
