@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The life of an account (issue 15): each call one round trip (a deletion two, to name the account in its
+// The life of an account (protocol.md §The life of an account): each call one round trip (a deletion two, to name the account in its
 // notification), its writes in one transaction. Revocations, deletion, a redeemed code and a TOTP step are
 // forced (the protocol says they are never refused); the rest the pool's budget may refuse. Every revoked token
 // and every deletion is announced in the transaction that makes it, so the other daemons end exactly those
@@ -223,9 +223,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
             completion(.failure(Self.stoppedFailure))
             return false
         }
-        guard hash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            completion(.failure(.other))
+        guard StoredPasswordHash.isStorable(hash) else {
+            completion(.failure(StoredPasswordHash.refusal(logging: logger)))
             return false
         }
         return true

@@ -6,17 +6,13 @@ import RosterStorage
 // one round trip. Writes that follow a hash or a verification already paid for are never refused by the
 // pool's budget; reads and a resume may be.
 
-extension PostgreSQLStorage: AccountStorage {
-    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+extension PostgreSQLStorage: UsernameDirectoryStorage {
+    /// One statement, while the directory is not in; once it is, the directory answers, also while the database
+    /// is down.
+    public func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.usernameTaken(canonical), charge: charge, "username check") { result in
             completion(result.map { $0.rows.first?.bool(0) ?? false })
         }
-    }
-
-    /// From the username directory, once it is in; it keeps answering while the database is down.
-    public func knownUsernameTaken(_ canonical: String) -> Bool? {
-        stopped ? nil : usernames.contains(canonical)
     }
 
     public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
@@ -39,9 +35,8 @@ extension PostgreSQLStorage: AccountStorage {
 
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        guard new.passwordHash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            return completion(.failure(.other))
+        guard StoredPasswordHash.isStorable(new.passwordHash) else {
+            return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
         guard PGText.storable(new.username, new.display, new.email) else {
             return completion(.failure(unstorable("registration")))
@@ -87,9 +82,8 @@ extension PostgreSQLStorage: AccountStorage {
     public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                                     completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        guard hash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            return completion(.failure(.other))
+        guard StoredPasswordHash.isStorable(hash) else {
+            return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
         let logger = self.logger
         query(PostgreSQLQueries.replacePasswordHash(hash, of: account), charge: charge, force: true,

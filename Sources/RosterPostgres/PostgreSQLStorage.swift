@@ -18,7 +18,7 @@ public struct PostgreSQLSettings: Sendable {
     }
 }
 
-/// The PostgreSQL backend of `Storage`: one database shared by any number of rosterd (issue 14).
+/// The PostgreSQL backend of `Storage`: one database shared by any number of rosterd.
 ///
 /// Theory of operation. Every call is one or a few statements sent through the pool (`PGPool`), which drives
 /// libpq on the loop without blocking it and answers on the loop; the pool's budget refuses work past it as
@@ -71,7 +71,7 @@ public final class PostgreSQLStorage: Storage {
     /// Writes `admin.backup`'s snapshot (a SQLite file); nil only for a storage a test opened without one.
     private let snapshots: (any SnapshotWriter)?
     private var backupInFlight = false
-    var usernames = UsernameDirectory()
+    public internal(set) var usernames = UsernameDirectory()
     /// Whether `warmUp` asked for the directory; before that, a reconnect has nothing to refill.
     private var directoryWanted = false
     /// Bumped by every fill, so that the pages of a fill overtaken by a newer one are dropped.
@@ -89,6 +89,7 @@ public final class PostgreSQLStorage: Storage {
     /// in a millisecond or two, and a frozen one must not hold `admin.stats`.
     static let statisticsWait: Duration = .milliseconds(200)
     private(set) var stopped = false
+    public var isStopped: Bool { stopped }
 
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?

@@ -110,7 +110,7 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    /// Costs what its own rows cost (issue 12: a one-row import read the whole book to find duplicates): they are
+    /// Costs what its own rows cost (a one-row import once read the whole book to find duplicates): they are
     /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
     public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                                charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {

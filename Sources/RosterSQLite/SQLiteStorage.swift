@@ -31,11 +31,12 @@ public final class SQLiteStorage: Storage {
     let failures: LoginFailureStore
     let contactRows: ContactStore
     let workers: WorkerPool<StorageWorker>
-    var usernames = UsernameDirectory()
+    public internal(set) var usernames = UsernameDirectory()
     private var lock: DatabaseLock?
     private var warming = false
     private var backupInFlight = false
     private(set) var stopped = false
+    public var isStopped: Bool { stopped }
     /// This daemon is the file's only writer, so nobody else changes it; the feed stays silent.
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?

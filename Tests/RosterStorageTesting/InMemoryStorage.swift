@@ -172,7 +172,7 @@ public final class InMemoryStorage: Storage {
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
-            guard !new.username.isEmpty, new.email != "", new.passwordHash.hasPrefix("$argon2id$") else {
+            guard !new.username.isEmpty, new.email != "", StoredPasswordHash.isStorable(new.passwordHash) else {
                 return .failure(.other)
             }
             if self.accountByUsername[Self.noCase(new.username)] != nil { return .failure(.conflict(.username)) }
@@ -192,7 +192,7 @@ public final class InMemoryStorage: Storage {
     public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                                     completion: @escaping StorageCompletion<Void>) {
         answer(.replacePasswordHash, completion) {
-            guard hash.hasPrefix("$argon2id$"), self.accounts[account] != nil else { return .failure(.other) }
+            guard StoredPasswordHash.isStorable(hash), self.accounts[account] != nil else { return .failure(.other) }
             self.accounts[account]?.passwordHash = hash
             return .success(())
         }
@@ -249,13 +249,7 @@ public final class InMemoryStorage: Storage {
             self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
             self.accounts[token.account]?.lastLoginMs = now
             let account = self.accounts[token.account]?.account
-            if let account, !account.locked {
-                self.audited(audit.map { record in
-                    var named = record
-                    named.username = record.username ?? account.username
-                    return named
-                })
-            }
+            self.audited(AuditRule.resumed.entry(audit, after: account))
             return .success(account)
         }
     }
@@ -472,7 +466,7 @@ extension InMemoryStorage {
     }
 
     /// Deletes an account with its tokens and contacts, as another daemon sharing the database would (the storage
-    /// call itself comes with account deletion, issue 15); nothing is reported: `simulate` the change that follows.
+    /// call itself comes with account deletion); nothing is reported: `simulate` the change that follows.
     @discardableResult
     public func removeAccount(username canonical: String) -> Account? {
         guard let id = accountByUsername.removeValue(forKey: Self.noCase(canonical)),
