@@ -34,7 +34,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
     }
 
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(new.passwordHash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
@@ -51,7 +51,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         let created = notification(.accountCreated(username: new.username, email: new.email))
         query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit), charge: charge,
               force: true, "registration") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             switch result {
             case .failure(let failure):
                 completion(.failure(failure))
@@ -63,7 +63,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
                                                        email: new.email, createdAtMs: createdAt)))
                 }
                 self.query(PostgreSQLQueries.clash(new), charge: charge, force: true, "registration") { [weak self] result in
-                    guard let self else { return completion(.failure(Self.stoppedFailure)) }
+                    guard let self else { return completion(.failure(StorageFailure.stopped)) }
                     switch result {
                     case .failure(let failure):
                         completion(.failure(failure))
@@ -81,7 +81,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
 
     public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                                     completion: @escaping StorageCompletion<Void>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(hash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
@@ -187,7 +187,7 @@ extension PostgreSQLStorage: LoginFailureStorage {
     }
 
     public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard !keys.isEmpty || audit != nil else { return completion(.success(())) }
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.recordFailure(keys: keys, now: now, audit: audit), charge: charge, force: true,

@@ -13,7 +13,7 @@ extension PostgreSQLStorage: AuditStorage {
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         let write = AuditWrite(record, origin: origin)
         query(PostgreSQLQueries.appendAudit(write, now: now), charge: charge, force: true, "audit entry write") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             completion(result.flatMap { inserted in
                 guard let entry = self.committed(write, inserted) else { return .failure(.other) }
                 return .success(entry)

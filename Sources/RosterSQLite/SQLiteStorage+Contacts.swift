@@ -31,14 +31,14 @@ extension SQLiteStorage: ContactStorage {
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
         if ids.count <= Self.loopReadLimit {
-            if cancelled.withLock({ $0 }) { return completion(.failure(.busy(retryAfterMs: 0))) }
+            if let skipped = StorageFailure.skipped(cancelled) { return completion(.failure(skipped)) }
             return read("contacts: read contact", completion) { () throws(StoreError) in
                 encode(try contactRows.contacts(ids, of: user))
             }
         }
         let logger = self.logger
         work(charge, { worker in
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             do throws(StoreError) {
                 return .success(encode(try ContactStore(database: try worker.database()).contacts(ids, of: user)))
             } catch {
@@ -156,7 +156,7 @@ extension SQLiteStorage: ContactStorage {
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
                 var sink = sink

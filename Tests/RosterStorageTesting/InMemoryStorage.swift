@@ -36,8 +36,6 @@ public final class InMemoryStorage: Storage {
         case holdsRecoveryCode
     }
 
-    /// How `stop()`'s later calls answer.
-    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
 
     public var answering: Answering
     public var onChange: ((StorageChange) -> Void)?
@@ -62,7 +60,7 @@ public final class InMemoryStorage: Storage {
     let clock: any WallClock
     private var held: [(operation: Operation, answer: () -> Void)] = []
     private var stopped = false
-    private var backupInFlight = false
+    private var backupTurn = BackupTurn()
 
     // The rows below are internal, not private, because the account-life calls live in their own file
     // (InMemoryStorage+AccountLife.swift) and read and write the same rows.
@@ -134,7 +132,7 @@ public final class InMemoryStorage: Storage {
     func answer<T>(_ operation: Operation, _ completion: @escaping StorageCompletion<T>,
                            _ work: @escaping () -> Result<T, StorageFailure>) {
         calls.append(operation)
-        let refusal = stopped ? Self.stoppedFailure : failures[operation] ?? failure
+        let refusal = stopped ? StorageFailure.stopped : failures[operation] ?? failure
         let answer = {
             if let refusal { return completion(.failure(refusal)) }
             completion(work())
@@ -305,7 +303,7 @@ public final class InMemoryStorage: Storage {
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
         answer(.readContacts, completion) {
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             return .success(encode(ids.compactMap { self.contact($0, of: user)?.contact }))
         }
     }
@@ -378,7 +376,7 @@ public final class InMemoryStorage: Storage {
                                                         cancelled: Locked<Bool>,
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         answer(.exportContacts, completion) {
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             var sink = sink
             let remaining = self.contacts(of: user).filter { $0.contact.id > after }
             let taken = remaining.prefix { sink.add($0.contact) }.count
@@ -432,10 +430,9 @@ public final class InMemoryStorage: Storage {
 
     public func backup(to path: String, charge: QueueCharge,
                        completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
-        guard !backupInFlight else { return completion(.failure(.storage(.busy(retryAfterMs: 1_000)))) }
-        backupInFlight = true
+        if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         answer(.backup, { (result: Result<BackupSummary, StorageFailure>) in
-            self.backupInFlight = false
+            self.backupTurn.release()
             switch result {
             case .success(let summary) where self.backups.contains(summary.path): completion(.failure(.refused(.targetExists)))
             case .success(let summary):
