@@ -215,24 +215,13 @@ extension PostgreSQLStorage: ContactStorage {
             case .success(let result): existing = result
             }
             self.compute(charge, { () -> Result<([(ContactDraft, ContactSearchKeys)], Int), StorageFailure> in
-                var seen = Set<ContactDraft>()
+                var stored = Set<ContactDraft>()
                 for row in existing.rows {
                     guard let name = row.text(0) else { continue }
-                    seen.insert(ContactDraft(name: name, phone: row.text(1), email: row.text(2), note: row.text(3)))
+                    stored.insert(ContactDraft(name: name, phone: row.text(1), email: row.text(2), note: row.text(3)))
                 }
-                var fresh: [(ContactDraft, ContactSearchKeys)] = []
-                var skipped = 0
                 var sharing = CoreSharing()
-                for draft in parsed.drafts {
-                    sharing.yieldIfDue()
-                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
-                    guard seen.insert(draft).inserted else {
-                        skipped += 1
-                        continue
-                    }
-                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
-                    fresh.append((draft, ContactSearchKeys(draft: draft)))
-                }
+                let (fresh, skipped) = ContactImportRule.sort(parsed.drafts, sharing: &sharing) { stored.contains($0) }
                 return .success((fresh, skipped))
             }) { [weak self] decided in
                 guard let self else { return answer(.failure(StorageFailure.stopped)) }

@@ -125,21 +125,10 @@ extension SQLiteStorage: ContactStorage {
             let parsed = format.parse(data)
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
-                var seen = Set<ContactDraft>()
-                var fresh: [(ContactDraft, ContactSearchKeys)] = []
-                var skipped = 0
-                for imported in parsed.contacts {
-                    sharing.yieldIfDue()
-                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
-                    // Only this user's jobs write their contacts, one at a time, so the look-up holds until the insert.
-                    let folded = ContactSearchKeys.foldQuery(imported.draft.name)
-                    guard seen.insert(imported.draft).inserted,
-                          try !store.containsDuplicate(userID: user, of: imported.draft, folded: folded) else {
-                        skipped += 1
-                        continue
-                    }
-                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
-                    fresh.append((imported.draft, ContactSearchKeys(draft: imported.draft)))
+                // Only this user's jobs write their contacts, one at a time, so each look-up holds until the insert.
+                let (fresh, skipped) = try ContactImportRule.sort(parsed.contacts.map(\.draft), sharing: &sharing) {
+                    draft throws(StoreError) in
+                    try store.containsDuplicate(userID: user, of: draft, folded: ContactSearchKeys.foldQuery(draft.name))
                 }
                 return Self.write(store.database, turn: worker.writeTurn, for: user, session: session, "contacts write",
                                   logging: logger) { () throws(StoreError) in
