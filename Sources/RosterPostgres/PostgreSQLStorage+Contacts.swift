@@ -305,18 +305,15 @@ extension PostgreSQLStorage: ContactStorage {
             case .failure(let failure): return answer(.failure(failure))
             case .success(let result): page = result
             }
-            self.compute(charge, { () -> Result<ExportStep<Sink>, StorageFailure> in
-                var sink = sink
+            self.compute(charge, { () -> Result<ContactExportStep<Sink>, StorageFailure> in
                 var sharing = CoreSharing()
-                var last = after
-                for row in page.rows {
-                    sharing.yieldIfDue()
-                    guard let contact = row.contact() else { return .failure(.other) }
-                    guard sink.add(contact) else { return .success(.finished(sink.finish(more: true))) }
-                    last = contact.id
+                return Result { () throws(StorageFailure) in
+                    try ContactExportStep.feed(count: page.rows.count, chunkSize: Self.exportChunk, after: after,
+                                               into: sink, sharing: &sharing) { index throws(StorageFailure) in
+                        guard let contact = page.rows[index].contact() else { throw .other }
+                        return contact
+                    }
                 }
-                guard page.rows.count == Self.exportChunk else { return .success(.finished(sink.finish(more: false))) }
-                return .success(.more(sink, after: last))
             }) { [weak self] step in
                 guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch step {
@@ -335,10 +332,4 @@ struct ParsedImport: Sendable {
     var drafts: [ContactDraft]
     var errors: [ContactImportError]
     var folded: [String]
-}
-
-/// Where an export stands after a chunk: its page is done, or the sink wants the rows after `after`.
-enum ExportStep<Sink: ContactExportSink>: Sendable {
-    case finished(Sink.Output)
-    case more(Sink, after: Int64)
 }

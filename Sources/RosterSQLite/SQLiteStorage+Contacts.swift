@@ -150,21 +150,15 @@ extension SQLiteStorage: ContactStorage {
                 let store = ContactStore(database: try worker.database())
                 var sink = sink
                 var after = after
-                var more = false
                 var sharing = CoreSharing()
-                reading: while true {
+                while true {
                     let rows = try store.contacts(userID: user, afterID: after, limit: Self.exportChunk)
-                    for contact in rows {
-                        sharing.yieldIfDue()
-                        guard sink.add(contact) else {
-                            more = true
-                            break reading
-                        }
+                    switch ContactExportStep.feed(count: rows.count, chunkSize: Self.exportChunk, after: after,
+                                                  into: sink, sharing: &sharing, contact: { rows[$0] }) {
+                    case .finished(let output): return .success(output)
+                    case .more(let next, let last): (sink, after) = (next, last)
                     }
-                    guard let last = rows.last, rows.count == Self.exportChunk else { break }
-                    after = last.id
                 }
-                return .success(sink.finish(more: more))
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts export"))
             }
