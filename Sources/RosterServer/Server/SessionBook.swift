@@ -15,6 +15,9 @@ import RosterStorage
 ///     and the client hears so (`form` `closed: true`).
 ///   • A user's contacts index is kept only while some connection is logged in as them.
 final class SessionBook {
+    /// The calls of every method group this book serves are the daemon's connections'.
+    typealias Host = Connection
+
     private let connections: ConnectionTable<Connection>
     private let contacts: ContactsService
     /// Where `account.export` reads the user's contacts from.
