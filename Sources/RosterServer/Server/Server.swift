@@ -25,8 +25,6 @@ public final class Server {
     let passwords: PasswordLanes
     let accounts: AccountProcedures
     let contacts: ContactsService
-    /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
-    let formScheduler: any Scheduler
     /// The wall clock stored times are read against (what the audit log's retention counts back from).
     let wallClock: any WallClock
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
@@ -41,14 +39,9 @@ public final class Server {
     let feed: StorageFeed
     let figures: ServerFigures
     let dispatcher: Dispatcher<Connection>
-    let sessionMethods: SessionMethods<SessionBook>
-    let accountMethods: AccountMethods<SessionBook>
-    let accountLifeMethods: AccountLifeMethods<SessionBook>
-    let contactsMethods: ContactsMethods<SessionBook>
-    let formMethods: FormMethods<SessionBook>
-    let adminMethods: AdminMethods<ServerFigures>
-    let adminUsersMethods: AdminUsersMethods<SessionBook>
-    let adminAuditMethods: AdminAuditMethods<SessionBook>
+    let methods: ServerMethods
+    /// `admin.audit` and its followers (a test reads how they stand).
+    var adminAuditMethods: AdminAuditMethods<SessionBook> { methods.adminAudit }
     /// Where the status line goes, once housekeeping started.
     var statusNotifier: SystemdNotifier?
     private(set) var isStopping = false
@@ -58,8 +51,6 @@ public final class Server {
          contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
          formScheduler: (any Scheduler)? = nil) {
         self.loop = loop
-        let formScheduler = formScheduler ?? loop
-        self.formScheduler = formScheduler
         let stats = ServerStats(), connections = ConnectionTable<Connection>(), trust = PeerTrust()
         self.stats = stats
         self.connections = connections
@@ -88,14 +79,8 @@ public final class Server {
         dispatcher = Dispatcher(plain: PlainRequests(storage: storage, accounts: accounts, stats: stats,
                                                      policy: config.policy),
                                 policy: config.policy, maxLineBytes: config.server.maxLineBytes)
-        sessionMethods = SessionMethods(accounts: accounts, sessions: sessions)
-        accountMethods = AccountMethods(accounts: accounts, sessions: sessions)
-        accountLifeMethods = AccountLifeMethods(accounts: accounts, sessions: sessions)
-        contactsMethods = ContactsMethods(contacts: contacts, output: sessions)
-        formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts, forms: sessions)
-        adminMethods = AdminMethods(storage: storage, figures: figures)
-        adminUsersMethods = AdminUsersMethods(accounts: accounts, sessions: sessions)
-        adminAuditMethods = AdminAuditMethods(storage: storage, accounts: accounts, desk: sessions)
+        methods = ServerMethods(storage: storage, accounts: accounts, contacts: contacts, formScheduler: formScheduler ?? loop,
+                                sessions: sessions, figures: figures)
         wire()
     }
 
@@ -105,14 +90,12 @@ public final class Server {
 
     /// What each part hears of the others.
     private func wire() {
-        dispatcher.register(sessionMethods.methods + adminMethods.methods + adminUsersMethods.methods
-                            + adminAuditMethods.methods + formMethods.methods + accountMethods.methods
-                            + accountLifeMethods.methods + contactsMethods.methods)
+        dispatcher.register(methods.all)
         sessions.methodSpecs = dispatcher.methodSpecs
         acceptor.onAccept = { [unowned self] fd in self.admit(fd) }
         contacts.onChange = { [unowned sessions] userID in sessions.contactsChanged(of: userID) }
         accounts.tokensPushedOut = { [unowned sessions] hashes in sessions.tokensRevoked(hashes) }
-        feed.onAudit = { [unowned adminAuditMethods] entry in adminAuditMethods.entryCommitted(entry) }
+        feed.onAudit = { [unowned audit = methods.adminAudit] entry in audit.entryCommitted(entry) }
         feed.onPhaseChange = { [unowned self] in self.postStatus() }
     }
 
@@ -203,7 +186,7 @@ public final class Server {
         guard connections.remove(connection) else { return }
         sessions.connectionClosed(connection)
         dispatcher.dropHeld(of: connection)
-        adminAuditMethods.connectionClosed(connection.id)
+        methods.adminAudit.connectionClosed(connection.id)
         logger.debug("connection closed", [("ROSTER_CONNECTION", String(connection.id))])
         if isStopping && connections.isEmpty { finishStopping() }
     }
@@ -240,7 +223,7 @@ public final class Server {
     /// follower that missed entries hears how many.
     func outputDrained(_ connection: Connection) {
         sessions.outputDrained(connection)
-        adminAuditMethods.outputDrained(connection.id)
+        methods.adminAudit.outputDrained(connection.id)
     }
 
     // MARK: Stopping
