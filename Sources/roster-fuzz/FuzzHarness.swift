@@ -3,6 +3,7 @@ import RosterCore
 import RosterCrypto
 import RosterRuntime
 import RosterServer
+import RosterSQLite
 
 /// Feeds arbitrary bytes to a real in-process server, the way a peer would: framer, request decoder,
 /// dispatcher and every method behind it, over a socketpair, until the server has answered and closed.
@@ -20,10 +21,16 @@ final class FuzzHarness {
         config.policy.hashMemoryKiB = 8
         config.policy.hashIterations = 1
         config.policy.rateLimitBurst = 1_000_000
+        let logger = Logger(level: .emerg)
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let clock = SystemWallClock()
         do {
             loop = try EventLoop(signals: [])
-            server = try Server.open(loop: loop, config: config, databasePath: directory + "/fuzz.db",
-                                     logger: Logger(level: .emerg), secrets: try AccountSecrets.ephemeral())
+            // The fuzzer's own composition root: a fresh SQLite file, as rosterd would open it by default.
+            let storage = try SQLiteStorage.open(path: directory + "/fuzz.db", loop: loop, settings: config.server,
+                                                 cores: cores, clock: clock, logger: logger, keyCheck: nil)
+            server = Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
+                                      secrets: try AccountSecrets.ephemeral(), clock: clock)
         } catch {
             fatalError("the fuzz harness cannot start a server: \(error)")
         }
