@@ -90,6 +90,8 @@ let package = Package(
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
         .testTarget(name: "RosterClientTests", dependencies: ["RosterClient", "RosterProtocol"]),
+        // README's package lists against the Makefile, and every cited section of protocol.md against its headings.
+        .testTarget(name: "DocumentationTests", dependencies: ["RosterTestSupport"]),
         .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore", "RosterRuntime"]),
         .testTarget(name: "RosterFuzzTargetsTests", dependencies: ["RosterFuzzTargets", "RosterTestSupport"]),
     ],
