@@ -57,7 +57,7 @@ final class FuzzHarness {
                 shutdown(peer, Int32(SHUT_WR))
                 offset = 1
             }
-            try? loop.runOnce(timeoutMs: 5)
+            runLoopOnce(timeoutMs: 5)
             while true {
                 let count = sink.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
                 if count == 0 { closed = true }
@@ -66,6 +66,15 @@ final class FuzzHarness {
         }
         close(peer)
         // Let the server notice the close, so connections never pile up across inputs.
-        try? loop.runOnce(timeoutMs: 0)
+        runLoopOnce(timeoutMs: 0)
+    }
+
+    /// One turn of the server's loop; a loop that fails is a finding, so it stops the fuzzer loudly.
+    private func runLoopOnce(timeoutMs: Int32) {
+        do {
+            try loop.runOnce(timeoutMs: timeoutMs)
+        } catch {
+            fatalError("the event loop failed: \(error)")
+        }
     }
 }
