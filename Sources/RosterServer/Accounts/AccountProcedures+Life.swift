@@ -38,7 +38,7 @@ extension AccountProcedures {
         var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, requester: peer.requester,
                                                          policy: policy)
         let first = attempt.start(gate: &gate)
-        let driver = ProcedureDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
+        let driver = MachineDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
             [self] fact in attempt.step(fact, gate: &gate)
         }
         driver.perform = { [self] effect, driver in
@@ -70,7 +70,7 @@ extension AccountProcedures {
                 }
             }
         }
-        driver.start(first)
+        driver.perform(first)
     }
 
     /// `account`'s password, proven again for `event`; `wrong_password` (a failed log-in) otherwise.

@@ -82,7 +82,7 @@ final class AccountProcedures {
                   announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
-        let driver = ProcedureDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
+        let driver = MachineDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
         driver.perform = { [self] effect, driver in
             switch effect {
             case .check(let check):
@@ -110,7 +110,7 @@ final class AccountProcedures {
                 completion(result)
             }
         }
-        driver.start(registration.start())
+        driver.perform(registration.start())
     }
 
     // MARK: Log-in
@@ -124,7 +124,7 @@ final class AccountProcedures {
         var username: String?
         var codeChecked = false
         let first = attempt.start()
-        let driver = ProcedureDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
+        let driver = MachineDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
             attempt.step(fact, gate: &gate)
         }
         driver.perform = { [self] effect, driver in
@@ -173,7 +173,7 @@ final class AccountProcedures {
                 }
             }
         }
-        driver.start(first)
+        driver.perform(first)
     }
 
     /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
