@@ -3,7 +3,7 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-// The life of an account after sign-up (contract §8), carried out against the storage, the password lanes and
+// The life of an account after sign-up (protocol.md "The life of an account"), carried out against the storage, the password lanes and
 // the daemon's secrets. Each operation that needs proof of who you are runs `Reauthentication` first, under the
 // log-in gate every log-in shares; what follows it is the operation's own. The caller (a method, the password
 // form) owns the session changes: ending revoked sessions, logging a recovered connection in.

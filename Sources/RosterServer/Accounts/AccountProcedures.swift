@@ -51,7 +51,12 @@ final class AccountProcedures {
     /// A register or log-in form's question, answered by the storage or libpwquality; `.failed` when it could
     /// not be asked (the field then shows `check_failed` rather than a guess).
     func check(_ check: Check, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
-        ask(check, charge: charge) { completion((try? $0.get()) ?? .failed) }
+        ask(check, charge: charge) { result in
+            switch result {
+            case .success(let answer): completion(answer)
+            case .failure: completion(.failed)
+            }
+        }
     }
 
     /// The answer to `check`, or why the storage could not give it.
@@ -131,7 +136,7 @@ final class AccountProcedures {
             switch effect {
             case .findAccount(let identifier):
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
-                    username = (try? result.get())?.account.username
+                    if case .success(let found) = result { username = found?.account.username }
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
@@ -236,7 +241,7 @@ final class AccountProcedures {
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
             }
-            guard case .failure(.locked) = answer, let account = try? result.get() else { return completion(answer) }
+            guard case .failure(.locked) = answer, case .success(let account?) = result else { return completion(answer) }
             appendFailedEntry(.resume, username: account.username, reason: .locked, peer: peer, charge: charge) {
                 completion(answer)
             }
