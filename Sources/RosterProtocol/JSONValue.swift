@@ -18,7 +18,7 @@ public enum JSONValue: Equatable, Sendable {
         case (.array(let a), .array(let b)): a == b
         case (.object(let a), .object(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        default: false
+        case (.null, _), (.bool, _), (.number, _), (.string, _), (.array, _), (.object, _): false
         }
     }
 

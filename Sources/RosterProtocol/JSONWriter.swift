@@ -77,7 +77,7 @@ extension JSONWriter {
                 writeString(member.0, into: &key)
                 return pad + String(decoding: key, as: UTF8.self) + ": " + prettyString(member.1, indent: indent + 1)
             }.joined(separator: ",\n") + "\n\(closing)}"
-        default:
+        case .array, .object, .null, .bool, .number, .string:
             return value.description
         }
     }
