@@ -4,9 +4,9 @@
 public struct StorageSettings: Equatable, Sendable {
     /// The backends the composition root can open; the raw value is `Backend=`'s spelling.
     public enum Backend: String, Equatable, Sendable, CaseIterable {
-        /// One host, one file.
+        /// One host, one file (contract §7).
         case sqlite
-        /// Many daemons sharing one database.
+        /// Many daemons sharing one database (contract §10).
         case postgresql
     }
 

@@ -1,6 +1,4 @@
-// PasswordForm — a logged-in session's password change, sans I/O (protocol.md "Password form"; the seeds' view
-// model again): its rules, and the rulebook that carries them out under `FormKernel`, whose file holds the
-// theory of operation every form shares.
+// PasswordForm — a logged-in session's password change, sans I/O (contract §8): the seeds' view model again.
 //
 // RULES
 //   Fields, in order (`PasswordField`): current, new, confirm.
@@ -15,43 +13,93 @@
 //             registration. Judged again whenever new's debounced value changes.
 //   submittable = all three valid, each for its latest input.
 //
-//   Submit sends `.changePassword(current:new:)`, both normalized; the store's answer reads as `succeeded`, or
-//   `failed` keyed by the error's reason (wrong_password, invalid_credentials, rate_limited, busy, storage_full,
-//   storage_unavailable; else failed). The form stays open after either: a failed submit can be corrected and
-//   sent again. It asks the store nothing while typing, so neither a new account nor another daemon's writes
-//   concern it.
+// THEORY OF OPERATION
+//   The register form's machine (see the top of RegisterForm.swift): per-field debounce, distinctUntilChanged,
+//   flatMapLatest by token, diff-based emission, a submit that flushes pending debounces and waits for
+//   outstanding checks, joined second submits. Submit sends `.changePassword(current:new:)`, both normalized;
+//   the store's answer comes back through `passwordChangeCompleted`: `succeeded`, or `failed` keyed by the
+//   error's reason (wrong_password, invalid_credentials, rate_limited, busy, storage_full,
+//   storage_unavailable; else failed), then `.finishSubmit`. The form stays open after either: a failed
+//   submit can be corrected and sent again.
 
-/// The password form: `FormKernel`'s timing over the password-change rules.
-public typealias PasswordForm = FormKernel<PasswordRulebook>
+/// The password form's view model: facts in (input, timers, check answers, submit), actions out.
+public struct PasswordForm: Sendable {
+    public typealias Field = PasswordField
+    public static let form = FormName.password
 
-extension FormKernel where Rules == PasswordRulebook {
+    /// Every submit code this form can send; each has a message in every locale.
+    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed]
+        + PasswordRulebook.failureCodes
+
+    private var kernel: FormKernel<PasswordRulebook>
+
     /// `username` is the session's canonical username, which libpwquality refuses inside the new password.
-    /// `debounce` is the session's (its `session.hello` timing), which may differ from `policy.debounce`.
+    /// `debounce` is the session's (contract §4 hello timing), which may differ from `policy.debounce`.
     /// `firstToken` lets a runtime keep tokens unique across the forms of a session.
     public init(policy: Policy, username: String, debounce: Duration, firstToken: UInt64 = 1) {
-        self.init(rules: PasswordRulebook(policy: policy, username: username), debounce: debounce,
-                  firstToken: firstToken)
+        kernel = FormKernel(rules: PasswordRulebook(policy: policy, username: username), debounce: debounce,
+                            firstToken: firstToken)
+    }
+
+    public var policy: Policy { kernel.rules.policy }
+    /// Applies from the next input on.
+    public var debounce: Duration {
+        get { kernel.debounce }
+        set { kernel.debounce = newValue }
+    }
+    /// The `form.open` answer.
+    public var snapshot: FormSnapshot { kernel.snapshot }
+    public var isSubmitting: Bool { kernel.isSubmitting }
+
+    /// Throws `unknownField` for a field this form lacks (not a `PasswordField`) and `fieldDisabled` for a
+    /// disabled one.
+    public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
+        -> (rev: Int, actions: [FormAction]) {
+        try kernel.input(field, value, now: now)
+    }
+
+    public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
+        kernel.timerFired(timer, now: now)
+    }
+
+    // `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
+    public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
+        kernel.checkCompleted(token: token, result: result)
+    }
+
+    public mutating func submitRequested(now: Instant) -> [FormAction] {
+        kernel.submitRequested()
+    }
+
+    /// The store's answer to `.changePassword`: the account's canonical username, or why it failed.
+    public mutating func passwordChangeCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
+        kernel.submitCompleted(result)
+    }
+
+    /// New rules judge new input; verdicts already given stand.
+    public mutating func policyChanged(_ policy: Policy) {
+        kernel.rules.policy = policy
+    }
+
+    /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
+    public mutating func close() -> [FormAction] {
+        kernel.close()
     }
 }
 
 /// The password form's rules over the field table (see the top of this file).
-public struct PasswordRulebook: FormRulebook {
-    public typealias Field = PasswordField
-    public static let form = FormName.password
+struct PasswordRulebook: FormRulebook {
+    typealias Field = PasswordField
+    static let form = FormName.password
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
-    public static let failureCodes: [SubmitCode] = [.notSubmittable, .wrongPassword, .invalidCredentials,
-                                                    .rateLimited, .busy, .storageFull, .storageUnavailable]
+    static let failureCodes: [SubmitCode] = [.notSubmittable, .wrongPassword, .invalidCredentials, .rateLimited, .busy,
+                                             .storageFull, .storageUnavailable]
 
-    public var policy: Policy
+    var policy: Policy
     /// The session's canonical username.
     let username: String
 
-    init(policy: Policy, username: String) {
-        self.policy = policy
-        self.username = username
-    }
-
-    public func evaluate(_ field: PasswordField, in table: Table) -> FieldEvaluation {
+    func evaluate(_ field: PasswordField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
         switch field {
         case .current:
@@ -64,18 +112,18 @@ public struct PasswordRulebook: FormRulebook {
         }
     }
 
-    public func isEnabled(_ field: PasswordField, in table: Table) -> Bool {
+    func isEnabled(_ field: PasswordField, in table: Table) -> Bool {
         switch field {
         case .current, .new: true
         case .confirm: table[.new].lastFinal.state == .valid
         }
     }
 
-    public func isSubmittable(_ table: Table) -> Bool {
+    func isSubmittable(_ table: Table) -> Bool {
         table.order.allSatisfy { table[$0].settledState == .valid }
     }
 
-    public func dependents(of field: PasswordField) -> [PasswordField] {
+    func dependents(of field: PasswordField) -> [PasswordField] {
         switch field {
         case .current: [.new]
         case .new: [.confirm]
@@ -83,16 +131,13 @@ public struct PasswordRulebook: FormRulebook {
         }
     }
 
-    public func submitAction(_ table: Table) -> FormAction {
+    func submitAction(_ table: Table) -> FormAction {
         .changePassword(current: Normalization.normalizedPassword(table[.current].committed, nfkc: policy.passwordNFKC),
                         new: Normalization.normalizedPassword(table[.new].committed, nfkc: policy.passwordNFKC))
     }
 
-    public func outcome(_ identifier: String) -> SubmitOutcome { .passwordChanged }
+    func outcome(_ identifier: String) -> SubmitOutcome { .passwordChanged }
 
     /// Passwords are never taken.
-    public func takenKey(of field: PasswordField, _ value: String) -> String? { nil }
-
-    /// Passwords are never taken, so a new account concerns no field.
-    public func registeredKey(of field: PasswordField, username: String, email: String?) -> String? { nil }
+    func takenKey(of field: PasswordField, _ value: String) -> String? { nil }
 }

@@ -51,12 +51,7 @@ final class AccountProcedures {
     /// A register or log-in form's question, answered by the storage or libpwquality; `.failed` when it could
     /// not be asked (the field then shows `check_failed` rather than a guess).
     func check(_ check: Check, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
-        ask(check, charge: charge) { result in
-            switch result {
-            case .success(let answer): completion(answer)
-            case .failure: completion(.failed)
-            }
-        }
+        ask(check, charge: charge) { completion((try? $0.get()) ?? .failed) }
     }
 
     /// The answer to `check`, or why the storage could not give it.
@@ -87,7 +82,7 @@ final class AccountProcedures {
                   announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
-        let driver = MachineDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
+        let driver = ProcedureDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
         driver.perform = { [self] effect, driver in
             switch effect {
             case .check(let check):
@@ -115,7 +110,7 @@ final class AccountProcedures {
                 completion(result)
             }
         }
-        driver.perform(registration.start())
+        driver.start(registration.start())
     }
 
     // MARK: Log-in
@@ -129,14 +124,14 @@ final class AccountProcedures {
         var username: String?
         var codeChecked = false
         let first = attempt.start()
-        let driver = MachineDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
+        let driver = ProcedureDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
             attempt.step(fact, gate: &gate)
         }
         driver.perform = { [self] effect, driver in
             switch effect {
             case .findAccount(let identifier):
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
-                    if case .success(let found) = result { username = found?.account.username }
+                    username = (try? result.get())?.account.username
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
@@ -178,7 +173,7 @@ final class AccountProcedures {
                 }
             }
         }
-        driver.perform(first)
+        driver.start(first)
     }
 
     /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
@@ -241,7 +236,7 @@ final class AccountProcedures {
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
             }
-            guard case .failure(.locked) = answer, case .success(let account?) = result else { return completion(answer) }
+            guard case .failure(.locked) = answer, let account = try? result.get() else { return completion(answer) }
             appendFailedEntry(.resume, username: account.username, reason: .locked, peer: peer, charge: charge) {
                 completion(answer)
             }
