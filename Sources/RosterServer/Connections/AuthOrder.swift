@@ -84,7 +84,7 @@ extension Server {
         session.held.append(line)
         heldRequestBytes += line.count
         // A held line is owed an answer: a half-closed peer waits for it like for a request in flight.
-        connection.inFlight += 1
+        connection.requestStarted()
     }
 
     private func refuseHeld(_ line: [UInt8], on connection: Connection) {

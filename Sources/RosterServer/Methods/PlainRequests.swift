@@ -41,7 +41,7 @@ extension Server {
             }
             // The line's bytes are the shared read buffer's, reused by the next read: only the id is kept.
             let copiedID = Array(id)
-            connection.inFlight += 1
+            connection.requestStarted()
             accounts.check(check, charge: connection.queueCharge) { [self] result in
                 copiedID.withUnsafeBufferPointer { sendPlainCheckUsername(id: $0, check.verdict(for: result), to: connection) }
                 connection.requestFinished()

@@ -174,9 +174,9 @@ public final class Server {
         nextConnectionID += 1
         let session = Session()
         let connection = Connection(id: id, fd: fd, peer: peer, session: session,
-                                    maxLineBytes: config.server.maxLineBytes, server: self)
+                                    maxLineBytes: config.server.maxLineBytes, settings: config.server, environment: self)
         do {
-            try connection.start(on: loop)
+            try connection.start()
         } catch {
             logger.warning("cannot watch a new connection: \(error)")
             close(fd)
@@ -240,7 +240,7 @@ public final class Server {
                 return true
             }
             if mustWait(method, params: params, on: connection.session) { return false }
-            connection.inFlight += 1
+            connection.requestStarted()
             method.handler(self)(Call(id: request.id, params: params, connection: connection))
         }
         return true
