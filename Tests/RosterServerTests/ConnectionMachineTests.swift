@@ -7,9 +7,9 @@ import Testing
 
 /// What the machine may ask, set by the test.
 private struct Asked: ConnectionQueries {
-    var now: Instant = .zero
-    var isOutputBudgetSpent = false
-    var isStopping = false
+    var clockNow: Instant = .zero
+    var outputBudgetSpent = false
+    var daemonIsStopping = false
 }
 
 /// The machine, the bytes its spans point into, and every step's actions, so that whole histories compare.
@@ -52,10 +52,10 @@ struct ConnectionMachineTests {
     /// A request and its answer: served inside the turn, written once at its end, nothing more asked.
     @Test func aPingPongTurnIsOneServeAndOneWrite() {
         var rig = Rig()
-        #expect(rig.step(.readingBegan) == [.beginBatch])
+        #expect(rig.step(.readingBegan) == [.beginTurn])
         #expect(rig.read(0) == [.serve(rig.span(0))])
         #expect(rig.step(.queued(event: false, outputBytes: 40)) == [])
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [])
         #expect(rig.machine.isReading)
         #expect(!rig.machine.peerIsBehind)
@@ -88,7 +88,7 @@ struct ConnectionMachineTests {
         var settings = ServerSettings()
         settings.maxRequestsInFlight = 2
         var rig = Rig(settings)
-        #expect(rig.step(.readingBegan) == [.beginBatch])
+        #expect(rig.step(.readingBegan) == [.beginTurn])
         #expect(rig.read(0) == [.serve(rig.span(0))])
         #expect(rig.step(.requestStarted) == [])
         #expect(rig.read(1) == [.serve(rig.span(1))])
@@ -97,19 +97,19 @@ struct ConnectionMachineTests {
         #expect(rig.read(3) == [])
         #expect(rig.machine.isReadPaused)
         #expect(!rig.machine.isReading)
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [.setInterest(0)])
         // One answer goes out: the gate opens, but the held lines go first, on the next turn of the loop.
         #expect(rig.step(.requestFinished) == [.schedule(.heldLines)])
         #expect(!rig.machine.isReading)
-        #expect(rig.step(.timerFired(.heldLines)) == [.beginBatch, .serveHeld(rig.copy(2))])
+        #expect(rig.step(.timerFired(.heldLines)) == [.beginTurn, .serveHeld(rig.copy(2))])
         #expect(rig.step(.requestStarted) == [])
         // Two in flight again: the turn ends with `dddd` still held.
-        #expect(rig.step(.heldLineServed) == [.endBatch, .flush(then: .resumeHeldLines)])
+        #expect(rig.step(.heldLineServed) == [.endTurn(then: .resumeHeldLines)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .resumeHeldLines)) == [])
         #expect(rig.step(.requestFinished) == [.schedule(.heldLines)])
-        #expect(rig.step(.timerFired(.heldLines)) == [.beginBatch, .serveHeld(rig.copy(3))])
-        #expect(rig.step(.heldLineServed) == [.endBatch, .flush(then: .resumeHeldLines)])
+        #expect(rig.step(.timerFired(.heldLines)) == [.beginTurn, .serveHeld(rig.copy(3))])
+        #expect(rig.step(.heldLineServed) == [.endTurn(then: .resumeHeldLines)])
         // Nothing held, the gate open: reading resumes.
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .resumeHeldLines)) == [.setInterest(readable)])
         #expect(rig.machine.isReading)
@@ -123,11 +123,11 @@ struct ConnectionMachineTests {
         for _ in 0..<ConnectionMachine.linesPerTurn { #expect(rig.read(0) == [.serve(rig.span(0))]) }
         #expect(rig.read(1) == [.schedule(.heldLines)])
         #expect(rig.read(2) == [])
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [.setInterest(0)])
-        #expect(rig.step(.timerFired(.heldLines)) == [.beginBatch, .serveHeld(rig.copy(1))])
+        #expect(rig.step(.timerFired(.heldLines)) == [.beginTurn, .serveHeld(rig.copy(1))])
         #expect(rig.step(.heldLineServed) == [.serveHeld(rig.copy(2))])
-        #expect(rig.step(.heldLineServed) == [.endBatch, .flush(then: .resumeHeldLines)])
+        #expect(rig.step(.heldLineServed) == [.endTurn(then: .resumeHeldLines)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .resumeHeldLines)) == [.setInterest(readable)])
     }
 
@@ -138,7 +138,7 @@ struct ConnectionMachineTests {
         #expect(rig.read(0) == [.serve(rig.span(0))])
         #expect(rig.step(.requestStarted) == [])
         #expect(rig.step(.endOfStream) == [])
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [.setInterest(0)])
         // The answer comes from a worker, outside any turn.
         #expect(rig.step(.queued(event: false, outputBytes: 30)) == [.flush(then: .checkCongestion(event: false))])
@@ -154,7 +154,7 @@ struct ConnectionMachineTests {
         _ = rig.read(0)
         #expect(rig.step(.requestStarted) == [])
         #expect(rig.step(.outputReserved(1_000)) == [.accountOutput(delta: 1_000)])
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [])
         // What the budget counted for this connection is given back as it closes.
         #expect(rig.step(.close) == [.accountOutput(delta: -1_000), .close(.requested)])
@@ -163,7 +163,7 @@ struct ConnectionMachineTests {
         #expect(rig.step(.requestFinished) == [])
         #expect(rig.step(.timerFired(.heldLines)) == [])
         #expect(rig.step(.close) == [])
-        #expect(rig.machine.state == .closed)
+        #expect(rig.machine.isClosed)
     }
 
     /// Half a line left in the framer starts the peer's clock; a finished line restarts it; a connection that is
@@ -173,29 +173,29 @@ struct ConnectionMachineTests {
         settings.maxRequestsInFlight = 1
         let timeout = settings.idleLineTimeout
         var rig = Rig(settings)
-        rig.asked.now = .milliseconds(10)
+        rig.asked.clockNow = .milliseconds(10)
         _ = rig.step(.readingBegan)
         let first = ConnectionMachine.Timer.unfinishedLine(since: .milliseconds(10), timeout: timeout)
         #expect(rig.step(.readEnded(lineEnded: false, partialLine: true))
-                == [.schedule(first), .endBatch, .flush(then: .nothing)])
+                == [.schedule(first), .endTurn(then: .nothing)])
         _ = rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing))
         // More of the same line: the clock keeps running from its start.
-        rig.asked.now = .milliseconds(20)
+        rig.asked.clockNow = .milliseconds(20)
         _ = rig.step(.readingBegan)
-        #expect(rig.step(.readEnded(lineEnded: false, partialLine: true)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: false, partialLine: true)) == [.endTurn(then: .nothing)])
         _ = rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing))
         // A line ended and another began: a new clock, and the first timer is stale.
-        rig.asked.now = .milliseconds(30)
+        rig.asked.clockNow = .milliseconds(30)
         _ = rig.step(.readingBegan)
         #expect(rig.read(0) == [.serve(rig.span(0))])
         #expect(rig.step(.requestStarted) == [])
         let second = ConnectionMachine.Timer.unfinishedLine(since: .milliseconds(30), timeout: timeout)
         #expect(rig.step(.readEnded(lineEnded: true, partialLine: true))
-                == [.schedule(second), .endBatch, .flush(then: .nothing)])
+                == [.schedule(second), .endTurn(then: .nothing)])
         // The gate closes (one in flight): the connection is not read, so its half line is no longer timed.
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [.setInterest(0)])
         #expect(rig.step(.timerFired(first)) == [])
-        rig.asked.now = .milliseconds(40)
+        rig.asked.clockNow = .milliseconds(40)
         let third = ConnectionMachine.Timer.unfinishedLine(since: .milliseconds(40), timeout: timeout)
         #expect(rig.step(.requestFinished) == [.schedule(third), .setInterest(readable)])
         #expect(rig.step(.timerFired(second)) == [])
@@ -216,12 +216,12 @@ struct ConnectionMachineTests {
         let congested = ConnectionMachine.Timer.congestion(since: .zero, stall: stall)
         #expect(rig.step(.queued(event: false, outputBytes: 1_500)) == [.schedule(congested)])
         #expect(rig.step(.queued(event: true, outputBytes: 2_000)) == [])
-        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endBatch, .flush(then: .nothing)])
+        #expect(rig.step(.readEnded(lineEnded: true, partialLine: false)) == [.endTurn(then: .nothing)])
         // Above the soft limit is above the pause mark too: the peer is not read until it catches up.
         #expect(rig.step(.wrote(.blocked, outputBytes: 1_200, then: .nothing))
                 == [.accountOutput(delta: 1_200), .setInterest(writable)])
         // It drained, then filled again: the first timer is stale, a second one runs.
-        rig.asked.now = .milliseconds(1_000)
+        rig.asked.clockNow = .milliseconds(1_000)
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing))
                 == [.accountOutput(delta: -1_200), .notifyDrained, .setInterest(readable)])
         #expect(rig.step(.queued(event: true, outputBytes: 1_100)) == [.flush(then: .checkCongestion(event: true))])
@@ -254,7 +254,7 @@ struct ConnectionMachineTests {
         #expect(busy.step(.hungUp(error: false)) == [.close(.peerGone)])
 
         var late = Rig()
-        late.asked.isStopping = true
+        late.asked.daemonIsStopping = true
         _ = late.step(.readingBegan)
         _ = late.read(0)
         _ = late.step(.requestStarted)
@@ -299,8 +299,8 @@ struct ConnectionMachineTests {
 
 @Suite("Connection actions")
 struct ConnectionActionsTests {
-    @Test func moreThanFourSpillInOrder() {
-        let all: [ConnectionMachine.Action] = [.beginBatch, .endBatch, .notifyDrained, .setInterest(1),
+    @Test func moreThanTwoSpillInOrder() {
+        let all: [ConnectionMachine.Action] = [.beginTurn, .endTurn(then: .nothing), .notifyDrained, .setInterest(1),
                                                .setInterest(2), .accountOutput(delta: 3), .close(.drained)]
         let actions = ConnectionActions(all)
         #expect(actions.count == 7)

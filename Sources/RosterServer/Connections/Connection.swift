@@ -30,8 +30,7 @@ final class Connection {
     private var output = OutputQueue()
     private var machine: ConnectionMachine
     /// Facts fed while a step's actions were being performed, oldest first.
-    private var facts: [ConnectionMachine.Fact] = []
-    private var factsHead = 0
+    private var facts = FactQueue()
     private var isStepping = false
     /// The server settings in force, kept here so that a send need not reach the server (the server's reference
     /// count lives in a side table, so every touch of it is slow); a reload updates them.
@@ -285,28 +284,23 @@ final class Connection {
     private func run(_ first: ConnectionMachine.Fact, _ environment: any ConnectionEnvironment) {
         isStepping = true
         defer { isStepping = false }
-        let queries = Queries(environment: environment, loop: loop, uid: peer.uid)
-        perform(machine.step(first, queries), environment)
-        while factsHead < facts.count {
-            let fact = facts[factsHead]
-            factsHead += 1
-            if factsHead == facts.count {
-                facts.removeAll(keepingCapacity: facts.count <= 64)
-                factsHead = 0
-            }
-            perform(machine.step(fact, queries), environment)
+        perform(machine.step(first, self), environment)
+        while let fact = facts.popFirst() {
+            perform(machine.step(fact, self), environment)
         }
     }
 
     private func perform(_ actions: ConnectionActions, _ environment: any ConnectionEnvironment) {
-        for action in actions {
-            switch action {
-            case .beginBatch: output.beginBatch()
+        for index in 0..<actions.count {
+            switch actions[index] {
+            case .beginTurn: output.beginBatch()
             case .serve(let line): serve(line, environment)
             case .serveHeld(let line):
                 serve(line, environment)
                 enqueue(.heldLineServed)
-            case .endBatch: output.endBatch()
+            case .endTurn(let then):
+                output.endBatch()
+                flush(then: then)
             case .flush(let then): flush(then: then)
             case .setInterest(let events): setInterest(events)
             case .schedule(let timer): schedule(timer)
@@ -324,16 +318,46 @@ final class Connection {
         case .tooLarge: environment.rejectOversizedLine(from: self)
         }
     }
+}
 
-    /// What the machine asks while it steps, answered by the loop and the environment.
-    private struct Queries: ConnectionQueries {
-        let environment: any ConnectionEnvironment
-        let loop: any EventLoopProtocol
-        let uid: UInt32
+/// What the machine asks while it steps, answered by the loop and the environment. The connection answers
+/// itself, so that a step costs no reference counting for it.
+extension Connection: ConnectionQueries {
+    var clockNow: Instant { loop.now }
+    var outputBudgetSpent: Bool { environment.isOutputBudgetSpent(uid: peer.uid) }
+    var daemonIsStopping: Bool { environment.isStopping }
+}
 
-        var now: Instant { loop.now }
-        var isOutputBudgetSpent: Bool { environment.isOutputBudgetSpent(uid: uid) }
-        var isStopping: Bool { environment.isStopping }
+/// Facts waiting for the step under way: a ring, so that the usual one fact per line costs no array
+/// reshuffling.
+private struct FactQueue {
+    private var slots: [ConnectionMachine.Fact] = []
+    private var head = 0
+    private var count = 0
+
+    mutating func append(_ fact: ConnectionMachine.Fact) {
+        if count == slots.count { grow() }
+        slots[(head + count) % slots.count] = fact
+        count += 1
+    }
+
+    mutating func popFirst() -> ConnectionMachine.Fact? {
+        guard count > 0 else { return nil }
+        let fact = slots[head]
+        // What the fact held (a copied line) is not kept until the slot is reused.
+        slots[head] = .writable
+        head = (head + 1) % slots.count
+        count -= 1
+        return fact
+    }
+
+    private mutating func grow() {
+        var grown: [ConnectionMachine.Fact] = []
+        grown.reserveCapacity(max(4, slots.count * 2))
+        for offset in 0..<count { grown.append(slots[(head + offset) % slots.count]) }
+        while grown.count < grown.capacity { grown.append(.writable) }
+        slots = grown
+        head = 0
     }
 }
 

@@ -38,10 +38,10 @@ import RosterRuntime
 /// when a timer starts, the budget when the output is above the resume mark, the daemon's stopping when a
 /// reading connection runs out of work.
 protocol ConnectionQueries {
-    var now: Instant { get }
+    var clockNow: Instant { get }
     /// Whether all connections together, or those of this connection's uid, hold as much output as they may.
-    var isOutputBudgetSpent: Bool { get }
-    var isStopping: Bool { get }
+    var outputBudgetSpent: Bool { get }
+    var daemonIsStopping: Bool { get }
 }
 
 /// One connection's reading, serving, writing and closing, as a value: see the rules above.
@@ -119,13 +119,14 @@ struct ConnectionMachine {
 
     /// What the socket code does for the machine, in the order given.
     enum Action: Equatable {
-        /// Answers written from here to `endBatch` leave together (see `OutputQueue.beginBatch`).
-        case beginBatch
+        /// A turn begins: the answers queued from here to `endTurn` leave together (see `OutputQueue.beginBatch`).
+        case beginTurn
         /// Hands a line just read to the dispatcher (a span is read from the shared read buffer).
         case serve(LineFramer.Output)
         /// Hands a held line to the dispatcher, then feeds `heldLineServed`.
         case serveHeld(LineFramer.Output)
-        case endBatch
+        /// The turn is over: ends the batch, then writes as `flush` does.
+        case endTurn(then: AfterWrite)
         /// Writes what the socket takes, then feeds `wrote` with `then`.
         case flush(then: AfterWrite)
         case setInterest(UInt32)
@@ -224,8 +225,10 @@ struct ConnectionMachine {
         case buffered(since: Instant?)
     }
 
-    /// Everything an open connection keeps; a closed one keeps nothing.
-    struct Open: Equatable {
+    /// Everything an open connection keeps; a closed one keeps nothing. A reference, so that a step changes it
+    /// in place: taken out of the enum and put back, it was two copies of its 150 bytes per step, several steps
+    /// per line. Nothing else holds it (the machine is not copied), so it behaves as a value would.
+    final class Open {
         var limits: Limits
         var phase: Phase = .reading(.none)
         var gate = ReadGate()
@@ -249,9 +252,13 @@ struct ConnectionMachine {
         /// The turn under way (lines are being served and their answers batched), if any.
         var turn: Turn?
         var heldLinesScheduled = false
+
+        init(limits: Limits) {
+            self.limits = limits
+        }
     }
 
-    enum State: Equatable {
+    enum State {
         case open(Open)
         case closed
     }
@@ -321,10 +328,8 @@ struct ConnectionMachine {
     mutating func step<Queries: ConnectionQueries>(_ fact: Fact, _ queries: Queries) -> ConnectionActions {
         var actions = ConnectionActions()
         switch state {
-        case .open(var open):
-            // While the data changes, the state does not share it: held lines are then changed in place.
-            state = .closed
-            if open.step(fact, queries, &actions) == .stillOpen { state = .open(open) }
+        case .open(let open):
+            if open.step(fact, queries, &actions) == .closed { state = .closed }
         case .closed:
             break
         }
@@ -344,7 +349,7 @@ extension ConnectionMachine.Open {
 
     /// Steps `fact`; epoll is asked for the events the step leaves the connection wanting, once, as its last
     /// action (a step may change its mind: a write that empties the queue, then the gate opening).
-    mutating func step<Queries: ConnectionQueries>(_ fact: Machine.Fact, _ queries: Queries,
+    func step<Queries: ConnectionQueries>(_ fact: Machine.Fact, _ queries: Queries,
                                                    _ actions: inout ConnectionActions) -> Machine.Fate {
         let interestBefore = interest
         let fate = apply(fact, queries, &actions)
@@ -355,12 +360,12 @@ extension ConnectionMachine.Open {
         return fate
     }
 
-    private mutating func apply<Queries: ConnectionQueries>(_ fact: Machine.Fact, _ queries: Queries,
+    private func apply<Queries: ConnectionQueries>(_ fact: Machine.Fact, _ queries: Queries,
                                                             _ actions: inout ConnectionActions) -> Machine.Fate {
         switch fact {
         case .readingBegan:
             turn = Machine.Turn(outputAtStart: outputBytes)
-            actions.append(.beginBatch)
+            actions.append(.beginTurn)
             return .stillOpen
         case .lineRead(let line, let buffer):
             lineRead(line, from: buffer, queries, &actions)
@@ -371,8 +376,7 @@ extension ConnectionMachine.Open {
         case .readEnded(let lineEnded, let partialLine):
             watchUnfinishedLine(lineEnded: lineEnded, buffered: partialLine, queries, &actions)
             turn = nil
-            actions.append(.endBatch)
-            actions.append(.flush(then: .nothing))
+            actions.append(.endTurn(then: .nothing))
             return .stillOpen
         case .readFailed(let error):
             return close(.readFailed(error), &actions)
@@ -431,7 +435,7 @@ extension ConnectionMachine.Open {
 
     // MARK: Serving
 
-    private mutating func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
+    private func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
                                                                from buffer: UnsafeBufferPointer<UInt8>,
                                                                _ queries: Queries, _ actions: inout ConnectionActions) {
         // Once a line of this read is held, the ones after it wait behind it, in order.
@@ -447,7 +451,7 @@ extension ConnectionMachine.Open {
     }
 
     /// Serves the oldest held line, or ends the turn when none is left or the turn or the gate says stop.
-    private mutating func serveNextHeldLine<Queries: ConnectionQueries>(_ queries: Queries,
+    private func serveNextHeldLine<Queries: ConnectionQueries>(_ queries: Queries,
                                                                         _ actions: inout ConnectionActions) {
         if var turn, !held.isEmpty, !mustStop(before: turn, queries), let line = held.popFirst() {
             turn.served += 1
@@ -456,29 +460,28 @@ extension ConnectionMachine.Open {
             return
         }
         turn = nil
-        actions.append(.endBatch)
-        actions.append(.flush(then: .resumeHeldLines))
+        actions.append(.endTurn(then: .resumeHeldLines))
     }
 
-    private mutating func mustStop<Queries: ConnectionQueries>(before turn: Machine.Turn, _ queries: Queries) -> Bool {
+    private func mustStop<Queries: ConnectionQueries>(before turn: Machine.Turn, _ queries: Queries) -> Bool {
         turn.served >= Machine.linesPerTurn || outputBytes - turn.outputAtStart >= Machine.bytesPerTurn
             || gateClosesBeforeNextLine(queries)
     }
 
     /// Asks the gate before a line is served; true when reading must stop here. The common case costs two
     /// comparisons, as this runs before every line a peer sends.
-    private mutating func gateClosesBeforeNextLine<Queries: ConnectionQueries>(_ queries: Queries) -> Bool {
+    private func gateClosesBeforeNextLine<Queries: ConnectionQueries>(_ queries: Queries) -> Bool {
         if gate.staysOpen(outputBytes: outputBytes + reserved, inFlight: inFlight, limits: limits.gate) { return false }
         if gate.isPaused { return true }
         return updateGate(queries) == .pause
     }
 
-    private mutating func updateGate<Queries: ConnectionQueries>(_ queries: Queries) -> ReadGate.Change? {
+    private func updateGate<Queries: ConnectionQueries>(_ queries: Queries) -> ReadGate.Change? {
         gate.update(outputBytes: outputBytes + reserved, inFlight: inFlight,
-                    overBudget: { queries.isOutputBudgetSpent }, limits: limits.gate)
+                    overBudget: { queries.outputBudgetSpent }, limits: limits.gate)
     }
 
-    private mutating func scheduleHeldLines(_ actions: inout ConnectionActions) {
+    private func scheduleHeldLines(_ actions: inout ConnectionActions) {
         guard !heldLinesScheduled else { return }
         heldLinesScheduled = true
         actions.append(.schedule(.heldLines))
@@ -486,7 +489,7 @@ extension ConnectionMachine.Open {
 
     /// Re-reads the gate's facts after output moved or a request finished: pauses, or resumes (held lines
     /// first), and sets epoll's interest to match. Inside a turn, the turn's end does this.
-    private mutating func reviewReading<Queries: ConnectionQueries>(_ queries: Queries,
+    private func reviewReading<Queries: ConnectionQueries>(_ queries: Queries,
                                                                     _ actions: inout ConnectionActions) {
         guard turn == nil else { return }
         if updateGate(queries) == .resume, !held.isEmpty { scheduleHeldLines(&actions) }
@@ -496,7 +499,7 @@ extension ConnectionMachine.Open {
 
     /// Starts the unfinished-line timer when half a line waits for a peer that is being read; `buffered` is
     /// what the framer holds after a read, nil when no read happened since the last look.
-    private mutating func watchUnfinishedLine<Queries: ConnectionQueries>(lineEnded: Bool, buffered: Bool?,
+    private func watchUnfinishedLine<Queries: ConnectionQueries>(lineEnded: Bool, buffered: Bool?,
                                                                           _ queries: Queries,
                                                                           _ actions: inout ConnectionActions) {
         switch phase {
@@ -517,7 +520,7 @@ extension ConnectionMachine.Open {
                 return
             }
             if since == nil {
-                let now = queries.now
+                let now = queries.clockNow
                 since = now
                 actions.append(.schedule(.unfinishedLine(since: now, timeout: limits.idleLineTimeout)))
             }
@@ -527,7 +530,7 @@ extension ConnectionMachine.Open {
 
     // MARK: Writing
 
-    private mutating func wrote<Queries: ConnectionQueries>(_ outcome: Machine.WriteOutcome, outputBytes bytes: Int,
+    private func wrote<Queries: ConnectionQueries>(_ outcome: Machine.WriteOutcome, outputBytes bytes: Int,
                                                             then: Machine.AfterWrite, _ queries: Queries,
                                                             _ actions: inout ConnectionActions) -> Machine.Fate {
         let blocked: Bool
@@ -562,7 +565,7 @@ extension ConnectionMachine.Open {
     /// A peer that does not read may hold the soft limit for a while; events past the hard limit end it.
     /// Answers are bounded before they are queued (`Connection.sendAnswer`), and back-pressure keeps more from
     /// being asked.
-    private mutating func checkCongestion<Queries: ConnectionQueries>(event: Bool, _ queries: Queries,
+    private func checkCongestion<Queries: ConnectionQueries>(event: Bool, _ queries: Queries,
                                                                       _ actions: inout ConnectionActions) -> Machine.Fate {
         if event && outputBytes > limits.outputHardLimitBytes {
             return close(.outputOverHardLimit(bytes: outputBytes, limit: limits.outputHardLimitBytes), &actions)
@@ -572,14 +575,14 @@ extension ConnectionMachine.Open {
             return .stillOpen
         }
         guard congestedSince == nil else { return .stillOpen }
-        let now = queries.now
+        let now = queries.clockNow
         congestedSince = now
         actions.append(.schedule(.congestion(since: now, stall: limits.outputStallTimeout)))
         return .stillOpen
     }
 
     /// The events the connection wants now; `step` asks epoll for them at its end.
-    private mutating func updateInterest() {
+    private func updateInterest() {
         var events: UInt32 = 0
         if isReading { events |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if outputBytes > 0 { events |= EPOLLOUT.rawValue }
@@ -587,7 +590,7 @@ extension ConnectionMachine.Open {
     }
 
     /// Tells the server's output budget how much this connection holds now.
-    private mutating func accountOutput(_ actions: inout ConnectionActions) {
+    private func accountOutput(_ actions: inout ConnectionActions) {
         let bytes = outputBytes + reserved
         guard bytes != budgeted else { return }
         actions.append(.accountOutput(delta: bytes - budgeted))
@@ -596,13 +599,13 @@ extension ConnectionMachine.Open {
 
     // MARK: Timers and closing
 
-    private mutating func timerFired<Queries: ConnectionQueries>(_ timer: Machine.Timer, _ queries: Queries,
+    private func timerFired<Queries: ConnectionQueries>(_ timer: Machine.Timer, _ queries: Queries,
                                                                  _ actions: inout ConnectionActions) -> Machine.Fate {
         switch timer {
         case .heldLines:
             heldLinesScheduled = false
             turn = Machine.Turn(outputAtStart: outputBytes)
-            actions.append(.beginBatch)
+            actions.append(.beginTurn)
             serveNextHeldLine(queries, &actions)
             return .stillOpen
         case .unfinishedLine(let since, let timeout):
@@ -614,13 +617,13 @@ extension ConnectionMachine.Open {
         }
     }
 
-    private mutating func closeIfDrained<Queries: ConnectionQueries>(_ queries: Queries,
+    private func closeIfDrained<Queries: ConnectionQueries>(_ queries: Queries,
                                                                      _ actions: inout ConnectionActions) -> Machine.Fate {
         // Lines already read in this turn are still owed answers, even if each answer so far went out at once.
         guard turn == nil, inFlight == 0, outputBytes == 0, held.isEmpty else { return .stillOpen }
         switch phase {
         case .draining: return close(.drained, &actions)
-        case .reading: return queries.isStopping ? close(.drained, &actions) : .stillOpen
+        case .reading: return queries.daemonIsStopping ? close(.drained, &actions) : .stillOpen
         }
     }
 
@@ -632,14 +635,13 @@ extension ConnectionMachine.Open {
 }
 
 /// The actions of one step, kept inline: a step runs several times per line a peer sends, and an array each
-/// time was an allocation per step. The rare step with more than four spills into an array.
+/// time was an allocation per step. Most steps ask for one action or none; the rare one with more than two
+/// spills into an array.
 struct ConnectionActions: Sequence, Equatable {
     typealias Action = ConnectionMachine.Action
 
     private var first: Action?
     private var second: Action?
-    private var third: Action?
-    private var fourth: Action?
     private var more: [Action] = []
     private(set) var count = 0
 
@@ -650,24 +652,21 @@ struct ConnectionActions: Sequence, Equatable {
     }
 
     mutating func append(_ action: Action) {
-        switch count {
-        case 0: first = action
-        case 1: second = action
-        case 2: third = action
-        case 3: fourth = action
-        default: more.append(action)
+        if count == 0 {
+            first = action
+        } else if count == 1 {
+            second = action
+        } else {
+            more.append(action)
         }
         count += 1
     }
 
-    private func action(at index: Int) -> Action? {
-        switch index {
-        case 0: first
-        case 1: second
-        case 2: third
-        case 3: fourth
-        default: index - 4 < more.count ? more[index - 4] : nil
-        }
+    /// The action at `index`, which is below `count`.
+    subscript(index: Int) -> Action {
+        if index == 0, let first { return first }
+        if index == 1, let second { return second }
+        return more[index - 2]
     }
 
     struct Iterator: IteratorProtocol {
@@ -677,7 +676,7 @@ struct ConnectionActions: Sequence, Equatable {
         mutating func next() -> Action? {
             guard index < actions.count else { return nil }
             defer { index += 1 }
-            return actions.action(at: index)
+            return actions[index]
         }
     }
 
