@@ -184,12 +184,12 @@ final class Connection {
             case .success(.wouldBlock):
                 break
             case .failure(let error):
-                feed(.readFailed(error), environment)
+                feed(.readFailed(errno: error.errno), environment)
                 return
             }
             // Spans point into the shared buffer, so this read's lines are served (or copied) before the next read.
             lineEnded = lineEnded || !outputs.isEmpty
-            for line in outputs { feed(.lineRead(line, buffer: borrowed), environment) }
+            for line in outputs { serveOrHold(line, from: borrowed, environment) }
             outputs.removeAll(keepingCapacity: true)
             // A read that did not fill the buffer took everything there was; the level-triggered loop wakes us
             // again for more, so asking now would only cost a read that says EAGAIN.
@@ -207,7 +207,7 @@ final class Connection {
                 case .wouldBlock: blocked = true; break writing
                 }
             } catch {
-                return feed(.wrote(.failed(error), outputBytes: output.byteCount, then: then))
+                return feed(.wrote(.failed(errno: error.errno), outputBytes: output.byteCount, then: then))
             }
         }
         feed(.wrote(blocked ? .blocked : .wroteAll, outputBytes: output.byteCount, then: then))
@@ -218,7 +218,7 @@ final class Connection {
         do {
             try loop.modify(registration, events: events)
         } catch {
-            feed(.interestFailed(error))
+            feed(.interestFailed(errno: error.errno))
         }
     }
 
@@ -254,7 +254,8 @@ final class Connection {
                            + "OutputHardLimitBytes=\(limit); it was not reading them", fields)
         case .stalled(let bytes, let stall):
             logger.warning("closing a connection that has not read its \(bytes) unread bytes for \(stall)", fields)
-        case .interestFailed(let error):
+        case .interestFailed(let errno):
+            let error = SystemError(errno: errno, call: "epoll_ctl(MOD)")
             logger.warning("closing a connection whose socket the loop can no longer watch: \(error)", fields)
         }
     }
@@ -272,12 +273,7 @@ final class Connection {
     }
 
     private func enqueue(_ fact: ConnectionMachine.Fact) {
-        // A line borrowed from the read buffer would outlive its read while it waits: it waits as a copy.
-        if case .lineRead(.span(let range), let buffer) = fact {
-            facts.append(.lineRead(.line(Array(UnsafeBufferPointer(rebasing: buffer[range]))), buffer: buffer))
-        } else {
-            facts.append(fact)
-        }
+        facts.append(fact)
     }
 
     /// Steps `first`, performs its actions, then steps and performs every fact they fed, in order.
@@ -285,6 +281,20 @@ final class Connection {
         isStepping = true
         defer { isStepping = false }
         perform(machine.step(first, self), environment)
+        performQueuedFacts(environment)
+    }
+
+    /// `run` for a line just read: it comes only from the top of the loop, never while actions are performed.
+    private func serveOrHold(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
+                             _ environment: any ConnectionEnvironment) {
+        assert(!isStepping, "a line is read only at the top of the loop")
+        isStepping = true
+        defer { isStepping = false }
+        perform(machine.lineRead(line, from: buffer, self), environment)
+        performQueuedFacts(environment)
+    }
+
+    private func performQueuedFacts(_ environment: any ConnectionEnvironment) {
         while let fact = facts.popFirst() {
             perform(machine.step(fact, self), environment)
         }

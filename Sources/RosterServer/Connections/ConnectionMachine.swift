@@ -87,8 +87,8 @@ struct ConnectionMachine {
         case wroteAll
         /// The socket took what it could and refused the rest.
         case blocked
-        /// The peer is gone.
-        case failed(SystemError)
+        /// The peer is gone (`writev` failed with `errno`).
+        case failed(errno: Int32)
     }
 
     /// What a write was for, beyond writing: the rule to apply once its result is known.
@@ -108,13 +108,14 @@ struct ConnectionMachine {
         case requested
         /// The peer hung up or the socket reported an error, with nobody left to read what is owed.
         case peerGone
-        case readFailed(SystemError)
-        case writeFailed(SystemError)
+        case readFailed(errno: Int32)
+        case writeFailed(errno: Int32)
         case unfinishedLine(after: Duration)
         case outputOverHardLimit(bytes: Int, limit: Int)
         case stalled(bytes: Int, after: Duration)
-        /// The loop could not change what it watches on the socket: left as it was, it would spin or hang.
-        case interestFailed(SystemError)
+        /// The loop could not change what it watches on the socket (`epoll_ctl` failed with `errno`): left as
+        /// it was, it would spin or hang.
+        case interestFailed(errno: Int32)
     }
 
     /// What the socket code does for the machine, in the order given.
@@ -139,17 +140,16 @@ struct ConnectionMachine {
         case close(CloseReason)
     }
 
-    /// What happened.
+    /// What happened (besides a line read, which is `lineRead`'s). Nothing here holds memory of its own, so a
+    /// fact waiting in the connection's queue is copied as plain bytes.
     enum Fact {
         /// The socket is readable and will be read now: a turn begins.
         case readingBegan
-        /// A line framed from the read, to serve or hold; a span lies in `buffer`.
-        case lineRead(LineFramer.Output, buffer: UnsafeBufferPointer<UInt8>)
         /// The peer shut its write side (a read returned 0).
         case endOfStream
         /// The reads of this wake-up are over; `partialLine`: the framer holds an unfinished line.
         case readEnded(lineEnded: Bool, partialLine: Bool)
-        case readFailed(SystemError)
+        case readFailed(errno: Int32)
         /// The socket takes output again (EPOLLOUT).
         case writable
         /// A write's result, with the bytes still queued after it.
@@ -169,7 +169,7 @@ struct ConnectionMachine {
         case timerFired(Timer)
         /// EPOLLHUP, or EPOLLERR when `error`.
         case hungUp(error: Bool)
-        case interestFailed(SystemError)
+        case interestFailed(errno: Int32)
         /// Someone waits to hear once the output is all written, even if the socket never refused any.
         case notifyWhenDrained
         case limitsChanged(Limits)
@@ -324,6 +324,18 @@ struct ConnectionMachine {
 
     // MARK: Stepping
 
+    /// A line framed from a read, to serve or hold (a span lies in `buffer`, which the next read reuses). Only
+    /// the top of the loop reads, so a line is never fed while actions are performed: it is not a queued fact.
+    mutating func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
+                                                       _ queries: Queries) -> ConnectionActions {
+        var actions = ConnectionActions()
+        switch state {
+        case .open(let open): open.lineRead(line, from: buffer, queries, &actions)
+        case .closed: break
+        }
+        return actions
+    }
+
     /// Takes one fact and returns what to do about it.
     mutating func step<Queries: ConnectionQueries>(_ fact: Fact, _ queries: Queries) -> ConnectionActions {
         var actions = ConnectionActions()
@@ -367,9 +379,6 @@ extension ConnectionMachine.Open {
             turn = Machine.Turn(outputAtStart: outputBytes)
             actions.append(.beginTurn)
             return .stillOpen
-        case .lineRead(let line, let buffer):
-            lineRead(line, from: buffer, queries, &actions)
-            return .stillOpen
         case .endOfStream:
             phase = .draining
             return .stillOpen
@@ -378,8 +387,8 @@ extension ConnectionMachine.Open {
             turn = nil
             actions.append(.endTurn(then: .nothing))
             return .stillOpen
-        case .readFailed(let error):
-            return close(.readFailed(error), &actions)
+        case .readFailed(let errno):
+            return close(.readFailed(errno: errno), &actions)
         case .writable:
             actions.append(.flush(then: .nothing))
             return .stillOpen
@@ -416,8 +425,8 @@ extension ConnectionMachine.Open {
             // nobody is left to read what is owed, and the hang-up would come back on every turn of the loop.
             guard error || !isReading else { return .stillOpen }
             return close(.peerGone, &actions)
-        case .interestFailed(let error):
-            return close(.interestFailed(error), &actions)
+        case .interestFailed(let errno):
+            return close(.interestFailed(errno: errno), &actions)
         case .notifyWhenDrained:
             drainWatched = true
             return .stillOpen
@@ -435,7 +444,7 @@ extension ConnectionMachine.Open {
 
     // MARK: Serving
 
-    private func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
+    func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
                                                                from buffer: UnsafeBufferPointer<UInt8>,
                                                                _ queries: Queries, _ actions: inout ConnectionActions) {
         // Once a line of this read is held, the ones after it wait behind it, in order.
@@ -535,7 +544,7 @@ extension ConnectionMachine.Open {
                                                             _ actions: inout ConnectionActions) -> Machine.Fate {
         let blocked: Bool
         switch outcome {
-        case .failed(let error): return close(.writeFailed(error), &actions)
+        case .failed(let errno): return close(.writeFailed(errno: errno), &actions)
         case .blocked: blocked = true
         case .wroteAll: blocked = false
         }
