@@ -6,10 +6,10 @@ PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-d
             systemd python3
 PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy python3-aiohttp python3-selenium
 PYTHON_VENV := .build/python
-# What only the tests need: a PostgreSQL server they start themselves in a temporary directory (issue 14);
-# oathtool, a TOTP implementation other than the daemon's own, to compute the tests' codes; and zbar-tools,
-# whose zbarimg reads back the QR code rosterctl draws (issue 15); and chromium with its chromedriver, the real
-# browser roster-web's pages are tested in (issue 17).
+# What only the tests need: a PostgreSQL server they start themselves in a temporary directory; oathtool, a TOTP
+# implementation other than the daemon's own, to compute the tests' codes; zbar-tools, whose zbarimg reads back
+# the QR code rosterctl draws; and chromium with its chromedriver, the real browser roster-web's pages are tested in.
+# README lists PACKAGES, PYTHON_PACKAGES and TEST_PACKAGES word for word, and DocumentationTests holds it to them.
 TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
@@ -133,7 +133,7 @@ example-test:
 	cd examples/swift && $(SWIFT) build --disable-build-manifest-caching
 	sh tools/check-example.sh
 
-# Issue 8: the standard benchmark set against the C floor (a few minutes; not part of `make test`).
+# The standard benchmark set against the C floor (a few minutes; not part of `make test`).
 bench: release
 	$(CURDIR)/.build/release/roster-bench $(BENCH_ARGS)
 

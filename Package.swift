@@ -34,23 +34,27 @@ let package = Package(
         .target(name: "RosterStorage", dependencies: ["RosterCore", "RosterRuntime"]),
         .target(name: "RosterSQLite", dependencies: ["RosterCore", "RosterRuntime", "RosterStorage", "CSQLite", "CLinux"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
-        // Issue 14: the PostgreSQL backend, libpq driven by the loop.
+        // The PostgreSQL backend, libpq driven by the loop.
         .target(name: "RosterPostgres", dependencies: ["RosterCore", "RosterRuntime", "RosterStorage", "CLibPQ", "CLinux"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterServer",
                 dependencies: ["RosterCore", "RosterProtocol", "RosterRuntime", "RosterCrypto", "RosterStorage",
-                               "RosterSQLite", "RosterPostgres", "RosterHostIO", "CLinux", "CSystemd", "CPWQuality"],
+                               "RosterHostIO", "CLinux", "CSystemd", "CPWQuality"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
-        .executableTarget(name: "rosterd", dependencies: ["RosterServer", "RosterRuntime", "RosterProtocol",
+        // The composition root: the only target that links a storage backend into the daemon, and picks one.
+        .executableTarget(name: "rosterd", dependencies: ["RosterServer", "RosterRuntime", "RosterProtocol", "RosterCore",
+                                                         "RosterCrypto", "RosterStorage", "RosterSQLite", "RosterPostgres",
                                                          "RosterHostIO"]),
-        .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto"]),
+        // The whole request path on a real in-process server, over its own SQLite file.
+        .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto",
+                                                             "RosterStorage", "RosterSQLite"]),
         // Each parser of outside data as its own fuzz target, and the library both the fuzzer and the replay test run.
         .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres"]),
         .executableTarget(name: "roster-fuzz-parsers", dependencies: ["RosterFuzzTargets"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),
-        // The benchmark (issue 8) and its floor, a C echo server it runs in a child process.
+        // The benchmark and its floor, a C echo server it runs in a child process.
         .target(name: "CRosterFloor"),
         .executableTarget(name: "roster-bench", dependencies: ["CRosterFloor", "RosterSQLite", "RosterCrypto", "RosterCore",
                                                                "CLinux", "RosterProtocol", "RosterHostIO", "RosterStorage",
@@ -78,18 +82,23 @@ let package = Package(
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
                                                             "RosterCrypto",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol", "CLinux"]),
-        .testTarget(name: "rosterdTests", dependencies: ["RosterProtocol", "RosterSQLite", "RosterStorage", "RosterCrypto", "RosterClient",
+        // The real daemon over its socket, and rosterd's own pieces (options, paths, the copy's driver) as units.
+        .testTarget(name: "rosterdTests", dependencies: ["rosterd", "RosterProtocol", "RosterSQLite", "RosterStorage",
+                                                         "RosterCrypto", "RosterClient", "RosterCore",
                                                          "RosterPostgresTesting",
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
+        .testTarget(name: "RosterClientTests", dependencies: ["RosterClient", "RosterProtocol"]),
+        // README's package lists against the Makefile, and every cited section of protocol.md against its headings.
+        .testTarget(name: "DocumentationTests", dependencies: ["RosterTestSupport"]),
         .testTarget(name: "roster-benchTests", dependencies: ["roster-bench", "RosterCore", "RosterRuntime"]),
         .testTarget(name: "RosterFuzzTargetsTests", dependencies: ["RosterFuzzTargets", "RosterTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-/// Issue 8: the runtime exclusivity checks on class properties were a tenth of a request's instructions in the
+/// The runtime exclusivity checks on class properties were a tenth of a request's instructions in the
 /// daemon's hot path. Debug builds, which every test runs (including the daemon they spawn), keep checking; the
 /// release binary does not repeat the check at run time.
 var exclusivityCheckedInDebugOnly: [SwiftSetting] {

@@ -1,4 +1,4 @@
-// The floor of issue 8: an epoll loop on one thread that frames lines and echoes each one back, so a
+// roster-bench's floor (docs/BENCHMARKS.md): an epoll loop on one thread that frames lines and echoes each one back, so a
 // client sees the same request size go out and a reply of about the same size come back, with exactly
 // the work every line server must do (accept, read, find '\n', write) and nothing else.
 #define _GNU_SOURCE

@@ -7,7 +7,7 @@ import RosterStorage
 /// database's, known only to the insert, and the rest is bound. Kinds:
 /// - `audit ID TIME EVENT USERNAME PEER_UID PEER_PID CLIENT OUTCOME REASON SUPPRESSED [REMOTE]`: the whole entry. A
 ///   text field that may be absent is empty when absent and `=` then the value when present, so an empty value stays
-///   one. REMOTE (issue 17) is there only when the entry has one: a rosterd from before it, still running on the
+///   one. REMOTE (the address a gateway spoke for) is there only when the entry has one: a rosterd from before it, still running on the
 ///   database while others are upgraded, reads every other entry as it did.
 /// - `audit-id ID TIME`: only the id, when the whole entry would not fit in a payload (under 8,000 bytes); the
 ///   listener reads the row. A username is at most 64 characters and a lock's reason 200 (what the server

@@ -7,14 +7,36 @@ import RosterRuntime
 /// One libpq connection driven by the loop: the driver of a `PGConnectionStateMachine`. Never blocks: it
 /// connects with `PQconnectStartParams` / `PQconnectPoll`, sends in pipeline mode, flushes with EPOLLOUT armed
 /// only while output is pending, and on readable consumes input and reads results while libpq is not busy.
-/// Everything runs on the loop thread; every caller's completion is called there, exactly once.
+/// Every fact goes through one `MachineDriver`, so a fact that comes up while actions run (a caller who sends
+/// again from its completion, a send that fails) is stepped once the step under way has performed all of its
+/// actions, in the order the machine gave them. Everything runs on the loop thread; every caller's completion
+/// is called there, exactly once.
 final class PGConnection {
     typealias Completion = (Result<[PGResult], PGFailure>) -> Void
+    typealias Machine = PGConnectionStateMachine
+
+    /// What the machine hears, as the driver queues it; the time is read when it is stepped.
+    private enum Fact {
+        case start
+        case stop
+        case connectPolled(Machine.ConnectPoll)
+        case flushed(outputPending: Bool)
+        case received(LibPQ.Outcome)
+        case failed(reason: String)
+        case enqueue(id: UInt64, statements: [PGStatement], transaction: Bool)
+        case chore([PGStatement])
+        case timerFired
+    }
 
     private let conninfo: String
     private let loop: EventLoop
     private let logger: Logger
-    private var machine: PGConnectionStateMachine
+    private var machine: Machine
+    private lazy var driver: MachineDriver<Fact, Machine.Action> = {
+        let driver = MachineDriver<Fact, Machine.Action> { [unowned self] fact in self.step(fact) }
+        driver.perform = { [unowned self] action, _ in self.perform(action) }
+        return driver
+    }()
     private var connection: OpaquePointer?
     private var registration: EventLoop.RegistrationID?
     /// The loop watches a duplicate of libpq's socket, never libpq's own: libpq closes its socket when it finds
@@ -26,6 +48,9 @@ final class PGConnection {
     private var timer: Scheduled?
     private var completions: [UInt64: Completion] = [:]
     private var nextID: UInt64 = 1
+    /// Requests and chores fed and not yet stepped: the pool counts them as in flight, as it would had they been
+    /// sent at once, so that a caller sending from a completion cannot overfill the pipeline.
+    private var queuedSends = 0
 
     /// Called once the connection is ready (after every connect).
     var onReady: (() -> Void)?
@@ -36,12 +61,11 @@ final class PGConnection {
     /// Each notification read, for a listener.
     var onNotification: ((_ channel: String, _ payload: String) -> Void)?
 
-    init(conninfo: String, loop: EventLoop, logger: Logger, timing: PGConnectionStateMachine.Timing,
-         setup: [PGStatement]) {
+    init(conninfo: String, loop: EventLoop, logger: Logger, timing: Machine.Timing, setup: [PGStatement]) {
         self.conninfo = conninfo
         self.loop = loop
         self.logger = logger
-        machine = PGConnectionStateMachine(timing: timing, setup: setup, random: { Double.random(in: 0..<1) })
+        machine = Machine(timing: timing, setup: setup, random: { Double.random(in: 0..<1) })
     }
 
     deinit {
@@ -50,50 +74,64 @@ final class PGConnection {
     }
 
     var isReady: Bool { machine.isReady }
-    var inFlightCount: Int { machine.inFlightCount }
-    var state: PGConnectionStateMachine.State { machine.state }
+    /// Requests in flight, and those fed to be sent once the step under way is done.
+    var inFlightCount: Int { machine.inFlightCount + queuedSends }
     func retryAfterMs() -> Int64 { machine.retryAfterMs(now: loop.now) }
 
-    func start() { apply(machine.start(now: loop.now)) }
-    func stop() { apply(machine.stop(now: loop.now)) }
+    func start() { driver.feed(.start) }
+    func stop() { driver.feed(.stop) }
 
-    /// Sends `statements` now (pipelined behind whatever is in flight); `completion` gets the answer.
+    /// Sends `statements` (pipelined behind whatever is in flight); `completion` gets the answer.
     func execute(_ statements: [PGStatement], transaction: Bool, completion: @escaping Completion) {
         let id = nextID
         nextID += 1
         completions[id] = completion
-        apply(machine.enqueue(id: id, statements: statements, transaction: transaction, now: loop.now))
+        queuedSends += 1
+        driver.feed(.enqueue(id: id, statements: statements, transaction: transaction))
     }
 
     /// Sends work nobody waits for (a released lease's ROLLBACK).
-    func chore(_ statements: [PGStatement]) { apply(machine.enqueueChore(statements, now: loop.now)) }
+    func chore(_ statements: [PGStatement]) {
+        queuedSends += 1
+        driver.feed(.chore(statements))
+    }
 
     /// Closes a ready connection as failed (its callers in flight answered `.unavailable`), to reconnect after the
     /// backoff: for a pool whose server stopped answering on another connection to the same server.
     func abandon(reason: String) {
         guard machine.isReady else { return }
-        apply(machine.failed(reason: reason, now: loop.now))
+        driver.feed(.failed(reason: reason))
+    }
+
+    /// The machine's one entry: each fact to its input, at the loop's time.
+    private func step(_ fact: Fact) -> [Machine.Action] {
+        let now = loop.now
+        switch fact {
+        case .start: return machine.start(now: now)
+        case .stop: return machine.stop(now: now)
+        case .connectPolled(let poll): return machine.connectPolled(poll, now: now)
+        case .flushed(let pending): return machine.flushed(outputPending: pending)
+        case .received(let outcome): return machine.received(outcome, now: now)
+        case .failed(let reason): return machine.failed(reason: reason, now: now)
+        case .enqueue(let id, let statements, let transaction):
+            queuedSends -= 1
+            return machine.enqueue(id: id, statements: statements, transaction: transaction, now: now)
+        case .chore(let statements):
+            queuedSends -= 1
+            return machine.enqueueChore(statements, now: now)
+        case .timerFired: return machine.timerFired(now: now)
+        }
     }
 
     // MARK: Actions
 
-    /// The timer first: a delivery may run a caller who sends again, and the machine's newer timer from that
-    /// nested call must not be overwritten by this older one afterwards.
-    private func apply(_ actions: [PGConnectionStateMachine.Action]) {
-        for case .setTimer(let deadline) in actions { perform(.setTimer(deadline)) }
-        for action in actions {
-            if case .setTimer = action { continue }
-            perform(action)
-        }
-    }
-
-    private func perform(_ action: PGConnectionStateMachine.Action) {
+    private func perform(_ action: Machine.Action) {
         switch action {
         case .connect:
             connect()
         case .enterPipelineMode:
             guard let connection, PQsetnonblocking(connection, 1) == 0, PQenterPipelineMode(connection) == 1 else {
-                apply(machine.failed(reason: "cannot enter pipeline mode: \(LibPQ.errorMessage(connection))", now: loop.now))
+                lose("cannot enter pipeline mode: \(LibPQ.errorMessage(connection))")
                 return
             }
         case .watch(let readable, let writable):
@@ -110,7 +148,7 @@ final class PGConnection {
                 loop.schedule(at: deadline) { [weak self] in
                     guard let self else { return }
                     self.timer = nil
-                    self.apply(self.machine.timerFired(now: self.loop.now))
+                    self.driver.feed(.timerFired)
                 }
             }
         case .ready:
@@ -127,6 +165,13 @@ final class PGConnection {
         }
     }
 
+    /// An I/O call failed: libpq's connection is given up at once, so that the rest of the step under way sends
+    /// nothing more on it, and the machine hears of the failure next (and answers what was in flight).
+    private func lose(_ reason: String) {
+        close()
+        driver.feed(.failed(reason: reason))
+    }
+
     private func connect() {
         close()
         let keywords = ["dbname", "fallback_application_name"]
@@ -136,12 +181,12 @@ final class PGConnection {
         }
         connection = started
         guard let started, PQstatus(started) != CONNECTION_BAD else {
-            apply(machine.connectPolled(.failed, now: loop.now))
+            driver.feed(.connectPolled(.failed))
             return
         }
         LibPQ.silenceNotices(started)
         // libpq's own rule: after PQconnectStart, wait until the socket is writable, then poll.
-        apply(machine.connectPolled(.writing, now: loop.now))
+        driver.feed(.connectPolled(.writing))
     }
 
     private func close() {
@@ -162,22 +207,22 @@ final class PGConnection {
         guard let connection else { return }
         let fd = PQsocket(connection)
         guard fd >= 0 else {
-            apply(machine.failed(reason: "no socket", now: loop.now))
+            lose("no socket")
             return
         }
         let events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
         // While connecting, libpq may close its socket and open another (the next host, a retry without SSL),
-        // even under the same number: watch afresh each time then, and only modify once connected.
-        if let registration, fd == sourceFD, machine.state != .connecting {
+        // even under the same number: watch afresh each time then (and through the setup), and only modify once ready.
+        if let registration, fd == sourceFD, machine.phase != .connecting, machine.phase != .settingUp {
             do { try loop.modify(registration, events: events) } catch {
-                apply(machine.failed(reason: "epoll: \(error)", now: loop.now))
+                lose("epoll: \(error)")
             }
             return
         }
         unwatch()
         let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else {
-            apply(machine.failed(reason: "dup: errno \(errno)", now: loop.now))
+            lose("dup: errno \(errno)")
             return
         }
         watchedFD = copy
@@ -185,26 +230,26 @@ final class PGConnection {
         do {
             registration = try loop.register(fd: copy, events: events) { [weak self] events in self?.handle(events) }
         } catch {
-            apply(machine.failed(reason: "epoll: \(error)", now: loop.now))
+            lose("epoll: \(error)")
         }
     }
 
     private func handle(_ events: UInt32) {
         guard let connection else { return }
-        if machine.state == .connecting && machine.inFlightCount == 0 {
-            let poll: PGConnectionStateMachine.ConnectPoll = switch PQconnectPoll(connection) {
+        if machine.phase == .connecting {
+            let poll: Machine.ConnectPoll = switch PQconnectPoll(connection) {
             case PGRES_POLLING_OK: .ok
             case PGRES_POLLING_READING: .reading
             case PGRES_POLLING_WRITING: .writing
             default: .failed
             }
             if poll == .failed { logger.info("PostgreSQL connect failed", [("error", LibPQ.errorMessage(connection))]) }
-            apply(machine.connectPolled(poll, now: loop.now))
+            driver.feed(.connectPolled(poll))
             return
         }
         if events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
             guard PQconsumeInput(connection) == 1 else {
-                apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
+                lose(LibPQ.errorMessage(connection))
                 return
             }
             readResults(connection)
@@ -221,29 +266,29 @@ final class PGConnection {
                 PQsendQueryParams(connection, statement.sql, count, types, values, lengths, formats, 0)
             }
             guard sent == 1 else {
-                apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
+                lose(LibPQ.errorMessage(connection))
                 return
             }
             let endsSegment = !request.transaction || index == request.statements.count - 1
             if endsSegment && PQpipelineSync(connection) != 1 {
-                apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
+                lose(LibPQ.errorMessage(connection))
                 return
             }
         }
         if request.statements.isEmpty && PQpipelineSync(connection) != 1 {
-            apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
+            lose(LibPQ.errorMessage(connection))
             return
         }
         // Not flushed here: with EPOLLOUT armed the loop comes back at once (the socket is writable), and every
         // request sent in this turn of the loop goes out in one write instead of one write each.
-        apply(machine.flushed(outputPending: true))
+        driver.feed(.flushed(outputPending: true))
     }
 
     private func flush(_ connection: OpaquePointer) {
         switch PQflush(connection) {
-        case 0: apply(machine.flushed(outputPending: false))
-        case 1: apply(machine.flushed(outputPending: true))
-        default: apply(machine.failed(reason: LibPQ.errorMessage(connection), now: loop.now))
+        case 0: driver.feed(.flushed(outputPending: false))
+        case 1: driver.feed(.flushed(outputPending: true))
+        default: lose(LibPQ.errorMessage(connection))
         }
     }
 
@@ -259,7 +304,7 @@ final class PGConnection {
                 continue
             }
             nulls = 0
-            apply(machine.received(LibPQ.outcome(of: result), now: loop.now))
+            driver.feed(.received(LibPQ.outcome(of: result)))
         }
     }
 

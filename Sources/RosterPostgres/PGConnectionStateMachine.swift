@@ -1,35 +1,55 @@
 import RosterCore
 
-/// One request in a connection's pipeline: statements that go out together and are answered together.
-struct PGPipelineRequest: Equatable {
-    /// Who the answer is for.
-    enum Kind: Equatable {
-        /// A caller, who gets `deliver`.
-        case caller
-        /// `SET statement_timeout` (and a listener's LISTEN) after each connect: the connection is ready once it is done.
-        case setup
-        /// A `SELECT 1` on an idle connection, to find a dead one before a caller does.
-        case heartbeat
-        /// The connection's own work whose answer nobody waits for (a released lease's ROLLBACK).
-        case chore
-    }
+// PGConnectionStateMachine — one libpq connection as a sans-I/O machine, in the shape of postgres-nio's
+// `ConnectionStateMachine`: facts in (what `PQconnectPoll` said, whether output is still pending, each result
+// read, a failure, the timer, a request), actions out (connect, watch the socket, send, deliver, close, set the
+// timer). It owns the pipeline's bookkeeping, the deadlines, the heartbeat and the reconnect backoff; the driver
+// (`PGConnection`) owns libpq, the socket and the loop.
+//
+// STATES (each carries what is true only in it)
+//   stopped                       not started, or stopped for good
+//   connecting(deadline, watching) PQconnectPoll under way; gives up at `deadline` (connectTimeout)
+//   settingUp(setup, watching)    connected; the setup (SET statement_timeout, a listener's LISTEN) is the only
+//                                 request in flight, and nothing else is taken until it is done
+//   idle(since, watching)         ready, nothing in flight; a heartbeat is due at `since + heartbeat`
+//   busy(pipeline, watching)      ready, one request or more in flight (the pipeline is never empty)
+//   broken(retryAt)               closed after a failure; connects again at `retryAt`
+//
+// TRANSITIONS
+//   stopped     start                         → connecting          connect, timer(connect deadline)
+//   connecting  poll reading / writing        → connecting          watch (said every time: libpq may be on a new socket)
+//   connecting  poll ok                       → settingUp           enterPipelineMode, watch, send(setup), timer
+//   connecting  poll failed, timer ≥ deadline → broken              close, broke, timer(retryAt)
+//   settingUp   setup answered                → idle                ready, timer(heartbeat)
+//   settingUp   setup failed                  → broken              close, broke, timer(retryAt)
+//   idle        request / chore               → busy                send, timer
+//   idle        timer ≥ since + heartbeat     → busy                send(SELECT 1), timer
+//   busy        request / chore               → busy                send, timer (only if earlier than the one armed)
+//   busy        last result of the oldest     → busy or idle        deliver (a caller's), timer
+//   busy        heartbeat failed              → broken              close, broke, timer(retryAt)
+//   settingUp,
+//   busy        timer ≥ a deadline            → broken              stalled, deliver (.timeout / .unavailable), close,
+//                                                                   broke, timer(retryAt)
+//   any but
+//   stopped,
+//   broken      failed (read, write, send)    → broken              deliver(.unavailable) for each caller, close, broke,
+//                                                                   timer(retryAt)
+//   idle,
+//   connecting  a result                      → broken              (nobody asked for it) close, broke, timer
+//   broken      timer ≥ retryAt               → connecting          connect, timer(connect deadline)
+//   any         stop                          → stopped             deliver(.unavailable) for each caller, close
+//                                                                   (unless broken), timer(nil)
+//   A request while not ready is answered `.unavailable` at once; a chore then is dropped. Any other fact that
+//   does not apply to the state (a poll once connected, a flush while not connected, a failure while broken)
+//   yields nothing and changes nothing.
+//
+// RULES
+//   Nothing in flight is ever resent: a connection that fails answers its callers `.unavailable` (a write may
+//   have committed), and one whose request is overdue answers that request `.timeout`.
+//   The backoff is exponential from reconnectMin to reconnectMax, each wait drawn from its upper half.
+//   The timer is armed for the one instant the machine wants next; one armed earlier is left to fire.
 
-    let id: UInt64
-    let kind: Kind
-    let statements: [PGStatement]
-    /// One pipeline segment (one Sync) for all statements, so that they commit or roll back together (an
-    /// implicit transaction); otherwise a Sync after each statement, so that each stands on its own.
-    let transaction: Bool
-
-    /// How many Syncs the driver sends, and so how many `PGRES_PIPELINE_SYNC` results end this request.
-    var segments: Int { transaction ? 1 : max(1, statements.count) }
-}
-
-/// One libpq connection as a sans-I/O machine, in the shape of postgres-nio's `ConnectionStateMachine`: facts
-/// come in (what `PQconnectPoll` said, whether output is still pending, each result read, a connection failure,
-/// the timer), actions go out (connect, watch the socket for reading and/or writing, send a request, deliver an
-/// answer, close, set the timer). It owns the pipeline's bookkeeping, the deadlines, the heartbeat and the
-/// reconnect backoff; the driver (`PGConnection`) owns libpq and the loop.
+/// One libpq connection as a sans-I/O machine (see the table above): facts in, actions out, time as `now`.
 struct PGConnectionStateMachine {
     /// The connection's timings.
     struct Timing: Equatable {
@@ -42,15 +62,24 @@ struct PGConnectionStateMachine {
         var reconnectMax: Duration
     }
 
+    /// Where the connection is, with what is true only there.
     enum State: Equatable {
         case stopped
-        /// Connecting, or running the setup after connecting.
-        case connecting
-        /// Ready, nothing in flight.
-        case idle
+        /// `PQconnectPoll` under way, given up at `deadline`; `watching` is what the last poll asked for.
+        case connecting(deadline: Instant, watching: Watch?)
+        /// Connected, running the setup: the one request in flight.
+        case settingUp(InFlight, watching: Watch)
+        /// Ready, nothing in flight, last heard from the server at `since`.
+        case idle(since: Instant, watching: Watch)
         /// Ready, requests in flight.
-        case busy
+        case busy(Pipeline, watching: Watch)
         /// Closed after a failure; reconnects at `retryAt`.
+        case broken(retryAt: Instant)
+    }
+
+    /// The state without its data, for those who only ask where the connection is.
+    enum Phase: Equatable {
+        case stopped, connecting, settingUp, idle, busy
         case broken(retryAt: Instant)
     }
 
@@ -84,14 +113,6 @@ struct PGConnectionStateMachine {
         case stalled
     }
 
-    private struct InFlight {
-        let request: PGPipelineRequest
-        let deadline: Instant
-        var segmentsLeft: Int
-        var results: [PGResult] = []
-        var failure: PGFailure?
-    }
-
     let timing: Timing
     /// Statements run after each connect, before the connection is ready.
     let setup: [PGStatement]
@@ -99,13 +120,10 @@ struct PGConnectionStateMachine {
     private let random: () -> Double
 
     private(set) var state: State = .stopped
-    private var inFlight: [InFlight] = []
-    private var outputPending = false
-    private var watching: (readable: Bool, writable: Bool)?
-    private var connectDeadline: Instant?
-    private var lastActivity: Instant = .zero
-    /// Failed connects since the last successful one: the backoff's exponent.
+    /// Failed connects since the last successful one: the backoff's exponent. It outlives every state (a stop and
+    /// a start do not forgive an outage), so it is the machine's, not a state's.
     private(set) var consecutiveFailures = 0
+    /// The instant the driver's timer is set for, whatever the state: so that the same one is not set again.
     private var armedTimer: Instant?
     private var nextInternalID: UInt64 = 1 << 62
 
@@ -115,103 +133,178 @@ struct PGConnectionStateMachine {
         self.random = random
     }
 
+    var phase: Phase {
+        switch state {
+        case .stopped: .stopped
+        case .connecting: .connecting
+        case .settingUp: .settingUp
+        case .idle: .idle
+        case .busy: .busy
+        case .broken(let retryAt): .broken(retryAt: retryAt)
+        }
+    }
+
     /// Whether it takes requests now.
-    var isReady: Bool { state == .idle || state == .busy }
+    var isReady: Bool {
+        switch state {
+        case .idle, .busy: true
+        case .stopped, .connecting, .settingUp, .broken: false
+        }
+    }
 
     /// Requests sent and not yet answered (callers' and its own).
-    var inFlightCount: Int { inFlight.count }
+    var inFlightCount: Int {
+        switch state {
+        case .settingUp: 1
+        case .busy(let pipeline, _): pipeline.count
+        case .stopped, .connecting, .idle, .broken: 0
+        }
+    }
 
     /// When a caller refused now should try again.
     func retryAfterMs(now: Instant) -> Int64 {
-        if case .broken(let retryAt) = state { return max(1, (retryAt - now).milliseconds) }
-        return max(1, timing.reconnectMin.milliseconds)
+        switch state {
+        case .broken(let retryAt): max(1, (retryAt - now).milliseconds)
+        case .stopped, .connecting, .settingUp, .idle, .busy: max(1, timing.reconnectMin.milliseconds)
+        }
     }
 
     // MARK: Facts
 
     mutating func start(now: Instant) -> [Action] {
-        guard state == .stopped else { return [] }
-        return beginConnecting(now: now)
+        switch state {
+        case .stopped: beginConnecting(now: now)
+        case .connecting, .settingUp, .idle, .busy, .broken: []
+        }
     }
 
     mutating func stop(now: Instant) -> [Action] {
-        guard state != .stopped else { return [] }
-        var actions = failInFlight(now: now, expiredAt: nil)
-        if !isBrokenState { actions.append(.close) }
+        let retry = retryAfterMs(now: now)
+        var actions: [Action]
+        switch state {
+        case .stopped: return []
+        case .broken: actions = []
+        case .connecting, .idle: actions = [.close]
+        case .settingUp(let setup, _): actions = Self.unavailable([setup], retryAfterMs: retry) + [.close]
+        case .busy(let pipeline, _): actions = Self.unavailable(pipeline.all, retryAfterMs: retry) + [.close]
+        }
         state = .stopped
-        watching = nil
-        actions.append(contentsOf: timer(now: now))
-        return actions
+        return actions + timer(now: now)
     }
 
     mutating func connectPolled(_ poll: ConnectPoll, now: Instant) -> [Action] {
-        guard state == .connecting, inFlight.isEmpty else { return [] }
-        // Always said while connecting, even when unchanged: libpq may have moved to another socket (the next
-        // address), and the driver watches afresh each time.
-        switch poll {
-        case .reading:
-            watching = (true, false)
-            return [.watch(readable: true, writable: false)]
-        case .writing:
-            watching = (false, true)
-            return [.watch(readable: false, writable: true)]
-        case .failed: return fail(now: now, reason: "connect failed")
-        case .ok:
-            lastActivity = now
-            var actions: [Action] = [.enterPipelineMode]
-            actions += watch(readable: true, writable: false)
-            actions += send(PGPipelineRequest(id: internalID(), kind: .setup, statements: setup, transaction: false), now: now)
-            return actions + timer(now: now)
+        switch state {
+        case .connecting(let deadline, let watching):
+            // Said every time while connecting, even when unchanged: libpq may have moved to another socket (the
+            // next address), and the driver watches afresh each time.
+            switch poll {
+            case .reading, .writing:
+                let watch = Watch(readable: poll == .reading, writable: poll == .writing)
+                state = .connecting(deadline: deadline, watching: watch)
+                return [watch.action]
+            case .failed:
+                return fail(now: now, reason: "connect failed")
+            case .ok:
+                let watch = Watch.connected(outputPending: false)
+                var actions: [Action] = [.enterPipelineMode]
+                if watching != watch { actions.append(watch.action) }
+                let request = PGPipelineRequest(id: internalID(), kind: .setup, statements: setup, transaction: false)
+                state = .settingUp(InFlight(request, deadline: now + timing.requestTimeout), watching: watch)
+                return actions + [.send(request)] + timer(now: now)
+            }
+        case .stopped, .settingUp, .idle, .busy, .broken:
+            return []
         }
     }
 
     /// Whether libpq holds output not yet written (after a send, and after every `PQflush`): while it does, the
     /// socket is watched for writing too.
     mutating func flushed(outputPending pending: Bool) -> [Action] {
-        outputPending = pending
-        guard isReady || (state == .connecting && !inFlight.isEmpty) else { return [] }
-        return watch(readable: true, writable: pending)
+        let wanted = Watch.connected(outputPending: pending)
+        switch state {
+        case .settingUp(let setup, let watching):
+            guard watching != wanted else { return [] }
+            state = .settingUp(setup, watching: wanted)
+        case .idle(let since, let watching):
+            guard watching != wanted else { return [] }
+            state = .idle(since: since, watching: wanted)
+        case .busy(let pipeline, let watching):
+            guard watching != wanted else { return [] }
+            state = .busy(pipeline, watching: wanted)
+        case .stopped, .connecting, .broken:
+            return []
+        }
+        return [wanted.action]
     }
 
     /// One result read with `PQgetResult`, in pipeline order.
     mutating func received(_ outcome: LibPQ.Outcome, now: Instant) -> [Action] {
-        guard !inFlight.isEmpty else { return fail(now: now, reason: "a result nobody asked for") }
-        lastActivity = now
-        switch outcome {
-        case .done(let result):
-            if inFlight[0].failure == nil { inFlight[0].results.append(result) }
+        switch state {
+        case .stopped, .broken:
+            // No connection: nothing can have been read.
             return []
-        case .failed(let failure):
-            if inFlight[0].failure == nil { inFlight[0].failure = failure }
-            return []
-        case .aborted:
-            return []
-        case .sync:
-            inFlight[0].segmentsLeft -= 1
-            guard inFlight[0].segmentsLeft == 0 else { return [] }
-            return complete(inFlight.removeFirst(), now: now)
+        case .connecting, .idle:
+            return fail(now: now, reason: "a result nobody asked for")
+        case .settingUp(var setup, let watching):
+            guard setup.take(outcome) else {
+                state = .settingUp(setup, watching: watching)
+                return []
+            }
+            if let failure = setup.failure { return fail(now: now, reason: "setup failed: \(failure.reason)") }
+            consecutiveFailures = 0
+            state = .idle(since: now, watching: watching)
+            return [.ready] + timer(now: now)
+        case .busy(let pipeline, let watching):
+            let (rest, done) = pipeline.taking(outcome)
+            // Whatever comes in is a sign of life: an idle connection's heartbeat is counted from the last of it.
+            state = rest.map { .busy($0, watching: watching) } ?? .idle(since: now, watching: watching)
+            guard let done else { return [] }
+            switch done.request.kind {
+            case .caller:
+                return [.deliver(id: done.request.id, done.answer)] + timer(now: now)
+            case .heartbeat, .setup:
+                if let failure = done.failure { return fail(now: now, reason: "\(done.request.kind) failed: \(failure.reason)") }
+                return timer(now: now)
+            case .chore:
+                return timer(now: now)
+            }
         }
     }
 
     /// The connection failed (a read, a write or a send said so): every request in flight is answered
     /// `.unavailable`, none is retried (a write may have committed).
     mutating func failed(reason: String, now: Instant) -> [Action] {
-        guard state != .stopped, !isBrokenState else { return [] }
-        return fail(now: now, reason: reason)
+        switch state {
+        case .stopped, .broken: []
+        case .connecting, .settingUp, .idle, .busy: fail(now: now, reason: reason)
+        }
     }
 
     /// A request to send now; refused with `.unavailable` unless ready.
     mutating func enqueue(id: UInt64, statements: [PGStatement], transaction: Bool, now: Instant) -> [Action] {
-        guard isReady else { return [.deliver(id: id, .failure(.unavailable(retryAfterMs: retryAfterMs(now: now))))] }
-        return send(PGPipelineRequest(id: id, kind: .caller, statements: statements, transaction: transaction), now: now)
-            + timer(now: now)
+        let request = PGPipelineRequest(id: id, kind: .caller, statements: statements, transaction: transaction)
+        switch state {
+        case .idle(_, let watching):
+            return send(request, behind: nil, watching: watching, now: now)
+        case .busy(let pipeline, let watching):
+            return send(request, behind: pipeline, watching: watching, now: now)
+        case .stopped, .connecting, .settingUp, .broken:
+            return [.deliver(id: id, .failure(.unavailable(retryAfterMs: retryAfterMs(now: now))))]
+        }
     }
 
-    /// Work of the connection's own, answered to nobody (a released lease's ROLLBACK).
+    /// Work of the connection's own, answered to nobody (a released lease's ROLLBACK); dropped unless ready.
     mutating func enqueueChore(_ statements: [PGStatement], now: Instant) -> [Action] {
-        guard isReady else { return [] }
-        return send(PGPipelineRequest(id: internalID(), kind: .chore, statements: statements, transaction: false), now: now)
-            + timer(now: now)
+        switch state {
+        case .idle(_, let watching):
+            return send(PGPipelineRequest(id: internalID(), kind: .chore, statements: statements, transaction: false),
+                        behind: nil, watching: watching, now: now)
+        case .busy(let pipeline, let watching):
+            return send(PGPipelineRequest(id: internalID(), kind: .chore, statements: statements, transaction: false),
+                        behind: pipeline, watching: watching, now: now)
+        case .stopped, .connecting, .settingUp, .broken:
+            return []
+        }
     }
 
     mutating func timerFired(now: Instant) -> [Action] {
@@ -222,87 +315,66 @@ struct PGConnectionStateMachine {
         case .broken(let retryAt):
             guard now >= retryAt else { return timer(now: now) }
             return beginConnecting(now: now)
-        case .connecting:
-            if inFlight.isEmpty, let connectDeadline, now >= connectDeadline {
-                return fail(now: now, reason: "connect timed out")
-            }
-        case .idle:
-            if now >= lastActivity + timing.heartbeat {
-                let heartbeat = PGPipelineRequest(id: internalID(), kind: .heartbeat, statements: [PGStatement("SELECT 1")],
-                                                  transaction: false)
-                return send(heartbeat, now: now) + timer(now: now)
-            }
-        case .busy:
-            break
-        }
-        if inFlight.contains(where: { $0.deadline <= now }) {
+        case .connecting(let deadline, _):
+            guard now >= deadline else { return timer(now: now) }
+            return fail(now: now, reason: "connect timed out")
+        case .settingUp(let setup, _):
+            guard setup.deadline <= now else { return timer(now: now) }
+            return [.stalled] + fail(now: now, reason: "no answer in time", expiredAt: now)
+        case .idle(let since, let watching):
+            guard now >= since + timing.heartbeat else { return timer(now: now) }
+            let heartbeat = PGPipelineRequest(id: internalID(), kind: .heartbeat, statements: [PGStatement("SELECT 1")],
+                                              transaction: false)
+            return send(heartbeat, behind: nil, watching: watching, now: now)
+        case .busy(let pipeline, _):
+            guard pipeline.earliestDeadline <= now else { return timer(now: now) }
             return [.stalled] + fail(now: now, reason: "no answer in time", expiredAt: now)
         }
-        return timer(now: now)
     }
 
     // MARK: Steps
 
-    private var isBrokenState: Bool {
-        if case .broken = state { return true }
-        return false
-    }
-
     private mutating func beginConnecting(now: Instant) -> [Action] {
-        state = .connecting
-        watching = nil
-        outputPending = false
-        connectDeadline = now + timing.connectTimeout
+        state = .connecting(deadline: now + timing.connectTimeout, watching: nil)
         return [.connect] + timer(now: now)
     }
 
-    private mutating func send(_ request: PGPipelineRequest, now: Instant) -> [Action] {
-        inFlight.append(InFlight(request: request, deadline: now + timing.requestTimeout, segmentsLeft: request.segments))
-        if state == .idle { state = .busy }
-        return [.send(request)]
-    }
-
-    private mutating func complete(_ done: InFlight, now: Instant) -> [Action] {
-        var actions: [Action] = []
-        switch done.request.kind {
-        case .caller:
-            actions.append(.deliver(id: done.request.id, done.failure.map { .failure($0) } ?? .success(done.results)))
-        case .setup:
-            if let failure = done.failure { return fail(now: now, reason: "setup failed: \(failure.reason)") }
-            consecutiveFailures = 0
-            state = .busy
-            actions.append(.ready)
-        case .heartbeat:
-            if let failure = done.failure { return fail(now: now, reason: "heartbeat failed: \(failure.reason)") }
-        case .chore:
-            break
-        }
-        if isReady { state = inFlight.isEmpty ? .idle : .busy }
-        return actions + timer(now: now)
+    /// Sends `request` on a ready connection, behind what is in flight (nil: nothing).
+    private mutating func send(_ request: PGPipelineRequest, behind pipeline: Pipeline?, watching: Watch,
+                               now: Instant) -> [Action] {
+        let entry = InFlight(request, deadline: now + timing.requestTimeout)
+        var next = pipeline ?? Pipeline(entry)
+        if pipeline != nil { next.append(entry) }
+        state = .busy(next, watching: watching)
+        return [.send(request)] + timer(now: now)
     }
 
     /// Closes the connection after a failure: callers in flight get `.unavailable` (those past their deadline
     /// `.timeout`), and a reconnect is due after the backoff.
     private mutating func fail(now: Instant, reason: String, expiredAt: Instant? = nil) -> [Action] {
+        let inFlight: [InFlight]
+        switch state {
+        case .settingUp(let setup, _): inFlight = [setup]
+        case .busy(let pipeline, _): inFlight = pipeline.all
+        case .stopped, .connecting, .idle, .broken: inFlight = []
+        }
         let retryAt = now + backoff()
         consecutiveFailures += 1
         state = .broken(retryAt: retryAt)
-        var actions = failInFlight(now: now, expiredAt: expiredAt)
-        watching = nil
-        outputPending = false
-        actions.append(.close)
-        actions.append(.broke(retryAt: retryAt, reason: reason))
-        return actions + timer(now: now)
-    }
-
-    private mutating func failInFlight(now: Instant, expiredAt: Instant?) -> [Action] {
         let retry = retryAfterMs(now: now)
-        let failed = inFlight
-        inFlight.removeAll()
-        return failed.compactMap { entry in
+        let answers: [Action] = inFlight.compactMap { entry in
             guard entry.request.kind == .caller else { return nil }
             let expired = expiredAt.map { entry.deadline <= $0 } ?? false
             return .deliver(id: entry.request.id, .failure(expired ? .timeout : .unavailable(retryAfterMs: retry)))
+        }
+        return answers + [.close, .broke(retryAt: retryAt, reason: reason)] + timer(now: now)
+    }
+
+    /// The callers among `entries`, each answered `.unavailable`.
+    private static func unavailable(_ entries: [InFlight], retryAfterMs retry: Int64) -> [Action] {
+        entries.compactMap { entry in
+            guard entry.request.kind == .caller else { return nil }
+            return .deliver(id: entry.request.id, .failure(.unavailable(retryAfterMs: retry)))
         }
     }
 
@@ -316,12 +388,6 @@ struct PGConnectionStateMachine {
         return .nanoseconds(Int64(jittered))
     }
 
-    private mutating func watch(readable: Bool, writable: Bool) -> [Action] {
-        if let watching, watching == (readable, writable) { return [] }
-        watching = (readable, writable)
-        return [.watch(readable: readable, writable: writable)]
-    }
-
     private mutating func internalID() -> UInt64 {
         nextInternalID += 1
         return nextInternalID
@@ -329,28 +395,25 @@ struct PGConnectionStateMachine {
 
     /// The one instant the machine wants to hear from the timer next.
     private mutating func timer(now: Instant) -> [Action] {
-        let wanted: Instant?
-        switch state {
-        case .stopped: wanted = nil
-        case .broken(let retryAt): wanted = retryAt
-        case .connecting: wanted = earliest(inFlight.first.map(\.deadline) ?? connectDeadline)
-        case .idle: wanted = lastActivity + timing.heartbeat
-        case .busy: wanted = earliest(nil)
+        let wanted: Instant? = switch state {
+        case .stopped: nil
+        case .broken(let retryAt): retryAt
+        case .connecting(let deadline, _): deadline
+        case .settingUp(let setup, _): setup.deadline
+        case .idle(let since, _): since + timing.heartbeat
+        case .busy(let pipeline, _): pipeline.earliestDeadline
         }
         // A timer armed earlier than wanted is left to fire (it finds nothing due and sets the next): a busy
         // connection's earliest deadline moves on with every answer, and re-arming each time costs a syscall.
         switch (armedTimer, wanted) {
-        case (nil, nil): return []
-        case (let armed?, let wanted?) where armed <= wanted: return []
-        default:
+        case (nil, nil):
+            return []
+        case (let armed?, let wanted?) where armed <= wanted:
+            return []
+        case (_?, _?), (_?, nil), (nil, _?):
             armedTimer = wanted
             return [.setTimer(wanted)]
         }
-    }
-
-    private func earliest(_ other: Instant?) -> Instant? {
-        let deadlines = inFlight.map(\.deadline) + (other.map { [$0] } ?? [])
-        return deadlines.min()
     }
 }
 

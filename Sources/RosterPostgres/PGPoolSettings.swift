@@ -51,7 +51,7 @@ public struct PGPoolSettings: Sendable {
 
     /// What runs after every connect before the connection serves. `synchronous_commit` is set, not assumed:
     /// a server configured with it off would answer a commit before it is on disk, and an answer that says done
-    /// must mean committed (CONTRACT §10).
+    /// must mean committed (protocol.md §Contacts: a write is answered only once it is on disk).
     var setup: [PGStatement] {
         [PGStatement("SET statement_timeout = \(max(0, statementTimeoutMs))"), PGStatement("SET synchronous_commit = on")]
     }

@@ -65,7 +65,7 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         try run("begin the snapshot", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do throws(CopyError) {
             try counted(try counts())
-            // The credential's columns (no TOTP: those rows are copied on their own), then issue 16's.
+            // The credential's columns (no TOTP: those rows are copied on their own), then the last log-in and the lock.
             try read("""
                 SELECT \(PostgreSQLQueries.userColumns), NULL::bytea, NULL::bigint, locked_at IS NOT NULL, last_login_at,
                     locked_at, locked_reason
@@ -112,7 +112,7 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                     return CopiedTOTP(account: account, sealed: row.bytes(1), pending: row.bytes(2), lastStep: row.int(3))
                 }))
             }
-            // Issue 16: the audit log, oldest first, ids and times as they were.
+            // The audit log, oldest first, ids and times as they were.
             try read("SELECT \(PostgreSQLQueries.auditColumns) FROM audit_log ORDER BY id", size) { rows throws(CopyError) in
                 try body(.audit(try rows.map { row throws(CopyError) in
                     guard let entry = row.auditEntry() else { throw self.unreadable("an audit entry") }

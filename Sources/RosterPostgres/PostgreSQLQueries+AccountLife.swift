@@ -1,11 +1,11 @@
 import RosterStorage
 
-// The life of an account (issue 15). Each revoked token is announced with its own `token-revoked` notification,
+// The life of an account (protocol.md §The life of an account). Each revoked token is announced with its own `token-revoked` notification,
 // written by the statement that deletes it (the payload's prefix is bound, each hash's hex appended by
 // `encode(token_hash, 'hex')`), so the others hear of exactly the tokens that went, when they went.
 extension PostgreSQLQueries {
     /// `userColumns` of `u`, then the confirmed TOTP (`sealed`, `last_step`) of the joined `t`, then whether the
-    /// account is locked (issue 16).
+    /// account is locked.
     static let credentialColumns = """
         u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step, u.locked_at IS NOT NULL
         """

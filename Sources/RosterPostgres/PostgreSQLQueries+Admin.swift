@@ -1,7 +1,7 @@
 import RosterCore
 import RosterStorage
 
-// The administrator's statements (issue 16). A query matches the folded keys (`username_key`, `email_key`) with
+// The administrator's statements (protocol.md §Administering users). A query matches the folded keys (`username_key`, `email_key`) with
 // `strpos`, so no character of it is a pattern; order is by `username_key` bytewise (`COLLATE "C"`), as SQLite's
 // `NOCASE` orders, whatever the database's collation. A lock announces `sessions-ended` in its own statement.
 extension PostgreSQLQueries {

@@ -32,7 +32,7 @@ struct AuditWrite: Sendable {
     }
 }
 
-// The audit log's statements (issue 16). A write's entry is inserted by the write's own statement, in a CTE named
+// The audit log's statements (protocol.md §The audit log). A write's entry is inserted by the write's own statement, in a CTE named
 // `audited` that reads the rows the change made (or a condition on them), so it commits exactly when the change
 // does; its RETURNING sends the announcement in the same transaction. Every audited statement ends each of its rows
 // with the entry's id and time (NULL when no entry was written), read back by `PGRow.auditStamp`.

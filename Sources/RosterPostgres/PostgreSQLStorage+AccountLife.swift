@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The life of an account (issue 15): each call one round trip (a deletion two, to name the account in its
+// The life of an account (protocol.md §The life of an account): each call one round trip (a deletion two, to name the account in its
 // notification), its writes in one transaction. Revocations, deletion, a redeemed code and a TOTP step are
 // forced (the protocol says they are never refused); the rest the pool's budget may refuse. Every revoked token
 // and every deletion is announced in the transaction that makes it, so the other daemons end exactly those
@@ -52,7 +52,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
 
     public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
         let audit = auditWrite(audit)
@@ -90,7 +90,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
     private func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditWrite?, charge: QueueCharge,
                                attempt: Int, completion: @escaping StorageCompletion<DeletedAccount?>) {
         query(PostgreSQLQueries.credential(of: account), charge: charge, force: true, "account deletion") { [weak self] read in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             let found: Credential?
             switch read {
             case .failure(let failure): return completion(.failure(failure))
@@ -102,7 +102,7 @@ extension PostgreSQLStorage: AccountLifeStorage {
                                                             notification: deleted, announcingTokens: self.tokenRevokedPrefix,
                                                             now: self.now, audit: audit)
             self.query(statement, charge: charge, force: true, "account deletion") { [weak self] result in
-                guard let self else { return completion(.failure(Self.stoppedFailure)) }
+                guard let self else { return completion(.failure(StorageFailure.stopped)) }
                 switch result {
                 case .failure(let failure):
                     completion(.failure(failure))
@@ -220,12 +220,11 @@ extension PostgreSQLStorage: AccountLifeStorage {
     /// Whether `hash` may be stored; if not, the call has answered (logged, `.other`), as registration does.
     private func acceptable<T>(_ hash: String, _ completion: StorageCompletion<T>) -> Bool {
         guard !stopped else {
-            completion(.failure(Self.stoppedFailure))
+            completion(.failure(StorageFailure.stopped))
             return false
         }
-        guard hash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            completion(.failure(.other))
+        guard StoredPasswordHash.isStorable(hash) else {
+            completion(.failure(StoredPasswordHash.refusal(logging: logger)))
             return false
         }
         return true

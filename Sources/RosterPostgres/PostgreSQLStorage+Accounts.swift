@@ -6,17 +6,13 @@ import RosterStorage
 // one round trip. Writes that follow a hash or a verification already paid for are never refused by the
 // pool's budget; reads and a resume may be.
 
-extension PostgreSQLStorage: AccountStorage {
-    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+extension PostgreSQLStorage: UsernameDirectoryStorage {
+    /// One statement, while the directory is not in; once it is, the directory answers, also while the database
+    /// is down.
+    public func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.usernameTaken(canonical), charge: charge, "username check") { result in
             completion(result.map { $0.rows.first?.bool(0) ?? false })
         }
-    }
-
-    /// From the username directory, once it is in; it keeps answering while the database is down.
-    public func knownUsernameTaken(_ canonical: String) -> Bool? {
-        stopped ? nil : usernames.contains(canonical)
     }
 
     public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
@@ -38,10 +34,9 @@ extension PostgreSQLStorage: AccountStorage {
     }
 
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        guard new.passwordHash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            return completion(.failure(.other))
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
+        guard StoredPasswordHash.isStorable(new.passwordHash) else {
+            return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
         guard PGText.storable(new.username, new.display, new.email) else {
             return completion(.failure(unstorable("registration")))
@@ -56,7 +51,7 @@ extension PostgreSQLStorage: AccountStorage {
         let created = notification(.accountCreated(username: new.username, email: new.email))
         query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit), charge: charge,
               force: true, "registration") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             switch result {
             case .failure(let failure):
                 completion(.failure(failure))
@@ -68,7 +63,7 @@ extension PostgreSQLStorage: AccountStorage {
                                                        email: new.email, createdAtMs: createdAt)))
                 }
                 self.query(PostgreSQLQueries.clash(new), charge: charge, force: true, "registration") { [weak self] result in
-                    guard let self else { return completion(.failure(Self.stoppedFailure)) }
+                    guard let self else { return completion(.failure(StorageFailure.stopped)) }
                     switch result {
                     case .failure(let failure):
                         completion(.failure(failure))
@@ -86,10 +81,9 @@ extension PostgreSQLStorage: AccountStorage {
 
     public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                                     completion: @escaping StorageCompletion<Void>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        guard hash.hasPrefix("$argon2id$") else {
-            logger.error("refused to store a password hash that is not Argon2id")
-            return completion(.failure(.other))
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
+        guard StoredPasswordHash.isStorable(hash) else {
+            return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
         }
         let logger = self.logger
         query(PostgreSQLQueries.replacePasswordHash(hash, of: account), charge: charge, force: true,
@@ -193,7 +187,7 @@ extension PostgreSQLStorage: LoginFailureStorage {
     }
 
     public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard !keys.isEmpty || audit != nil else { return completion(.success(())) }
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.recordFailure(keys: keys, now: now, audit: audit), charge: charge, force: true,

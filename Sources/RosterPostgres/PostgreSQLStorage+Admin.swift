@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The administrator's calls (issue 16), each one round trip. A lock and a reset are forced (the protocol says they
+// The administrator's calls (protocol.md §Administering users), each one round trip. A lock and a reset are forced (the protocol says they
 // are never refused); a lock is announced as `sessionsEnded` in the statement that makes it.
 extension PostgreSQLStorage: AdminStorage {
     public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,

@@ -1,7 +1,7 @@
 import RosterRuntime
 import RosterStorage
 
-// The audit log (issue 16). A write's entry is inserted by the write's own statement (`PostgreSQLQueries.audited`)
+// The audit log (protocol.md §The audit log). A write's entry is inserted by the write's own statement (`PostgreSQLQueries.audited`)
 // and announced in its transaction; once the answer is back (committed), this instance hands the entry to `onAudit`
 // as `.here`, and its listener drops the echo. The other daemons' entries come through the listener as `.elsewhere`:
 // whole in the payload, or, for an entry too large for one, by id and read here. Entries announced while the
@@ -13,7 +13,7 @@ extension PostgreSQLStorage: AuditStorage {
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         let write = AuditWrite(record, origin: origin)
         query(PostgreSQLQueries.appendAudit(write, now: now), charge: charge, force: true, "audit entry write") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             completion(result.flatMap { inserted in
                 guard let entry = self.committed(write, inserted) else { return .failure(.other) }
                 return .success(entry)
@@ -61,9 +61,7 @@ extension PostgreSQLStorage: AuditStorage {
     @discardableResult
     func committed(_ write: AuditWrite?, _ result: PGResult?, naming: String? = nil) -> AuditEntry? {
         guard let write, let stamp = result?.rows.first?.auditStamp else { return nil }
-        var record = write.record
-        if record.username == nil { record.username = naming }
-        let entry = AuditEntry(id: stamp.id, timeMs: stamp.timeMs, record: record)
+        let entry = AuditEntry(id: stamp.id, timeMs: stamp.timeMs, record: write.record.named(naming))
         onAudit?(entry, .here)
         return entry
     }

@@ -15,7 +15,7 @@ extension PostgreSQLStorage: ContactStorage {
     /// Runs `operation` in `user`'s turn; it answers through the completion it is handed, which hands the turn on.
     func inTurn<T>(of user: AccountID, _ completion: @escaping StorageCompletion<T>,
                    _ operation: @escaping (_ answer: @escaping StorageCompletion<T>) -> Void) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         let queued = contactTurns.enqueue(user) { done in
             operation { result in
                 completion(result)
@@ -29,9 +29,9 @@ extension PostgreSQLStorage: ContactStorage {
                                              build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                              completion: @escaping StorageCompletion<T>) {
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             self.query(PostgreSQLQueries.searchKeys(of: user), charge: charge, "contacts: load contacts") { [weak self] result in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch result {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(let rows):
@@ -54,10 +54,10 @@ extension PostgreSQLStorage: ContactStorage {
     public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        if cancelled.withLock({ $0 }) { return completion(.failure(.busy(retryAfterMs: 0))) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
+        if let skipped = StorageFailure.skipped(cancelled) { return completion(.failure(skipped)) }
         query(PostgreSQLQueries.contacts(ids, of: user), charge: charge, "contacts: read contact") { [weak self] result in
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             switch result {
             case .failure(let failure): completion(.failure(failure))
             case .success(let found):
@@ -75,11 +75,11 @@ extension PostgreSQLStorage: ContactStorage {
     public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                            completion: @escaping StorageCompletion<StoredContact>) {
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
             guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
             self.compute(charge, force: false, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] keys in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch keys {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(let keys):
@@ -94,7 +94,7 @@ extension PostgreSQLStorage: ContactStorage {
     public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
             self.update(id, of: user, session: session, with: patch, charge: charge, attempt: 1, answer)
         }
@@ -106,7 +106,7 @@ extension PostgreSQLStorage: ContactStorage {
                         attempt: Int,
                         _ answer: @escaping StorageCompletion<ContactUpdate>) {
         query(PostgreSQLQueries.contact(id, of: user), charge: charge, "contacts: read contact") { [weak self] read in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             let current: Contact
             switch read {
             case .failure(let failure): return answer(.failure(failure))
@@ -122,7 +122,7 @@ extension PostgreSQLStorage: ContactStorage {
             }
             guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
             self.compute(charge, { .success(ContactSearchKeys(draft: draft)) }) { [weak self] computed in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 let keys: ContactSearchKeys
                 switch computed {
                 case .failure(let failure): return answer(.failure(failure))
@@ -132,7 +132,7 @@ extension PostgreSQLStorage: ContactStorage {
                 self.query(PostgreSQLQueries.updateContact(current, to: draft, keys: keys, of: user, session: session,
                                                            now: self.now, notification: changed),
                            charge: charge, force: true, "contacts write") { [weak self] written in
-                    guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                    guard let self else { return answer(.failure(StorageFailure.stopped)) }
                     switch written {
                     case .failure(let failure): answer(.failure(failure))
                     case .success(let result):
@@ -156,7 +156,7 @@ extension PostgreSQLStorage: ContactStorage {
     public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Bool>) {
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
             let changed = self.notification(.contactsChanged(account: user))
             self.query(PostgreSQLQueries.removeContact(id, of: user, session: session, notification: changed), charge: charge,
@@ -177,7 +177,7 @@ extension PostgreSQLStorage: ContactStorage {
         var charge = charge
         charge.bytes = data.utf8.count
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             // An ended session's import is not even parsed: a queue of them drains at once.
             if session.isEnded { return answer(.failure(.revoked)) }
             self.compute(charge, force: false, { () -> Result<ParsedImport, StorageFailure> in
@@ -191,7 +191,7 @@ extension PostgreSQLStorage: ContactStorage {
                 return .success(ParsedImport(drafts: parsed.contacts.map(\.draft), errors: parsed.errors,
                                              folded: Array(folded)))
             }) { [weak self] parsed in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch parsed {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(let parsed): self.importParsed(parsed, for: user, session: session, charge: charge, answer)
@@ -208,34 +208,23 @@ extension PostgreSQLStorage: ContactStorage {
         guard parsed.drafts.allSatisfy(PGText.storable) else { return answer(.failure(unstorable("contacts import"))) }
         query(PostgreSQLQueries.possibleDuplicates(of: user, folded: parsed.folded), charge: charge, force: true,
               "contacts write") { [weak self] found in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             let existing: PGResult
             switch found {
             case .failure(let failure): return answer(.failure(failure))
             case .success(let result): existing = result
             }
             self.compute(charge, { () -> Result<([(ContactDraft, ContactSearchKeys)], Int), StorageFailure> in
-                var seen = Set<ContactDraft>()
+                var stored = Set<ContactDraft>()
                 for row in existing.rows {
                     guard let name = row.text(0) else { continue }
-                    seen.insert(ContactDraft(name: name, phone: row.text(1), email: row.text(2), note: row.text(3)))
+                    stored.insert(ContactDraft(name: name, phone: row.text(1), email: row.text(2), note: row.text(3)))
                 }
-                var fresh: [(ContactDraft, ContactSearchKeys)] = []
-                var skipped = 0
                 var sharing = CoreSharing()
-                for draft in parsed.drafts {
-                    sharing.yieldIfDue()
-                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
-                    guard seen.insert(draft).inserted else {
-                        skipped += 1
-                        continue
-                    }
-                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
-                    fresh.append((draft, ContactSearchKeys(draft: draft)))
-                }
+                let (fresh, skipped) = ContactImportRule.sort(parsed.drafts, sharing: &sharing) { stored.contains($0) }
                 return .success((fresh, skipped))
             }) { [weak self] decided in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch decided {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(let (fresh, skipped)):
@@ -298,8 +287,8 @@ extension PostgreSQLStorage: ContactStorage {
                                                         cancelled: Locked<Bool>,
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         inTurn(of: user, completion) { [weak self] answer in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
-            if cancelled.withLock({ $0 }) { return answer(.failure(.busy(retryAfterMs: 0))) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return answer(.failure(skipped)) }
             self.exportChunk(of: user, after: after, into: sink, charge: charge, answer)
         }
     }
@@ -310,26 +299,23 @@ extension PostgreSQLStorage: ContactStorage {
                                                       _ answer: @escaping StorageCompletion<Sink.Output>) {
         query(PostgreSQLQueries.contactPage(of: user, after: after, limit: Self.exportChunk), charge: charge, force: true,
               "contacts export") { [weak self] read in
-            guard let self else { return answer(.failure(Self.stoppedFailure)) }
+            guard let self else { return answer(.failure(StorageFailure.stopped)) }
             let page: PGResult
             switch read {
             case .failure(let failure): return answer(.failure(failure))
             case .success(let result): page = result
             }
-            self.compute(charge, { () -> Result<ExportStep<Sink>, StorageFailure> in
-                var sink = sink
+            self.compute(charge, { () -> Result<ContactExportStep<Sink>, StorageFailure> in
                 var sharing = CoreSharing()
-                var last = after
-                for row in page.rows {
-                    sharing.yieldIfDue()
-                    guard let contact = row.contact() else { return .failure(.other) }
-                    guard sink.add(contact) else { return .success(.finished(sink.finish(more: true))) }
-                    last = contact.id
+                return Result { () throws(StorageFailure) in
+                    try ContactExportStep.feed(count: page.rows.count, chunkSize: Self.exportChunk, after: after,
+                                               into: sink, sharing: &sharing) { index throws(StorageFailure) in
+                        guard let contact = page.rows[index].contact() else { throw .other }
+                        return contact
+                    }
                 }
-                guard page.rows.count == Self.exportChunk else { return .success(.finished(sink.finish(more: false))) }
-                return .success(.more(sink, after: last))
             }) { [weak self] step in
-                guard let self else { return answer(.failure(Self.stoppedFailure)) }
+                guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch step {
                 case .failure(let failure): answer(.failure(failure))
                 case .success(.finished(let output)): answer(.success(output))
@@ -346,10 +332,4 @@ struct ParsedImport: Sendable {
     var drafts: [ContactDraft]
     var errors: [ContactImportError]
     var folded: [String]
-}
-
-/// Where an export stands after a chunk: its page is done, or the sink wants the rows after `after`.
-enum ExportStep<Sink: ContactExportSink>: Sendable {
-    case finished(Sink.Output)
-    case more(Sink, after: Int64)
 }

@@ -18,7 +18,7 @@ public struct PostgreSQLSettings: Sendable {
     }
 }
 
-/// The PostgreSQL backend of `Storage`: one database shared by any number of rosterd (issue 14).
+/// The PostgreSQL backend of `Storage`: one database shared by any number of rosterd.
 ///
 /// Theory of operation. Every call is one or a few statements sent through the pool (`PGPool`), which drives
 /// libpq on the loop without blocking it and answers on the loop; the pool's budget refuses work past it as
@@ -36,12 +36,8 @@ public struct PostgreSQLSettings: Sendable {
 public final class PostgreSQLStorage: Storage {
     /// A hint for a client told to come back when the database is slow or gone.
     static let retryAfterMs: Int64 = 1_000
-    /// What a backup asked for while another runs answers: each holds a connection and reads every row.
-    static let backupRetryAfterMs: Int64 = 1_000
     /// Each statement of a backup reads one page of a cursor: a minute without an answer is a server gone.
     static let backupStatementTimeoutMs = 60_000
-    /// What every call made after `stop()` answers.
-    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
     /// Usernames read per page while the directory fills: a page's rows are parsed on the loop, so it stays
     /// small enough to be a millisecond or two there, at a million accounts a few hundred round trips.
     static let directoryPage = 5_000
@@ -70,8 +66,8 @@ public final class PostgreSQLStorage: Storage {
     private let conninfo: String
     /// Writes `admin.backup`'s snapshot (a SQLite file); nil only for a storage a test opened without one.
     private let snapshots: (any SnapshotWriter)?
-    private var backupInFlight = false
-    var usernames = UsernameDirectory()
+    private var backupTurn = BackupTurn()
+    public internal(set) var usernames = UsernameDirectory()
     /// Whether `warmUp` asked for the directory; before that, a reconnect has nothing to refill.
     private var directoryWanted = false
     /// Bumped by every fill, so that the pages of a fill overtaken by a newer one are dropped.
@@ -89,6 +85,7 @@ public final class PostgreSQLStorage: Storage {
     /// in a millisecond or two, and a frozen one must not hold `admin.stats`.
     static let statisticsWait: Duration = .milliseconds(200)
     private(set) var stopped = false
+    public var isStopped: Bool { stopped }
 
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?
@@ -209,7 +206,7 @@ public final class PostgreSQLStorage: Storage {
     /// `operation`). `force` where the protocol says a call is never refused by a budget.
     func query(_ statements: [PGStatement], transaction: Bool = false, charge: QueueCharge, force: Bool = false,
                _ operation: String, completion: @escaping (Result<[PGResult], StorageFailure>) -> Void) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         let logger = self.logger
         pool.execute(statements, transaction: transaction, charge: charge, force: force) { result in
             completion(result.mapError { $0.storageFailure(logging: logger, operation) })
@@ -232,7 +229,7 @@ public final class PostgreSQLStorage: Storage {
     func compute<T: Sendable>(_ charge: QueueCharge, force: Bool = true,
                               _ job: @escaping @Sendable () -> Result<T, StorageFailure>,
                               completion: @escaping StorageCompletion<T>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         cpu.run(on: loop, charge: charge, force: force, { (_: inout Void) in job() },
                 refused: { .busy(retryAfterMs: $0) }, completion: completion)
     }
@@ -362,18 +359,15 @@ public final class PostgreSQLStorage: Storage {
     /// and it takes nothing from the pool's queue.
     public func backup(to path: String, charge: QueueCharge,
                        completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
-        guard !stopped else { return completion(.failure(.storage(Self.stoppedFailure))) }
+        guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
         guard let snapshots else {
             logger.error("admin.backup: this storage was opened without a snapshot writer")
             return completion(.failure(.storage(.other)))
         }
-        guard !backupInFlight else {
-            return completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
-        }
-        backupInFlight = true
+        if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         let (conninfo, logger, loop) = (self.conninfo, self.logger, self.loop)
         let finish = LoopBound(value: { [weak self] (result: Result<BackupSummary, BackupFailure>) in
-            self?.backupInFlight = false
+            self?.backupTurn.release()
             completion(result)
         })
         let started = startDetachedThread {
@@ -383,8 +377,8 @@ public final class PostgreSQLStorage: Storage {
             loop.execute { finish.value(result) }
         }
         if !started {
-            backupInFlight = false
-            completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
+            backupTurn.release()
+            completion(.failure(.storage(.busy(retryAfterMs: BackupTurn.retryAfterMs))))
         }
     }
 
@@ -393,7 +387,7 @@ public final class PostgreSQLStorage: Storage {
     /// pool's figures and the state. While the storage is up, a fresh count is waited for `statisticsWait` at
     /// most (one in flight at a time, shared by every call meanwhile); while it is not, the answer is at once.
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         // Read before the count is queued, so that it does not count itself as work in flight.
         let queues = ["storage": pool.stats]
         var answered = false
@@ -402,7 +396,7 @@ public final class PostgreSQLStorage: Storage {
             guard !answered else { return }
             answered = true
             timer?.cancel()
-            guard let self else { return completion(.failure(Self.stoppedFailure)) }
+            guard let self else { return completion(.failure(StorageFailure.stopped)) }
             completion(.success(StorageStatistics(accounts: self.usernames.count ?? self.lastCounts.accounts,
                                                   contacts: self.lastCounts.contacts,
                                                   usernameDirectory: self.usernames.phase.rawValue,
@@ -432,7 +426,7 @@ public final class PostgreSQLStorage: Storage {
         }
     }
 
-    /// The pool, the listener and the workers stop; every call from now on answers `stoppedFailure`.
+    /// The pool, the listener and the workers stop; every call from now on answers `StorageFailure.stopped`.
     /// The server keeps its own consistency: nothing to record for the next start.
     public func finish() { stop() }
 

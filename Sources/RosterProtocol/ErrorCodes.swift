@@ -1,6 +1,6 @@
 import RosterCore
 
-/// The one place where a failure's reason becomes a JSON-RPC error code (contract §2; table in protocol.md).
+/// The one place where a failure's reason becomes a JSON-RPC error code (the table is protocol.md §Errors).
 public enum ErrorCodes {
     public static func code(for error: RosterError) -> Int {
         switch error {

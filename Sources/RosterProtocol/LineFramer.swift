@@ -4,7 +4,7 @@ import Glibc
 ///
 /// A line longer than the limit is reported once, as soon as the limit is passed (not when its newline
 /// finally arrives), and the rest of it is discarded up to the next newline. `\r\n` counts as `\n`, and
-/// lines holding only whitespace are dropped, as the contract says.
+/// lines holding only whitespace are dropped (protocol.md §Framing).
 public struct LineFramer: Sendable {
     /// What the framer found in the bytes it was fed.
     public enum Output: Equatable, Sendable {
@@ -34,7 +34,7 @@ public struct LineFramer: Sendable {
     }
 
     /// As `feed`, but a line that starts and ends within `chunk` comes as a `.span` of it instead of a copy
-    /// (issue 8: a copy per line was a tenth of a pipelined request's cost). Use the spans before the chunk's
+    /// (a copy per line was a tenth of a pipelined request's cost). Use the spans before the chunk's
     /// memory is reused; lines carried over from earlier chunks still come as `.line`.
     public mutating func feedBorrowing(_ chunk: UnsafeRawBufferPointer, into outputs: inout [Output]) {
         feed(chunk, borrowing: true, into: &outputs)

@@ -1,8 +1,8 @@
 import Glibc
 
 /// The request shape that arrives by the thousand (`users.check_username` from a script or a backend), read
-/// in one pass without building a `JSONValue` tree (issue 8: the general parser, params validation and the
-/// answer's tree were half of such a request's cost).
+/// in one pass without building a `JSONValue` tree (the general parser, params validation and the answer's
+/// tree were half of such a request's cost).
 ///
 /// Accepted: one object with `id` (an integer, or a plain string), `method` equal to the method asked for, an
 /// optional `jsonrpc` of exactly `"2.0"`, and `params` holding exactly one member, the param asked for, whose

@@ -1,6 +1,6 @@
 import RosterCore
 
-/// A request as the dispatcher sees it, after the envelope rules of contract §2 were checked.
+/// A request as the dispatcher sees it, after the envelope rules (protocol.md §Envelope) were checked.
 public struct RPCRequest: Sendable {
     /// The request's id exactly as sent (string, number or null), or nil for a notification.
     public let id: JSONValue?

@@ -1,10 +1,11 @@
 import Glibc
 
 /// Lets a long job on a worker give its core back every `interval` of work. The storage workers run at the
-/// daemon's own priority (issue 12), and where one shares the loop's core, EEVDF lets it keep the core for its
-/// whole slice (~3 ms) while the loop, woken by a request, waits: issue 13's loop-stall bench saw a 64 KiB
-/// import hold an unrelated connection's p99 at 2.5 ms that way (0.55 ms with this). A yield costs a syscall;
-/// at every 0.5 ms of work it is well under 1 % of a job, and with nobody waiting it returns at once.
+/// daemon's own priority (standing back made writes slow on a busy host; see `WorkerPool`), and where one shares
+/// the loop's core, EEVDF lets it keep the core for its whole slice (~3 ms) while the loop, woken by a request,
+/// waits: roster-bench's loop-stall scenario (docs/BENCHMARKS.md) saw a 64 KiB import hold an unrelated
+/// connection's p99 at 2.5 ms that way (0.55 ms with this). A yield costs a syscall; at every 0.5 ms of work it
+/// is well under 1 % of a job, and with nobody waiting it returns at once.
 public struct CoreSharing {
     private let intervalNs: UInt64
     private let clock: () -> UInt64

@@ -1,6 +1,6 @@
 import RosterCore
 
-// FairQueue — the worker pool's queue: who runs next, and what is refused (issue 12).
+// FairQueue — the worker pool's queue: who runs next, and what is refused.
 //
 // RULES
 //   Every job is charged to a payer (the logged-in user; before a log-in, the remote a trusted gateway speaks for,

@@ -3,16 +3,16 @@ import Dispatch
 import Glibc
 
 /// How the loop and the hashing lane's workers share the cores: a keystroke's event should not wait behind a
-/// 30 ms Argon2id run, and a log-in must not wait forever on a busy host. Only Argon2id stands back (issue 12):
-/// the storage lane's durable writes, reads, imports and exports run at the daemon's own priority.
+/// 30 ms Argon2id run, and a log-in must not wait forever on a busy host. Only Argon2id stands back (see
+/// `WorkerPool`): the storage lane's durable writes, reads, imports and exports run at the daemon's own priority.
 ///
 /// Hashing workers rest at SCHED_IDLE, so the loop preempts them the moment it wakes. Nice alone was not enough on
 /// Linux 6.6+ (EEVDF): a nice-10 worker kept a shared core for its whole slice, and typing waited about 7 ms
-/// during issue 8's log-in storm (a shorter slice for the loop did not change that). But SCHED_IDLE gets only
-/// what the host leaves over: with two CPU hogs a registration took 28–50× its idle time, most of it waiting to
-/// be raised and then running at nice 10 against nice-0 hogs. So the pool raises a worker to an ordinary thread
-/// at the daemon's own nice as soon as it is starved (its job got under a tenth of a core for a few
-/// milliseconds; see `WorkerPool`), and it returns to idle once the queue is empty. The loop's own work never
+/// during roster-bench's log-in storm (docs/BENCHMARKS.md; a shorter slice for the loop did not change that).
+/// But SCHED_IDLE gets only what the host leaves over: with two CPU hogs a registration took 28–50× its idle
+/// time, most of it waiting to be raised and then running at nice 10 against nice-0 hogs. So the pool raises a
+/// worker to an ordinary thread at the daemon's own nice as soon as it is starved (its job got under a tenth of a
+/// core for a few milliseconds; see `WorkerPool`), and it returns to idle once the queue is empty. The loop's own work never
 /// starves a worker that way (it leaves most of the core), so during a log-in storm the workers keep resting.
 /// Going back from SCHED_IDLE to nice 0 needs RLIMIT_NICE of 20 (the system unit sets `LimitNICE=20`) or
 /// CAP_SYS_NICE; without it the workers run at nice 10 all the time, as before.

@@ -11,9 +11,9 @@ import Glibc
 /// starved (its thread got less than `starvedShare` of a core over `starvedWindow`), when jobs wait and no
 /// worker has started or finished one for `stallLimit`, or when a job has run that long: on a host whose cores
 /// are all busy, idle-priority threads get almost no time, and a log-in must still be answered at about the
-/// speed the host's other processes get. A raised worker rests again once it finds the queue empty. A `.normal` pool (durable writes, reads, imports, exports) keeps the
-/// daemon's own priority: issue 12 measured a `contacts.add` at 233 ms instead of 12 ms with two CPU hogs on
-/// the host while every worker stood back.
+/// speed the host's other processes get. A raised worker rests again once it finds the queue empty. A `.normal`
+/// pool (durable writes, reads, imports, exports) keeps the daemon's own priority: with every worker standing
+/// back, a `contacts.add` took 233 ms instead of 12 ms with two CPU hogs on the host.
 ///
 /// Each thread builds its own `Context` (its SQLite connection, its hasher) and only it touches it.
 public final class WorkerPool<Context>: Sendable {

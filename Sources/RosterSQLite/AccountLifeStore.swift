@@ -2,7 +2,7 @@ import RosterCore
 import RosterStorage
 
 /// The life of an account after sign-up over `users`, `session_tokens`, `recovery_codes`, `totp` and
-/// `login_failures` (issue 15). Every write is one durable transaction, so a crash keeps all of it or none.
+/// `login_failures`. Every write is one durable transaction, so a crash keeps all of it or none.
 public struct AccountLifeStore {
     /// The connection this store uses; see `Database`: it belongs to one thread.
     public let database: Database
@@ -32,7 +32,7 @@ public struct AccountLifeStore {
 
     /// Sets the password hash and deletes every token of the account but `keeping`; the hashes deleted.
     public func changePassword(userID: Int64, hash: String, keeping: [UInt8]?) throws(UserStoreError) -> [[UInt8]] {
-        guard hash.hasPrefix("$argon2id$") else { throw .notArgon2idHash }
+        guard StoredPasswordHash.isStorable(hash) else { throw .notArgon2idHash }
         let revoked: [[UInt8]]?
         do {
             revoked = try database.transaction { () throws(StoreError) -> [[UInt8]]? in
@@ -164,7 +164,7 @@ public struct AccountLifeStore {
     /// Deletes the code, sets the password hash and deletes every token of the account; the hashes deleted, or nil
     /// (nothing changed) when the account has no such code.
     public func redeemRecoveryCode(userID: Int64, codeHash: [UInt8], newHash: String) throws(UserStoreError) -> [[UInt8]]? {
-        guard newHash.hasPrefix("$argon2id$") else { throw .notArgon2idHash }
+        guard StoredPasswordHash.isStorable(newHash) else { throw .notArgon2idHash }
         do {
             return try database.transaction { () throws(StoreError) -> [[UInt8]]? in
                 let use = try database.cached("DELETE FROM recovery_codes WHERE user_id = ? AND code_hash = ?")

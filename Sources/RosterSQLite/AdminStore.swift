@@ -1,6 +1,6 @@
 import RosterStorage
 
-/// The administrator's reads and writes over `users`, `session_tokens` and `login_failures` (issue 16). Every
+/// The administrator's reads and writes over `users`, `session_tokens` and `login_failures`. Every
 /// write is one durable transaction.
 public struct AdminStore {
     /// The connection this store uses; see `Database`: it belongs to one thread.

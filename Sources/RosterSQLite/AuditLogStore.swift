@@ -1,6 +1,6 @@
 import RosterStorage
 
-/// The audit log in `audit_log` (issue 16). An entry for a change is appended inside that change's transaction
+/// The audit log in `audit_log`. An entry for a change is appended inside that change's transaction
 /// (`Database.enclosingTransaction`); rows are read newest first (by id) and deleted only by pruning, by time.
 public struct AuditLogStore {
     /// The connection this store uses; see `Database`: it belongs to one thread.

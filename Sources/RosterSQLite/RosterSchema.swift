@@ -1,3 +1,5 @@
+import RosterStorage
+
 /// Roster's schema history. Append only: a shipped migration is never edited, renamed or reordered.
 public enum RosterSchema {
     /// `PRAGMA application_id` of a Roster database: ASCII "RSTR". It marks the file as ours, so that another
@@ -11,9 +13,14 @@ public enum RosterSchema {
         return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
     }
 
-    /// Every migration, oldest first.
-    public static let migrations: [Migrator.Migration] = [
-        (name: "0001_users", sql: """
+    /// Every migration, oldest first: one a `SchemaStep`, in the steps' order.
+    public static let migrations: [Migrator.Migration] = SchemaStep.allCases.compactMap(migration(for:))
+
+    /// The migration SQLite records for `step`: every step has its own.
+    public static func migration(for step: SchemaStep) -> Migrator.Migration? {
+        switch step {
+        case .users:
+            (name: "0001_users", sql: """
             CREATE TABLE users(
                 id INTEGER PRIMARY KEY,
                 canonical TEXT NOT NULL UNIQUE COLLATE NOCASE CHECK(canonical <> ''),
@@ -22,9 +29,10 @@ public enum RosterSchema {
                 password_hash TEXT NOT NULL CHECK(password_hash GLOB '$argon2id$*'),
                 created_at INTEGER NOT NULL
             ) STRICT;
-            """),
+            """)
         // WITHOUT ROWID: the 32-byte hash is the only lookup key, so the table is its own index.
-        (name: "0002_session_tokens", sql: """
+        case .sessionTokens:
+            (name: "0002_session_tokens", sql: """
             CREATE TABLE session_tokens(
                 token_hash BLOB PRIMARY KEY CHECK(length(token_hash) = 32),
                 user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -33,18 +41,20 @@ public enum RosterSchema {
             ) STRICT, WITHOUT ROWID;
             CREATE INDEX session_tokens_user ON session_tokens(user_id);
             CREATE INDEX session_tokens_last_used ON session_tokens(last_used_at);
-            """),
-        (name: "0003_login_failures", sql: """
+            """)
+        case .loginFailures:
+            (name: "0003_login_failures", sql: """
             CREATE TABLE login_failures(
                 key TEXT NOT NULL,
                 at INTEGER NOT NULL
             ) STRICT;
             CREATE INDEX login_failures_key_at ON login_failures(key, at);
             CREATE INDEX login_failures_at ON login_failures(at);
-            """),
+            """)
         // Search keys are computed when a contact is written (pinyin costs ~130 µs a name), so loading a user's
         // index is a plain read, never a recomputation.
-        (name: "0004_contacts", sql: """
+        case .contacts:
+            (name: "0004_contacts", sql: """
             CREATE TABLE contacts(
                 id INTEGER PRIMARY KEY,
                 user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -62,16 +72,18 @@ public enum RosterSchema {
                 key_phone_digits TEXT NOT NULL
             ) STRICT;
             CREATE INDEX contacts_user ON contacts(user_id, id);
-            """),
-        // Issue 12: an import finds exact duplicates through this index, a few rows per imported card, instead of
+            """)
+        // An import finds exact duplicates through this index, a few rows per imported card, instead of
         // reading the whole address book for every import.
-        (name: "0005_contacts_by_folded_name", sql: """
+        case .contactsByFoldedName:
+            (name: "0005_contacts_by_folded_name", sql: """
             CREATE INDEX contacts_user_folded ON contacts(user_id, key_folded);
-            """),
-        // Issue 15. A token remembers the client that logged in, for `session.list`. Recovery codes are stored
+            """)
+        // A token remembers the client that logged in, for `session.list`. Recovery codes are stored
         // as keyed hashes only and deleted when used; a TOTP row holds the sealed secrets (`pending` until
         // confirmed) and the last step a code was accepted for. Both go with their account.
-        (name: "0006_account_life", sql: """
+        case .accountLife:
+            (name: "0006_account_life", sql: """
             ALTER TABLE session_tokens ADD COLUMN client TEXT;
             CREATE TABLE recovery_codes(
                 code_hash BLOB PRIMARY KEY CHECK(length(code_hash) = 32),
@@ -85,19 +97,21 @@ public enum RosterSchema {
                 last_step INTEGER CHECK(last_step >= 0),
                 CHECK(sealed IS NOT NULL OR pending IS NOT NULL)
             ) STRICT;
-            """),
-        // Issue 16. A lock is its time and reason (null: unlocked); the last log-in or resume is kept for the
+            """)
+        // A lock is its time and reason (null: unlocked); the last log-in or resume is kept for the
         // administrator's list. No index: `admin.users.list` reads by username, which `canonical` has.
-        (name: "0007_admin_users", sql: """
+        case .adminUsers:
+            (name: "0007_admin_users", sql: """
             ALTER TABLE users ADD COLUMN last_login_at INTEGER;
             ALTER TABLE users ADD COLUMN locked_at INTEGER;
             ALTER TABLE users ADD COLUMN locked_reason TEXT CHECK(length(locked_reason) <= 200);
-            """),
-        // Issue 16: the audit log, append-only (a trigger refuses UPDATE; only pruning deletes). AUTOINCREMENT so
+            """)
+        // The audit log, append-only (a trigger refuses UPDATE; only pruning deletes). AUTOINCREMENT so
         // that an id is never handed out twice, even after the newest entries were pruned: followers de-duplicate
         // by id. No foreign key: a deleted account's entries stay, findable by its username (NOCASE, as `users`).
         // Newest first is by id, with a username or an event through its index; pruning is by time.
-        (name: "0008_audit", sql: """
+        case .audit:
+            (name: "0008_audit", sql: """
             CREATE TABLE audit_log(
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 time_ms INTEGER NOT NULL,
@@ -117,25 +131,28 @@ public enum RosterSchema {
             BEGIN
                 SELECT RAISE(ABORT, 'audit_log is append-only');
             END;
-            """),
-        // Issue 17: the address of the person a trusted gateway (roster-web) spoke for, canonical; null when the
+            """)
+        // The address of the person a trusted gateway (roster-web) spoke for, canonical; null when the
         // connection spoke for itself, as every entry before this did. No CHECK: the server canonicalises it, and a
         // refused value would fail the write the entry records (a log-in, say) rather than the entry alone.
         // A lock's reason and time are 0007_admin_users' already.
-        (name: "0009_audit_remote", sql: """
+        case .auditRemote:
+            (name: "0009_audit_remote", sql: """
             ALTER TABLE audit_log ADD COLUMN remote TEXT;
-            """),
+            """)
         // The check value of the key file the database was first served with (`KeyCheck`): one row, written by
         // the first daemon, compared at every start, which refuses another key. A file copied to a host without
         // its key file, or with another, would otherwise be served with a new key that opens none of its secrets.
-        (name: "0010_key_check", sql: """
+        case .keyCheck:
+            (name: "0010_key_check", sql: """
             CREATE TABLE key_check(
                 id INTEGER PRIMARY KEY CHECK(id = 1),
                 value TEXT NOT NULL CHECK(value <> ''),
                 created_ms INTEGER NOT NULL
             ) STRICT;
-            """),
-    ]
+            """)
+        }
+    }
 
     /// The checks of `open` that only read (`StoreError.refused`): the file, its directory and its file system
     /// accept writes, and the file is empty, Roster's, or adoptable. They come before the daemon makes its lock

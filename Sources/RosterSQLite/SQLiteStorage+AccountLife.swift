@@ -1,7 +1,7 @@
 import RosterRuntime
 import RosterStorage
 
-// The life of an account (issue 15). Its security state and credential are point reads on the loop's connection;
+// The life of an account (protocol.md §The life of an account). Its security state and credential are point reads on the loop's connection;
 // everything else runs on the workers, each write in the write turn, an audited one with its entry in its
 // transaction (`auditedWrite`). Revocations, deletion, a redeemed code and a TOTP step are forced (the protocol
 // says they are never refused); the rest a budget may refuse.
@@ -26,7 +26,7 @@ extension SQLiteStorage: AccountLifeStorage {
 
     public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Account?>) {
-        auditedWrite(charge, "email change", audit: audit, happened: { $0 != nil }, { database, _ in
+        auditedWrite(charge, "email change", audit: audit, rule: .whenFound(), { database, _ in
             try AccountLifeStore(database: database).changeEmail(userID: account, to: email).map(Account.init)
         }, completion: completion)
     }
@@ -35,7 +35,7 @@ extension SQLiteStorage: AccountLifeStorage {
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
         // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
         auditedWrite(charge, order: .contacts(userID: account), force: true, "account deletion", audit: audit,
-                     happened: { $0 != nil }, { database, _ in
+                     rule: .whenFound(), { database, _ in
             try AccountLifeStore(database: database).delete(userID: account, failureKeys: failureKeys).map { record, tokens in
                 DeletedAccount(account: Account(record), revokedTokens: tokens)
             }
@@ -82,7 +82,7 @@ extension SQLiteStorage: AccountLifeStorage {
 
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        auditedWrite(charge, force: true, "recovery", audit: audit, happened: { $0 != nil }, { database, _ in
+        auditedWrite(charge, force: true, "recovery", audit: audit, rule: .whenFound(), { database, _ in
             try AccountLifeStore(database: database).redeemRecoveryCode(userID: account, codeHash: codeHash,
                                                                          newHash: newPasswordHash)
         }, completion: completion)
@@ -96,7 +96,7 @@ extension SQLiteStorage: AccountLifeStorage {
     }
 
     public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        auditedWrite(charge, "TOTP confirmation", audit: audit, happened: { $0 }, { database, _ in
+        auditedWrite(charge, "TOTP confirmation", audit: audit, rule: .whenTrue, { database, _ in
             try AccountLifeStore(database: database).confirmTOTP(userID: account, step: step)
         }, completion: completion)
     }
@@ -120,7 +120,7 @@ extension SQLiteStorage: AccountLifeStorage {
                                            _ operation: String, audit: AuditRecord?,
                                            _ body: @escaping @Sendable (AccountLifeStore) throws -> T,
                                            completion: @escaping StorageCompletion<T>) {
-        auditedWrite(charge, force: force, operation, audit: audit, happened: { $0.existed }, { database, _ in
+        auditedWrite(charge, force: force, operation, audit: audit, rule: AuditRule(happened: { $0.existed }), { database, _ in
             let existed = try UserStore(database: database).user(id: account) != nil
             return AccountWriteValue(value: try body(AccountLifeStore(database: database)), existed: existed)
         }, completion: { completion($0.map(\.value)) })

@@ -5,15 +5,10 @@ import RosterStorage
 // from the directory once it is warm); writes are forced jobs on the workers, since each follows a hash or a
 // verification already paid for, except a resume, which a budget may refuse.
 
-extension SQLiteStorage: AccountStorage {
-    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+extension SQLiteStorage: UsernameDirectoryStorage {
+    /// A point read on the loop's connection, while the directory is not warm.
+    public func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try users.usernameExists(canonical) }
-    }
-
-    /// From the username directory, once it is warm.
-    public func knownUsernameTaken(_ canonical: String) -> Bool? {
-        stopped ? nil : usernames.contains(canonical)
     }
 
     public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
@@ -87,15 +82,14 @@ extension SQLiteStorage: SessionTokenStorage {
                             completion: @escaping StorageCompletion<Account?>) {
         // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry, named
         // as that account.
-        auditedWrite(charge, "user database write", audit: audit, happened: { $0?.locked == false },
-                     naming: { $0?.username }, { database, now in
+        auditedWrite(charge, "user database write", audit: audit, rule: .resumed, { database, now in
             try SessionTokenStore(database: database).resume(tokenHash: hash, now: now, idleLimitMs: idleLimitMs)
                 .map(Account.init)
         }, completion: completion)
     }
 
     public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        auditedWrite(charge, force: true, "user database write", audit: audit, happened: { $0 }, { database, _ in
+        auditedWrite(charge, force: true, "user database write", audit: audit, rule: .whenTrue, { database, _ in
             try SessionTokenStore(database: database).revoke(tokenHash: hash)
         }, completion: completion)
     }

@@ -1,7 +1,7 @@
 import RosterRuntime
 import RosterStorage
 
-// The administrator's calls (issue 16). Reads and writes run on the workers, writes in the write turn; a lock
+// The administrator's calls (protocol.md §Administering users). Reads and writes run on the workers, writes in the write turn; a lock
 // and a reset are forced (the protocol says they are never refused).
 extension SQLiteStorage: AdminStorage {
     private typealias Store = AdminStore
@@ -19,13 +19,13 @@ extension SQLiteStorage: AdminStorage {
 
     public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<Bool>) {
-        auditedWrite(charge, force: true, "account lock", audit: audit, happened: { $0 }, { database, now in
+        auditedWrite(charge, force: true, "account lock", audit: audit, rule: .whenTrue, { database, now in
             try Store(database: database).lock(userID: account, reason: reason, now: now)
         }, completion: completion)
     }
 
     public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        auditedWrite(charge, "account unlock", audit: audit, happened: { $0 }, { database, _ in
+        auditedWrite(charge, "account unlock", audit: audit, rule: .whenTrue, { database, _ in
             try Store(database: database).unlock(userID: account)
         }, completion: completion)
     }

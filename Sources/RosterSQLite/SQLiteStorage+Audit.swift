@@ -1,7 +1,7 @@
 import RosterRuntime
 import RosterStorage
 
-// The audit log (issue 16). An audited write runs its change and its entry in one enclosing transaction in the
+// The audit log (protocol.md §The audit log). An audited write runs its change and its entry in one enclosing transaction in the
 // write turn, so a crash keeps both or neither; once the worker is done (the commit is on disk) the loop tells
 // `onAudit` of the entry, then answers. An appended entry is forced (never refused by a budget), as is pruning,
 // the daemon's own housekeeping; a query a budget may refuse.
@@ -12,7 +12,7 @@ extension SQLiteStorage: AuditStorage {
 
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         // A write that changes nothing but the log: its entry is there whenever it succeeded.
-        committing(charge, force: true, "audit entry", audit: record, happened: { _ in true }, { _, _ in () },
+        committing(charge, force: true, "audit entry", audit: record, rule: .always, { _, _ in () },
                    completion: { completion($0.flatMap { $0.entry.map { .success($0) } ?? .failure(.other) }) })
     }
 
@@ -47,26 +47,24 @@ extension SQLiteStorage: AuditStorage {
         }, completion: completion)
     }
 
-    /// Runs `change` (given the worker's connection and the time it writes at) and, when `audit` is set and
-    /// `happened` says the change took place, appends its entry at the same time, in one enclosing transaction
+    /// Runs `change` (given the worker's connection and the time it writes at) and, when `rule` gives an entry
+    /// for what it answered, appends that entry at the same time, in one enclosing transaction
     /// in the write turn; on the loop, `onAudit` hears the committed entry before `completion` has the value.
     /// What `change` throws (a `StoreError`, or a `UserStoreError` for a clash or a refused hash) rolls both
     /// back, is logged as `operation` and mapped.
     func auditedWrite<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
                                    _ operation: String, audit: AuditRecord?,
-                                   happened: @escaping @Sendable (T) -> Bool = { _ in true },
-                                   naming: @escaping @Sendable (T) -> String? = { _ in nil },
+                                   rule: AuditRule<T> = .always,
                                    _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                    completion: @escaping StorageCompletion<T>) {
-        committing(charge, order: order, force: force, operation, audit: audit, happened: happened, naming: naming, change,
+        committing(charge, order: order, force: force, operation, audit: audit, rule: rule, change,
                    completion: { completion($0.map(\.value)) })
     }
 
     /// `auditedWrite`, answering the entry too.
     private func committing<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool,
                                          _ operation: String, audit: AuditRecord?,
-                                         happened: @escaping @Sendable (T) -> Bool,
-                                         naming: @escaping @Sendable (T) -> String? = { _ in nil },
+                                         rule: AuditRule<T>,
                                          _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                          completion: @escaping StorageCompletion<AuditedValue<T>>) {
         let clock = self.clock
@@ -78,8 +76,9 @@ extension SQLiteStorage: AuditStorage {
                     try database.enclosingTransaction {
                         let now = clock.nowMs()
                         let value = try change(database, now)
-                        guard var audit, happened(value) else { return AuditedValue(value: value, entry: nil) }
-                        if audit.username == nil { audit.username = naming(value) }
+                        guard let audit = rule.entry(audit, after: value) else {
+                            return AuditedValue(value: value, entry: nil)
+                        }
                         return AuditedValue(value: value, entry: try AuditLogStore(database: database).append(audit, at: now))
                     }
                 })

@@ -31,14 +31,14 @@ extension SQLiteStorage: ContactStorage {
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
         if ids.count <= Self.loopReadLimit {
-            if cancelled.withLock({ $0 }) { return completion(.failure(.busy(retryAfterMs: 0))) }
+            if let skipped = StorageFailure.skipped(cancelled) { return completion(.failure(skipped)) }
             return read("contacts: read contact", completion) { () throws(StoreError) in
                 encode(try contactRows.contacts(ids, of: user))
             }
         }
         let logger = self.logger
         work(charge, { worker in
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             do throws(StoreError) {
                 return .success(encode(try ContactStore(database: try worker.database()).contacts(ids, of: user)))
             } catch {
@@ -110,7 +110,7 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    /// Costs what its own rows cost (issue 12: a one-row import read the whole book to find duplicates): they are
+    /// Costs what its own rows cost (a one-row import once read the whole book to find duplicates): they are
     /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
     public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                                charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
@@ -125,21 +125,10 @@ extension SQLiteStorage: ContactStorage {
             let parsed = format.parse(data)
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
-                var seen = Set<ContactDraft>()
-                var fresh: [(ContactDraft, ContactSearchKeys)] = []
-                var skipped = 0
-                for imported in parsed.contacts {
-                    sharing.yieldIfDue()
-                    // An exact duplicate of a contact already there (or earlier in this file) is counted, not added.
-                    // Only this user's jobs write their contacts, one at a time, so the look-up holds until the insert.
-                    let folded = ContactSearchKeys.foldQuery(imported.draft.name)
-                    guard seen.insert(imported.draft).inserted,
-                          try !store.containsDuplicate(userID: user, of: imported.draft, folded: folded) else {
-                        skipped += 1
-                        continue
-                    }
-                    // The full keys (pinyin runs ICU, ~130 µs a Han name) only for the rows that are added.
-                    fresh.append((imported.draft, ContactSearchKeys(draft: imported.draft)))
+                // Only this user's jobs write their contacts, one at a time, so each look-up holds until the insert.
+                let (fresh, skipped) = try ContactImportRule.sort(parsed.contacts.map(\.draft), sharing: &sharing) {
+                    draft throws(StoreError) in
+                    try store.containsDuplicate(userID: user, of: draft, folded: ContactSearchKeys.foldQuery(draft.name))
                 }
                 return Self.write(store.database, turn: worker.writeTurn, for: user, session: session, "contacts write",
                                   logging: logger) { () throws(StoreError) in
@@ -156,26 +145,20 @@ extension SQLiteStorage: ContactStorage {
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
                 var sink = sink
                 var after = after
-                var more = false
                 var sharing = CoreSharing()
-                reading: while true {
+                while true {
                     let rows = try store.contacts(userID: user, afterID: after, limit: Self.exportChunk)
-                    for contact in rows {
-                        sharing.yieldIfDue()
-                        guard sink.add(contact) else {
-                            more = true
-                            break reading
-                        }
+                    switch ContactExportStep.feed(count: rows.count, chunkSize: Self.exportChunk, after: after,
+                                                  into: sink, sharing: &sharing, contact: { rows[$0] }) {
+                    case .finished(let output): return .success(output)
+                    case .more(let next, let last): (sink, after) = (next, last)
                     }
-                    guard let last = rows.last, rows.count == Self.exportChunk else { break }
-                    after = last.id
                 }
-                return .success(sink.finish(more: more))
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts export"))
             }

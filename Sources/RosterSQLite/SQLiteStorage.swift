@@ -16,10 +16,6 @@ import RosterStorage
 /// transaction (`auditedWrite`), and the loop tells `onAudit` of it before answering. Every completion runs on the
 /// loop thread. Stored times come from the injected `WallClock`.
 public final class SQLiteStorage: Storage {
-    /// What every call made after `stop()` answers.
-    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
-    /// What a backup asked for while another runs answers: each holds a worker and reads the whole file.
-    static let backupRetryAfterMs: Int64 = 1_000
 
     let loop: EventLoop
     let clock: any WallClock
@@ -31,11 +27,12 @@ public final class SQLiteStorage: Storage {
     let failures: LoginFailureStore
     let contactRows: ContactStore
     let workers: WorkerPool<StorageWorker>
-    var usernames = UsernameDirectory()
+    public internal(set) var usernames = UsernameDirectory()
     private var lock: DatabaseLock?
     private var warming = false
-    private var backupInFlight = false
+    private var backupTurn = BackupTurn()
     private(set) var stopped = false
+    public var isStopped: Bool { stopped }
     /// This daemon is the file's only writer, so nobody else changes it; the feed stays silent.
     public var onChange: ((StorageChange) -> Void)?
     public var onStateChange: ((StorageState) -> Void)?
@@ -173,14 +170,14 @@ public final class SQLiteStorage: Storage {
     func work<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
                            _ job: @escaping @Sendable (inout StorageWorker) -> Result<T, StorageFailure>,
                            completion: @escaping StorageCompletion<T>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         workers.run(on: loop, charge: charge, order: order, force: force, job, refused: { .busy(retryAfterMs: $0) },
                     completion: completion)
     }
 
     /// A point read on the loop's connection, answered before the call returns.
     func read<T>(_ what: String, _ completion: StorageCompletion<T>, _ body: () throws(StoreError) -> T) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         do {
             completion(.success(try body()))
         } catch {
@@ -243,11 +240,8 @@ public final class SQLiteStorage: Storage {
     /// worker and reads the whole file for seconds, so a second one is told to come back (`busy`).
     public func backup(to path: String, charge: QueueCharge,
                        completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
-        guard !stopped else { return completion(.failure(.storage(Self.stoppedFailure))) }
-        guard !backupInFlight else {
-            return completion(.failure(.storage(.busy(retryAfterMs: Self.backupRetryAfterMs))))
-        }
-        backupInFlight = true
+        guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
+        if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         let logger = self.logger
         workers.run(on: loop, charge: charge, { (worker: inout StorageWorker) -> Result<BackupSummary, BackupFailure> in
             do throws(BackupError) {
@@ -258,22 +252,32 @@ public final class SQLiteStorage: Storage {
                 return .failure(error.backupFailure(logging: logger, path: path))
             }
         }, refused: { .storage(.busy(retryAfterMs: $0)) }, completion: { [weak self] result in
-            self?.backupInFlight = false
+            self?.backupTurn.release()
             completion(result)
         })
     }
 
-    /// Answered at once: the directory's count (else a COUNT), a COUNT of contacts, and the workers' figures.
+    /// Answered at once: the directory's count (else a COUNT), a COUNT of contacts, and the workers' figures. A
+    /// count that fails is logged and shown as 0: the figures are for a status line, and the queues' still are.
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
-        guard !stopped else { return completion(.failure(Self.stoppedFailure)) }
-        let accounts = usernames.count ?? (try? users.userCount()) ?? 0
-        let contacts = (try? contactRows.totalCount()) ?? 0
+        guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
+        let accounts = usernames.count ?? count("accounts") { () throws(StoreError) in try users.userCount() }
+        let contacts = count("contacts") { () throws(StoreError) in try contactRows.totalCount() }
         completion(.success(StorageStatistics(accounts: accounts, contacts: contacts,
                                               usernameDirectory: usernames.phase.rawValue,
                                               queues: ["storage": workers.stats], state: state)))
     }
 
-    /// The workers finish what is queued, then end; every call from now on answers `stoppedFailure`.
+    private func count(_ what: String, _ read: () throws(StoreError) -> Int) -> Int {
+        do {
+            return try read()
+        } catch {
+            logger.error("counting \(what) for the statistics failed: \(error)")
+            return 0
+        }
+    }
+
+    /// The workers finish what is queued, then end; every call from now on answers `StorageFailure.stopped`.
     public func stop() {
         stopped = true
         workers.stop()

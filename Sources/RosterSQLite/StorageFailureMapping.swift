@@ -22,9 +22,7 @@ extension UserStoreError {
             logger.error("user database write failed: \(self)")
             return .other
         case .store(let store): return store.storageFailure(logging: logger, "user database write")
-        case .notArgon2idHash:
-            logger.error("refused to store a password hash that is not Argon2id")
-            return .other
+        case .notArgon2idHash: return StoredPasswordHash.refusal(logging: logger)
         }
     }
 }

@@ -12,7 +12,7 @@ public struct UserRecord: Equatable, Sendable {
     public var passwordHash: String
     /// Creation time in Unix milliseconds.
     public var createdAt: Int64
-    /// Whether `locked_at` is set (issue 16); read only where a log-in or a resume needs it, not in `columns`.
+    /// Whether `locked_at` is set; read only where a log-in or a resume needs it, not in `columns`.
     public var locked: Bool
 
     /// Makes a record from its column values.

@@ -16,7 +16,7 @@ public struct UserStore {
     /// because the username is what the register form checks first.
     public func insertUser(canonical: String, display: String, email: String?, passwordHash: String,
                            createdAt: Int64) throws(UserStoreError) -> UserRecord {
-        guard passwordHash.hasPrefix("$argon2id$") else { throw .notArgon2idHash }
+        guard StoredPasswordHash.isStorable(passwordHash) else { throw .notArgon2idHash }
         let outcome: Result<UserRecord, UserStoreError>
         do {
             outcome = try database.transaction { () throws(StoreError) -> Result<UserRecord, UserStoreError> in
@@ -94,7 +94,7 @@ public struct UserStore {
 
     /// Replaces an account's password hash (after a password change or a `needsRehash` upgrade).
     public func updatePasswordHash(userID: Int64, hash: String) throws(UserStoreError) {
-        guard hash.hasPrefix("$argon2id$") else { throw .notArgon2idHash }
+        guard StoredPasswordHash.isStorable(hash) else { throw .notArgon2idHash }
         let changed: Int
         do {
             changed = try database.transaction { () throws(StoreError) -> Int in

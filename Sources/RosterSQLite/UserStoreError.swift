@@ -4,8 +4,7 @@ import RosterStorage
 public enum UserStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Another account already has this username or e-mail (compared case-insensitively).
     case taken(AccountField)
-    /// The hash is not a `$argon2id$` string; refusing it keeps anything else (such as a
-    /// plaintext password passed by mistake) out of the database.
+    /// The hash is not one `StoredPasswordHash` lets be stored.
     case notArgon2idHash
     /// No account has the given id.
     case notFound

@@ -3,7 +3,7 @@ import RosterRuntime
 /// The storage workers' turns at SQLite's one write lock, in the order they asked for it.
 ///
 /// Why: SQLite lets one connection write at a time, and one waiting for the lock polls it with growing sleeps
-/// (the busy handler). Two workers on separate connections therefore do not take turns: issue 12's flood of
+/// (the busy handler). Two workers on separate connections therefore do not take turns: a flood of
 /// imports kept the lock busy between the sleeps of another user's `session.resume`, which answered only after
 /// hundreds of imports, however fairly the queue had handed the jobs out. Every write transaction of the daemon
 /// runs inside `take`, so the lock is free whenever a turn begins, and turns go first come, first served.

@@ -13,7 +13,7 @@ public struct Account: Equatable, Sendable {
     public var email: String?
     /// Unix time in milliseconds, by the backend's clock.
     public var createdAtMs: Int64
-    /// An administrator locked it (contract §9): log-in, resume and recovery answer `locked`.
+    /// An administrator locked it (protocol.md §Administering users): log-in, resume and recovery answer `locked`.
     public var locked: Bool
 
     public init(id: AccountID, username: String, display: String, email: String?, createdAtMs: Int64,

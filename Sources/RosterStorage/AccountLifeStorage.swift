@@ -1,7 +1,7 @@
 import RosterCore
 import RosterRuntime
 
-/// The life of an account after sign-up (contract §8): its password, email, sessions, recovery codes, TOTP and
+/// The life of an account after sign-up (protocol.md §The life of an account): its password, email, sessions, recovery codes, TOTP and
 /// deletion. Every call acts on one account by id; `nil` or `false` answers mean the row the call needed is not
 /// there (the account was deleted meanwhile, no such code, a replayed step). Every write is durable before it
 /// answers and is one transaction: a crash leaves all of it or none.

@@ -1,6 +1,6 @@
 import RosterRuntime
 
-/// What an administrator does to accounts (contract §9): find them, read one, lock, unlock, and clear failed
+/// What an administrator does to accounts (protocol.md §Administering users): find them, read one, lock, unlock, and clear failed
 /// log-ins. Every write is one durable transaction; `false` or `nil` answers mean the account is gone.
 ///
 /// A lock leaves the account's tokens stored but dead: a resume of one answers the account with `locked` set (so
@@ -35,7 +35,7 @@ public protocol AdminStorage: AnyObject {
 /// An account as `admin.users.list` and `admin.users.show` describe it (never its hash).
 public struct AccountSummary: Equatable, Sendable {
     public var account: Account
-    /// Unix milliseconds of the last log-in or resume; nil when it never logged in since issue 16.
+    /// Unix milliseconds of the last log-in or resume; nil when it never logged in since the database kept it.
     public var lastLoginAtMs: Int64?
     /// Unix milliseconds of the lock; nil while unlocked.
     public var lockedAtMs: Int64?

@@ -1,6 +1,6 @@
 import RosterRuntime
 
-/// The audit log (contract §9): an append-only record of who did what, when and from where. An entry for a change
+/// The audit log (protocol.md §The audit log): an append-only record of who did what, when and from where. An entry for a change
 /// is passed to the write that makes the change and commits in its transaction, so a crash keeps both or neither;
 /// an entry for something that changed nothing (a refused log-in, a backup) is appended on its own.
 ///

@@ -6,11 +6,11 @@ public enum CopyBatch: Sendable {
     case failures([CopiedFailure])
     /// Contacts with the search keys written with them, each with its owner.
     case contacts([(account: AccountID, contact: StoredContact)])
-    /// Unused recovery codes, as their keyed hashes (issue 15).
+    /// Unused recovery codes, as their keyed hashes.
     case recoveryCodes([CopiedRecoveryCode])
-    /// TOTP rows, the secrets still sealed: a copy never opens them (issue 15).
+    /// TOTP rows, the secrets still sealed: a copy never opens them.
     case totp([CopiedTOTP])
-    /// Audit entries, oldest first, with their ids and times as they were (issue 16).
+    /// Audit entries, oldest first, with their ids and times as they were.
     case audit([AuditEntry])
 }
 
@@ -18,7 +18,7 @@ public enum CopyBatch: Sendable {
 public struct CopiedAccount: Equatable, Sendable {
     public var account: Account
     public var passwordHash: String
-    /// Issue 16: the last log-in and the lock, so that a copy never unlocks an account.
+    /// The last log-in and the lock, so that a copy never unlocks an account.
     public var lastLoginAtMs: Int64?
     public var lockedAtMs: Int64?
     public var lockedReason: String?

@@ -4,11 +4,11 @@
 public enum StorageChange: Equatable, Sendable {
     /// An account was created elsewhere (canonical username and email); the backend's directory has it already.
     case accountCreated(username: String, email: String?)
-    /// An account was deleted elsewhere (issue 15); the backend's directory has forgotten it already.
+    /// An account was deleted elsewhere (`account.delete`); the backend's directory has forgotten it already.
     case accountDeleted(id: AccountID, username: String, email: String?)
     /// A token was revoked elsewhere: sessions bound to it end.
     case tokenRevoked(hash: [UInt8])
-    /// Every session of this account ends: a lock or a password change elsewhere (issues 15 and 16).
+    /// Every session of this account ends: a lock or a password change elsewhere.
     case sessionsEnded(account: AccountID)
     /// This user's contacts changed elsewhere: an in-memory index of them is stale.
     case contactsChanged(account: AccountID)

@@ -1,4 +1,5 @@
 import RosterCore
+import RosterRuntime
 
 /// Why a storage call did not do what it was asked, in terms any backend can give. A backend logs its own
 /// details (SQLite codes, a server's message) before it answers with one of these; none carries a stored value.
@@ -33,3 +34,14 @@ public enum StorageFailure: Error, Equatable, Sendable {
 /// How every storage call answers: once, on the loop thread, and never before the call has returned unless the
 /// backend could answer from memory (a caller must cope with both, and must not rely on either).
 public typealias StorageCompletion<T> = (Result<T, StorageFailure>) -> Void
+
+extension StorageFailure {
+    /// What every call made to a backend after its `stop()` answers.
+    public static let stopped = StorageFailure.unavailable(retryAfterMs: 1_000)
+
+    /// What a read or an export answers when its caller gave up on it (`cancelled` set) before it started: it
+    /// is skipped, and the caller, which no longer waits for it, drops the answer.
+    public static func skipped(_ cancelled: Locked<Bool>) -> StorageFailure? {
+        cancelled.withLock { $0 } ? .busy(retryAfterMs: 0) : nil
+    }
+}

@@ -68,7 +68,7 @@ public struct StorageStatistics: Equatable, Sendable {
     /// `loading`, `ready` or `failed`: whether username checks are answered from memory yet.
     public var usernameDirectory: String
     public var queues: [String: WorkerPoolStats]
-    /// Which backend, and whether it is connected (issue 14).
+    /// Which backend, and whether it is connected.
     public var state: StorageState
 
     public init(accounts: Int, contacts: Int, usernameDirectory: String, queues: [String: WorkerPoolStats],

@@ -1,11 +1,12 @@
-/// Every canonical username in memory, so an availability check is a hash lookup instead of a database read
-/// (issue 8). It is filled from the database after READY, off the loop or in pages, so start-up stays fast;
-/// until then, and if filling fails, the database answers. Owned by the loop thread (the backend's).
+/// Every canonical username in memory, so an availability check is a hash lookup instead of a database read,
+/// even at a million accounts. It is filled from the database after READY, off the loop or in pages, so start-up
+/// stays fast; until then, and if filling fails, the database answers. Owned by the loop thread (the backend's).
 ///
 /// It stays in step because every account written is noted here when its commit is answered on the loop (by
-/// this daemon, or by another one's notification, issue 14). One noted while the snapshot is read is kept as
-/// pending, and replayed over the snapshot, so it counts whether or not the snapshot saw it. A refill (after a
-/// backend may have missed notifications) keeps answering from the names it has until the new snapshot is in.
+/// this daemon, or by another one's notification on a shared database). One noted while the snapshot is read is
+/// kept as pending, and replayed over the snapshot, so it counts whether or not the snapshot saw it. A refill
+/// (after a backend may have missed notifications) keeps answering from the names it has until the new snapshot
+/// is in.
 public struct UsernameDirectory: Sendable {
     /// Whether checks are answered from memory yet.
     public enum Phase: String, Sendable {
@@ -41,7 +42,7 @@ public struct UsernameDirectory: Sendable {
         note(.added(UsernameKey.folded(canonical)))
     }
 
-    /// An account was deleted (issue 15).
+    /// An account was deleted.
     public mutating func remove(_ canonical: String) {
         note(.removed(UsernameKey.folded(canonical)))
     }

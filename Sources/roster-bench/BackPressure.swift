@@ -1,9 +1,9 @@
 import CLinux
 import Glibc
 
-/// Issue 12 §7: peers that send without reading. 150 connections of one uid pipeline `contacts.list {limit:1000}`
-/// and never read; meanwhile an unrelated connection pings. Then 300 contacts forms whose peers never read, while
-/// a writer adds contacts. rosterd only: the floor has no output to hold back.
+/// Back-pressure (protocol.md §Limits): peers that send without reading. 150 connections of one uid pipeline
+/// `contacts.list {limit:1000}` and never read; meanwhile an unrelated connection pings. Then 300 contacts forms whose
+/// peers never read, while a writer adds contacts. rosterd only: the floor has no output to hold back.
 extension Suite {
     func backPressure() throws {
         let database = workDir + "/back-pressure.db"

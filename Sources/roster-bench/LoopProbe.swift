@@ -2,7 +2,7 @@ import CRosterFloor
 import Glibc
 
 /// An unrelated connection that pings the daemon one request at a time while another connection's requests are
-/// being answered: every round trip it measures is time the loop kept it waiting (issue 13's loop stall).
+/// being answered: every round trip it measures is time the loop kept it waiting (the loop stall).
 struct LoopProbe {
     private let fd: Int32
     private let ping: [UInt8]

@@ -43,8 +43,14 @@ struct Report: Encodable {
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(self) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        do {
+            return String(decoding: try encoder.encode(self), as: UTF8.self)
+        } catch {
+            // A figure that is not a number (NaN) cannot be JSON: say so beside the empty report.
+            let line = Array("roster-bench: the report cannot be written as JSON: \(error)\n".utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            return "{}"
+        }
     }
 
     func table() -> String {

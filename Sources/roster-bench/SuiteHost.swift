@@ -1,7 +1,7 @@
 import CRosterFloor
 import Glibc
 
-/// Issue 12 item 8: rosterd beside other busy processes. With every worker at SCHED_IDLE, two CPU hogs made a
+/// rosterd beside other busy processes. With every worker at SCHED_IDLE, two CPU hogs made a
 /// `contacts.add` take 233 ms instead of 12 ms; only Argon2id may stand back now. With Argon2id still resting at
 /// SCHED_IDLE until the watchdog's 500 ms and then at nice 10, a registration took 28–50× its idle time; a
 /// starved hash is raised to the daemon's nice within milliseconds now, and the target is 3× idle.

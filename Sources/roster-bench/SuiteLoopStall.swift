@@ -1,6 +1,6 @@
 import Glibc
 
-/// Issue 13: loading never stalls the loop. An unrelated connection pings `session.whoami` back to back while
+/// Loading never stalls the loop. An unrelated connection pings `session.whoami` back to back while
 /// another connection, phase by phase, makes the daemon do its heaviest work for one user: load a big book's
 /// search index, import 64 KiB of CSV, export the whole book in one answer, and back the database up. Each phase's
 /// round trips are judged against p99 ≤ 2 ms and max ≤ 10 ms. rosterd only: the floor does none of this work.

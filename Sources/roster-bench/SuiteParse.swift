@@ -1,6 +1,6 @@
 import RosterCore
 
-/// Issue 12 item 6: CSV parsing was quadratic in the line breaks inside a quoted field (1 MB took 8.6 s, 4 MB
+/// CSV parsing was once quadratic in the line breaks inside a quoted field (1 MB took 8.6 s, 4 MB
 /// 177 s). The parsers run here in-process, on the worst shape: one field (one vCard value) holding every
 /// line break, 1 MB and 4 MB of it. Linear means the 4 MB figure is about four times the 1 MB one.
 extension Suite {

@@ -1,7 +1,7 @@
 import CRosterFloor
 import Glibc
 
-/// Issue 14: registrations per second against the hash-bound rate, on one daemon and on two sharing one
+/// Registrations per second against the hash-bound rate, on one daemon and on two sharing one
 /// PostgreSQL database, and how soon a name registered on one daemon is `taken` on the other's open form.
 /// The daemons here are never pinned: the bound counts every core of the host.
 extension Suite {

@@ -121,7 +121,7 @@ extension Suite {
         }
     }
 
-    /// Issue 12: a one-row import read the whole book and made the next search rebuild the index on the loop
+    /// A one-row import once read the whole book and made the next search rebuild the index on the loop
     /// (about 340 ms at 15k contacts). p50 and p99 of one-row imports, and of the search right after each.
     private func importOneRow(fd: Int32) throws -> [Double] {
         var imports = Samples()

@@ -1,8 +1,9 @@
 import Glibc
 
-/// Issue 14's live event across daemons: B's open register form holds a free name, A registers it, and the
-/// time from A's answer to B's `taken` event for that input is one sample. B may hear before A's answer is
-/// read (the NOTIFY leaves at the commit, the answer after it), so a sample can be negative.
+/// The live `taken` event across daemons sharing PostgreSQL (protocol.md §Storage: within 50 ms): B's open register
+/// form holds a free name, A registers it, and the time from A's answer to B's `taken` event for that input is one
+/// sample. B may hear before A's answer is read (the NOTIFY leaves at the commit, the answer after it), so a sample can
+/// be negative.
 struct TakenWatch {
     struct Result {
         /// µs from A's answer to B's `taken`.

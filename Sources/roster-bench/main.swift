@@ -1,7 +1,7 @@
 import CRosterFloor
 import Glibc
 
-// roster-bench: measure rosterd beside the C floor (issue 8). `--serve-floor PATH` is the floor's own
+// roster-bench: measure rosterd beside the C floor (docs/BENCHMARKS.md). `--serve-floor PATH` is the floor's own
 // process, started by the benchmark itself.
 
 signal(SIGPIPE, SIG_IGN)

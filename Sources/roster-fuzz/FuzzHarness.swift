@@ -3,6 +3,7 @@ import RosterCore
 import RosterCrypto
 import RosterRuntime
 import RosterServer
+import RosterSQLite
 
 /// Feeds arbitrary bytes to a real in-process server, the way a peer would: framer, request decoder,
 /// dispatcher and every method behind it, over a socketpair, until the server has answered and closed.
@@ -20,10 +21,16 @@ final class FuzzHarness {
         config.policy.hashMemoryKiB = 8
         config.policy.hashIterations = 1
         config.policy.rateLimitBurst = 1_000_000
+        let logger = Logger(level: .emerg)
+        let cores = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let clock = SystemWallClock()
         do {
             loop = try EventLoop(signals: [])
-            server = try Server.open(loop: loop, config: config, databasePath: directory + "/fuzz.db",
-                                     logger: Logger(level: .emerg), secrets: try AccountSecrets.ephemeral())
+            // The fuzzer's own composition root: a fresh SQLite file, as rosterd would open it by default.
+            let storage = try SQLiteStorage.open(path: directory + "/fuzz.db", loop: loop, settings: config.server,
+                                                 cores: cores, clock: clock, logger: logger, keyCheck: nil)
+            server = Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
+                                      secrets: try AccountSecrets.ephemeral(), clock: clock)
         } catch {
             fatalError("the fuzz harness cannot start a server: \(error)")
         }
@@ -50,7 +57,7 @@ final class FuzzHarness {
                 shutdown(peer, Int32(SHUT_WR))
                 offset = 1
             }
-            try? loop.runOnce(timeoutMs: 5)
+            runLoopOnce(timeoutMs: 5)
             while true {
                 let count = sink.withUnsafeMutableBytes { recv(peer, $0.baseAddress, $0.count, 0) }
                 if count == 0 { closed = true }
@@ -59,6 +66,15 @@ final class FuzzHarness {
         }
         close(peer)
         // Let the server notice the close, so connections never pile up across inputs.
-        try? loop.runOnce(timeoutMs: 0)
+        runLoopOnce(timeoutMs: 0)
+    }
+
+    /// One turn of the server's loop; a loop that fails is a finding, so it stops the fuzzer loudly.
+    private func runLoopOnce(timeoutMs: Int32) {
+        do {
+            try loop.runOnce(timeoutMs: timeoutMs)
+        } catch {
+            fatalError("the event loop failed: \(error)")
+        }
     }
 }

@@ -2,7 +2,6 @@ import Glibc
 import RosterHostIO
 import RosterProtocol
 import RosterRuntime
-import RosterServer
 
 // rosterd: parse options, then check the config, back up, copy a database, or serve until SIGTERM/SIGINT.
 

@@ -13,40 +13,53 @@ struct PGConnectionStateMachineTests {
                                                         reconnectMax: .seconds(2))
     static let setup = [PGStatement("SET statement_timeout = 5000")]
 
-    /// Drives a machine as `PGConnection` does, with its timer on a `ManualScheduler`.
+    /// Drives a machine as `PGConnection` does, through a `MachineDriver`, with its timer on a `ManualScheduler`.
     final class Driver {
+        typealias Fact = (inout PGConnectionStateMachine, Instant) -> [Action]
+
         var machine: PGConnectionStateMachine
         let clock = ManualScheduler()
         private var timer: Scheduled?
+        private var runner: MachineDriver<Fact, Action>!
         /// Every action but the timer's, in order, since the last `take()`.
         private var actions: [Action] = []
+        /// Every action, the timer's too, in order, since the last `takeHistory()`.
+        private var history: [Action] = []
+        /// Called as each answer is delivered, as a caller's completion is: it may feed facts of its own.
+        var onDeliver: ((UInt64) -> Void)?
 
         init(random: @escaping () -> Double = { 1 }) {
             machine = PGConnectionStateMachine(timing: PGConnectionStateMachineTests.timing,
                                                setup: PGConnectionStateMachineTests.setup, random: random)
-        }
-
-        @discardableResult
-        func feed(_ fact: (inout PGConnectionStateMachine, Instant) -> [Action]) -> [Action] {
-            let before = actions.count
-            apply(fact(&machine, clock.now))
-            return Array(actions[before...])
-        }
-
-        private func apply(_ produced: [Action]) {
-            for action in produced {
+            runner = MachineDriver { [unowned self] fact in fact(&self.machine, self.clock.now) }
+            runner.perform = { [unowned self] action, runner in
+                history.append(action)
                 guard case .setTimer(let deadline) = action else {
                     actions.append(action)
-                    continue
+                    if case .deliver(let id, _) = action { onDeliver?(id) }
+                    return
                 }
                 timer?.cancel()
-                timer = deadline.map { clock.schedule(at: $0) { [unowned self] in self.apply(self.machine.timerFired(now: self.clock.now)) } }
+                timer = deadline.map { clock.schedule(at: $0) { runner.feed { $0.timerFired(now: $1) } } }
             }
         }
 
-        /// The actions since the last call (those the timer caused included).
+        @discardableResult
+        func feed(_ fact: @escaping Fact) -> [Action] {
+            let before = actions.count
+            runner.feed(fact)
+            return Array(actions[before...])
+        }
+
+        /// Every action since the last call, the timer's included, and forgets them (and `take()`'s).
+        func takeHistory() -> [Action] {
+            defer { history.removeAll(); actions.removeAll() }
+            return history
+        }
+
+        /// The actions since the last call (those the timer caused included), the timer's own left out.
         func take() -> [Action] {
-            defer { actions.removeAll() }
+            defer { actions.removeAll(); history.removeAll() }
             return actions
         }
 
@@ -95,7 +108,7 @@ struct PGConnectionStateMachineTests {
         let early = driver.feed { $0.enqueue(id: 1, statements: [PGStatement("SELECT 1")], transaction: false, now: $1) }
         #expect(Self.delivered(early).map(\.0) == [1])
         #expect(driver.answer(Self.ok, .sync) == [.ready])
-        #expect(driver.machine.state == .idle)
+        #expect(driver.machine.phase == .idle)
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrderEachOnItsOwnSyncs() throws {
@@ -104,7 +117,7 @@ struct PGConnectionStateMachineTests {
         let sent = driver.feed { $0.enqueue(id: 1, statements: [PGStatement("A"), PGStatement("B")], transaction: false, now: $1) }
             + driver.feed { $0.enqueue(id: 2, statements: [PGStatement("C"), PGStatement("D")], transaction: true, now: $1) }
         #expect(Self.sent(sent).map(\.segments) == [2, 1], "one Sync per statement alone, one per transaction")
-        #expect(driver.machine.state == .busy)
+        #expect(driver.machine.phase == .busy)
         // The first statement of request 1 fails: its second still runs (its own segment), the first failure is answered.
         let first = driver.answer(.failed(.server(sqlState: "23505", message: "dup")), .sync, Self.ok, .sync)
         let second = driver.answer(Self.ok, Self.ok, .sync)
@@ -112,7 +125,7 @@ struct PGConnectionStateMachineTests {
         #expect(answers.map(\.0) == [1, 2])
         #expect(throws: PGFailure.server(sqlState: "23505", message: "dup")) { try answers[0].1.get() }
         #expect(try answers[1].1.get().count == 2)
-        #expect(driver.machine.state == .idle)
+        #expect(driver.machine.phase == .idle)
     }
 
     @Test func aFailedTransactionAnswersItsFirstFailure() throws {
@@ -185,7 +198,7 @@ struct PGConnectionStateMachineTests {
         driver.feed { $0.start(now: $1) }
         driver.feed { $0.connectPolled(.writing, now: $1) }
         driver.clock.advance(by: .milliseconds(4_999))
-        #expect(driver.machine.state == .connecting)
+        #expect(driver.machine.phase == .connecting)
         driver.clock.advance(by: .milliseconds(1))
         guard case .broken = driver.machine.state else { Issue.record("still \(driver.machine.state)"); return }
         #expect(driver.take().contains(.close))
@@ -219,7 +232,7 @@ struct PGConnectionStateMachineTests {
         #expect(heartbeat.map(\.kind) == [.heartbeat])
         // Answered: idle again, and the next heartbeat is due a full period later; nothing is delivered.
         #expect(Self.delivered(driver.answer(Self.ok, .sync)).isEmpty)
-        #expect(driver.machine.state == .idle)
+        #expect(driver.machine.phase == .idle)
         driver.clock.advance(by: .seconds(5))
         #expect(Self.sent(driver.take()).map(\.kind) == [.heartbeat])
         // This one is never answered: the connection is dead, found without a caller losing a request.
@@ -259,7 +272,7 @@ struct PGConnectionStateMachineTests {
         _ = driver.take()
         driver.clock.advance(by: .seconds(60))
         #expect(driver.take().isEmpty, "a stopped connection neither reconnects nor beats")
-        #expect(driver.machine.state == .stopped)
+        #expect(driver.machine.phase == .stopped)
     }
 
     @Test func aResultNobodyAskedForBreaksTheConnection() {

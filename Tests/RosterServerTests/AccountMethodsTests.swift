@@ -23,7 +23,7 @@ struct AccountMethodsTests {
     /// A call of `method` with `params`, validated against the method's spec in the server's table.
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)],
                       on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let spec = try #require(AccountMethods<Server>.table.first { $0.spec.name == method }?.spec)
+        let spec = try #require(AccountMethods<RecordingSessions>.table.first { $0.spec.name == method }?.spec)
         return RequestCall(id: .int(id), params: try Params(validating: params, against: spec.params), connection: host)
     }
 

@@ -26,7 +26,7 @@ final class FakeAuditDesk: AuditDesk {
     var unsent: [UInt64: Int] = [:]
     func unsentOutputBytes(of id: UInt64) -> Int { unsent[id] ?? 0 }
     private(set) var drainWatched: Set<UInt64> = []
-    func notifyWhenDrained(_ id: UInt64) { drainWatched.insert(id) }
+    func notifyWhenDrained(_ id: UInt64, backlogBytes: Int) { drainWatched.insert(id) }
 
     func takeSent() -> [String] {
         defer { sent = [] }
@@ -53,7 +53,7 @@ struct AdminAuditMethodsTests {
     }
 
     private func call(_ params: [(String, JSONValue)] = [], on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let spec = try #require(AdminAuditMethods<Server>.table.first { $0.spec.name == "admin.audit" }?.spec)
+        let spec = try #require(AdminAuditMethods<FakeAuditDesk>.table.first { $0.spec.name == "admin.audit" }?.spec)
         return RequestCall(id: .int(1), params: try Params(validating: params, against: spec.params), connection: host)
     }
 
@@ -96,7 +96,7 @@ struct AdminAuditMethodsTests {
     }
 
     @Test func theParamsAreCheckedAndEachMistakeNamesItsField() throws {
-        let spec = try #require(AdminAuditMethods<Server>.table.first?.spec)
+        let spec = try #require(AdminAuditMethods<FakeAuditDesk>.table.first?.spec)
         func invalid(_ params: [(String, JSONValue)]) -> RosterError? {
             do {
                 _ = try Params(validating: params, against: spec.params)

@@ -14,7 +14,7 @@ final class FakeAdminFigures: AdminFigures {
     var uptime: Duration = .milliseconds(12_345)
     var connectionCount = 3
     var greetedSessionCount = 2
-    var stats = Server.Stats(requestsServed: 41, eventsSent: 17, connectionsAccepted: 9)
+    var stats = ServerStats(requestsServed: 41, eventsSent: 17, connectionsAccepted: 9)
     var hashingStats = WorkerPoolStats(workers: 2, waiting: 1, running: 2, limit: 64, refused: 5, raised: 1)
     var checksStats = WorkerPoolStats(workers: 1, waiting: 0, running: 1, limit: 32, refused: 0, raised: 0)
     var storageState = StorageState(backend: "postgresql", phase: .up, sinceMs: 1_796_114_400_000)
@@ -34,7 +34,7 @@ struct AdminMethodsTests {
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)] = [],
                       on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let spec = try #require(AdminMethods<Server>.table.first { $0.spec.name == method }?.spec)
+        let spec = try #require(AdminMethods<FakeAdminFigures>.table.first { $0.spec.name == method }?.spec)
         return RequestCall(id: .int(id), params: try Params(validating: params, against: spec.params), connection: host)
     }
 

@@ -102,7 +102,7 @@ struct AuditServerTests {
             if appended % 100 == 0 { heard += try reader.takeEvents().count }
         }
         try host.settle()
-        let queued = host.server.unsentOutputBytes(of: 1)
+        let queued = host.server.sessions.unsentOutputBytes(of: 1)
         #expect(queued > 16 << 10 && queued < (16 << 10) + 1_024, "\(queued)")
         #expect(host.server.connectionCount == 2)
         heard += try reader.takeEvents().count

@@ -28,7 +28,7 @@ struct ContactsMethodsTests {
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)] = [],
                       on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let spec = try #require(ContactsMethods<Server>.table.first { $0.spec.name == method }?.spec)
+        let spec = try #require(ContactsMethods<SettableOutputBudget>.table.first { $0.spec.name == method }?.spec)
         return RequestCall(id: .int(id), params: try Params(validating: params, against: spec.params), connection: host)
     }
 

@@ -40,7 +40,7 @@ struct FormMethodsTests {
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)],
                       on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let spec = try #require(FormMethods<Server>.table.first { $0.spec.name == method }?.spec)
+        let spec = try #require(FormMethods<RecordingForms>.table.first { $0.spec.name == method }?.spec)
         return RequestCall(id: .int(id), params: try Params(validating: params, against: spec.params), connection: host)
     }
 

@@ -24,8 +24,8 @@ struct SessionMethodsTests {
 
     private func call(_ method: String, id: Int64, _ params: [(String, JSONValue)] = [],
                       on host: RecordingCallHost) throws -> RequestCall<RecordingCallHost> {
-        let table = SessionMethods<Server>.table + AccountMethods<Server>.table
-        let spec = try #require(table.first { $0.spec.name == method }?.spec)
+        let specs = SessionMethods<RecordingSessions>.table.map(\.spec) + AccountMethods<RecordingSessions>.table.map(\.spec)
+        let spec = try #require(specs.first { $0.name == method })
         return RequestCall(id: .int(id), params: try Params(validating: params, against: spec.params), connection: host)
     }
 
@@ -184,7 +184,7 @@ struct SessionMethodsTests {
 
     @Test func describeListsWhatTheServerOffers() throws {
         let host = RecordingCallHost()
-        sessions.methodSpecs = AccountMethods<Server>.table.map(\.spec).sorted { $0.name < $1.name }
+        sessions.methodSpecs = AccountMethods<RecordingSessions>.table.map(\.spec).sorted { $0.name < $1.name }
         methods.describe(try call("rpc.describe", id: 1, on: host))
         guard case .answer(let line, _) = host.history[1] else {
             Issue.record("no answer in \(host.history)")

@@ -52,6 +52,11 @@ struct AccountContractTests {
         try backend.settle()
         _ = try backend.account("bob123", email: nil)
         for name in ["alice1", "ALICE1", "bob123", "Bob123", "carol1"] { try agrees(name) }
+        // A backend that keeps a directory answers from it once it is warm, also through `any Storage`.
+        guard kind != .memory else { return }
+        try backend.run(until: { storage.knownUsernameTaken("alice1") != nil })
+        #expect(storage.knownUsernameTaken("ALICE1") == true)
+        #expect(storage.knownUsernameTaken("carol1") == false)
     }
 
     @Test(arguments: BackendKind.allCases)

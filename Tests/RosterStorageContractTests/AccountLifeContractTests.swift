@@ -3,7 +3,7 @@ import RosterRuntime
 import RosterStorage
 import Testing
 
-/// The life of an account (issue 15): a deletion takes everything of the account and frees its name, a password
+/// The life of an account (protocol.md §The life of an account): a deletion takes everything of the account and frees its name, a password
 /// change or a recovery revokes exactly the tokens it names, a recovery code works once, a TOTP step is accepted
 /// once and only forwards, and a session list shows live tokens oldest first with their clients.
 @Suite("Storage contract: the life of an account")

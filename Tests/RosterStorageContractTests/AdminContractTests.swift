@@ -3,7 +3,7 @@ import RosterRuntime
 import RosterStorage
 import Testing
 
-/// What an administrator does to accounts (issue 16), alike on every backend: a lock makes log-in and resume see
+/// What an administrator does to accounts (protocol.md §Administering users), alike on every backend: a lock makes log-in and resume see
 /// `locked` and leaves the tokens dead, an unlock deletes them; the list finds a part of a username or an email
 /// without regard to ASCII case, in username order, a page at a time with the total; a reset clears only the keys
 /// it names; the last log-in follows a stored token and a resume.

@@ -8,7 +8,7 @@ extension BackendKind {
     static let withAuditLog: [BackendKind] = allCases
 }
 
-/// The audit log (issue 16), alike on every backend: each audited write commits exactly its entry, with the
+/// The audit log (protocol.md §The audit log), alike on every backend: each audited write commits exactly its entry, with the
 /// record as given, the backend's time and an id past every earlier one, and only when it changed something; a
 /// nil entry writes none; the backend tells `onAudit` of each entry once, as `.here`, once it is committed and by
 /// the time the write answers; queries answer newest first through every filter; pruning removes only older

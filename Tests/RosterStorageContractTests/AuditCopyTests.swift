@@ -7,7 +7,7 @@ import RosterStorageTesting
 @testable import RosterSQLite
 import Testing
 
-/// `--copy-database` carries the audit log both ways between SQLite and PostgreSQL (issue 16): every entry with
+/// `--copy-database` carries the audit log both ways between SQLite and PostgreSQL: every entry with
 /// its id, time and fields, read back through the other backend's own `auditEntries`, and the copy's next entry
 /// gets an id past every copied one (ids page and de-duplicate the log). A NUL, which SQLite holds and PostgreSQL
 /// cannot, arrives as U+FFFD, as PostgreSQL writes it live, rather than failing the copy.

@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The account-life calls (contract §8) on the in-memory rows, with the SQLite backend's behaviour: each call is
+// The account-life calls (protocol.md §The life of an account) on the in-memory rows, with the SQLite backend's behaviour: each call is
 // one transaction (it runs whole when answered), and a gone account answers nil or false, never a failure.
 extension InMemoryStorage {
     public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
@@ -25,7 +25,7 @@ extension InMemoryStorage {
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.changePassword, completion) {
             // What the SQLite schema's CHECK refuses, refused alike.
-            guard passwordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
+            guard StoredPasswordHash.isStorable(passwordHash) else { return .failure(.other) }
             guard self.accounts[account] != nil else { return .success([]) }
             self.accounts[account]?.passwordHash = passwordHash
             self.audited(audit)
@@ -107,7 +107,7 @@ extension InMemoryStorage {
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {
-            guard newPasswordHash.hasPrefix("$argon2id$") else { return .failure(.other) }
+            guard StoredPasswordHash.isStorable(newPasswordHash) else { return .failure(.other) }
             guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
             self.accounts[account]?.passwordHash = newPasswordHash
             self.audited(audit)

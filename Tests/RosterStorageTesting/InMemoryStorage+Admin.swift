@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The administrator's calls (contract §9) on the in-memory rows, as the SQLite backend does them.
+// The administrator's calls (protocol.md §Administering users) on the in-memory rows, as the SQLite backend does them.
 extension InMemoryStorage {
     public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                              completion: @escaping StorageCompletion<AccountPage>) {

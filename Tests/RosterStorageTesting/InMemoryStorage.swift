@@ -36,8 +36,6 @@ public final class InMemoryStorage: Storage {
         case holdsRecoveryCode
     }
 
-    /// How `stop()`'s later calls answer.
-    public static let stoppedFailure = StorageFailure.unavailable(retryAfterMs: 1_000)
 
     public var answering: Answering
     public var onChange: ((StorageChange) -> Void)?
@@ -62,7 +60,7 @@ public final class InMemoryStorage: Storage {
     let clock: any WallClock
     private var held: [(operation: Operation, answer: () -> Void)] = []
     private var stopped = false
-    private var backupInFlight = false
+    private var backupTurn = BackupTurn()
 
     // The rows below are internal, not private, because the account-life calls live in their own file
     // (InMemoryStorage+AccountLife.swift) and read and write the same rows.
@@ -134,7 +132,7 @@ public final class InMemoryStorage: Storage {
     func answer<T>(_ operation: Operation, _ completion: @escaping StorageCompletion<T>,
                            _ work: @escaping () -> Result<T, StorageFailure>) {
         calls.append(operation)
-        let refusal = stopped ? Self.stoppedFailure : failures[operation] ?? failure
+        let refusal = stopped ? StorageFailure.stopped : failures[operation] ?? failure
         let answer = {
             if let refusal { return completion(.failure(refusal)) }
             completion(work())
@@ -172,7 +170,7 @@ public final class InMemoryStorage: Storage {
     public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
-            guard !new.username.isEmpty, new.email != "", new.passwordHash.hasPrefix("$argon2id$") else {
+            guard !new.username.isEmpty, new.email != "", StoredPasswordHash.isStorable(new.passwordHash) else {
                 return .failure(.other)
             }
             if self.accountByUsername[Self.noCase(new.username)] != nil { return .failure(.conflict(.username)) }
@@ -192,7 +190,7 @@ public final class InMemoryStorage: Storage {
     public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                                     completion: @escaping StorageCompletion<Void>) {
         answer(.replacePasswordHash, completion) {
-            guard hash.hasPrefix("$argon2id$"), self.accounts[account] != nil else { return .failure(.other) }
+            guard StoredPasswordHash.isStorable(hash), self.accounts[account] != nil else { return .failure(.other) }
             self.accounts[account]?.passwordHash = hash
             return .success(())
         }
@@ -249,13 +247,7 @@ public final class InMemoryStorage: Storage {
             self.tokens[hash]?.lastUsedMs = max(token.lastUsedMs, now)
             self.accounts[token.account]?.lastLoginMs = now
             let account = self.accounts[token.account]?.account
-            if let account, !account.locked {
-                self.audited(audit.map { record in
-                    var named = record
-                    named.username = record.username ?? account.username
-                    return named
-                })
-            }
+            self.audited(AuditRule.resumed.entry(audit, after: account))
             return .success(account)
         }
     }
@@ -311,7 +303,7 @@ public final class InMemoryStorage: Storage {
                                           encode: @escaping @Sendable ([Contact]) -> T,
                                           completion: @escaping StorageCompletion<T>) {
         answer(.readContacts, completion) {
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             return .success(encode(ids.compactMap { self.contact($0, of: user)?.contact }))
         }
     }
@@ -384,7 +376,7 @@ public final class InMemoryStorage: Storage {
                                                         cancelled: Locked<Bool>,
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         answer(.exportContacts, completion) {
-            if cancelled.withLock({ $0 }) { return .failure(.busy(retryAfterMs: 0)) }
+            if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             var sink = sink
             let remaining = self.contacts(of: user).filter { $0.contact.id > after }
             let taken = remaining.prefix { sink.add($0.contact) }.count
@@ -438,10 +430,9 @@ public final class InMemoryStorage: Storage {
 
     public func backup(to path: String, charge: QueueCharge,
                        completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
-        guard !backupInFlight else { return completion(.failure(.storage(.busy(retryAfterMs: 1_000)))) }
-        backupInFlight = true
+        if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         answer(.backup, { (result: Result<BackupSummary, StorageFailure>) in
-            self.backupInFlight = false
+            self.backupTurn.release()
             switch result {
             case .success(let summary) where self.backups.contains(summary.path): completion(.failure(.refused(.targetExists)))
             case .success(let summary):
@@ -472,7 +463,7 @@ extension InMemoryStorage {
     }
 
     /// Deletes an account with its tokens and contacts, as another daemon sharing the database would (the storage
-    /// call itself comes with account deletion, issue 15); nothing is reported: `simulate` the change that follows.
+    /// call itself comes with account deletion); nothing is reported: `simulate` the change that follows.
     @discardableResult
     public func removeAccount(username canonical: String) -> Account? {
         guard let id = accountByUsername.removeValue(forKey: Self.noCase(canonical)),

@@ -2,7 +2,7 @@ import RosterProtocol
 import Testing
 @testable import rosterctl
 
-/// The password form and the login form's `code` field on the form screen (CONTRACT §8's shapes).
+/// The password form and the login form's `code` field on the form screen (protocol.md §Password form, §Log-in form).
 @Suite("password and one-time code on the form screen")
 struct AccountFormScreenTests {
     private let passwordSnapshot: JSONValue = [

@@ -5,9 +5,10 @@ import RosterProtocol
 import RosterSQLite
 import Testing
 
-/// Issue 16's `admin.users.*` against the real daemon, on SQLite: a lock ends a live session on its connection at
-/// once, a resume with the old token and a log-in answer `locked`, an unlock brings back log-in; a reset lifts a
-/// rate limit; the list pages through a thousand accounts; another uid is refused every method (admin.audit too).
+/// `admin.users.*` (protocol.md §Administering users) against the real daemon, on SQLite: a lock ends a live session on
+/// its connection at once, a resume with the old token and a log-in answer `locked`, an unlock brings back log-in; a
+/// reset lifts a rate limit; the list pages through a thousand accounts; another uid is refused every method
+/// (admin.audit too).
 @Suite("Administering users against the real daemon", .serialized)
 struct AdminUsersTests {
     private static func config(burst: Int = 100_000) -> String {

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 16's "audit --follow in one connection sees a log-in made on another", against the real daemon on SQLite:
+/// "audit --follow in one connection sees a log-in made on another", against the real daemon on SQLite:
 /// as a raw follower, and as `rosterctl audit --follow`, which ends with exit 0 on Ctrl-C.
 @Suite("Following the audit log live", .serialized)
 struct AuditFollowTests {

@@ -4,7 +4,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 16's audit log against the real daemon on SQLite: an answered change keeps its entry through `kill -9`,
+/// The audit log against the real daemon on SQLite: an answered change keeps its entry through `kill -9`,
 /// and no password, code or token reaches the database files or the daemon's log.
 @Suite("The audit log against the real daemon", .serialized)
 struct AuditLogTests {

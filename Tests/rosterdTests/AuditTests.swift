@@ -4,9 +4,9 @@ import RosterStorage
 import RosterSQLite
 import Testing
 
-/// Issue 16's audit log against the real daemon, on SQLite: `admin.audit` pages a log written before the start,
-/// `[Audit]` budgets follow a SIGHUP, `rosterctl audit` prints the log and follows it live on one connection while
-/// a log-in happens on another, and ends well on SIGTERM.
+/// The audit log (protocol.md §The audit log) against the real daemon, on SQLite: `admin.audit` pages a log written
+/// before the start, `[Audit]` budgets follow a SIGHUP, `rosterctl audit` prints the log and follows it live on one
+/// connection while a log-in happens on another, and ends well on SIGTERM.
 @Suite("The audit log against the real daemon", .serialized)
 struct AuditTests {
     private static let config = "[Hashing]\nMemoryKiB=8192\nIterations=1\n"

@@ -2,7 +2,8 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 12 §7: peers that send without reading cost the daemon a bounded amount, and everyone else is served.
+/// Back-pressure (protocol.md §Limits): peers that send without reading cost the daemon a bounded amount, and everyone
+/// else is served.
 @Suite("Back-pressure and the output budget", .serialized)
 struct BackPressureTests {
     /// A user logged in on `client`; returns the session token for more connections of the same user.
@@ -101,8 +102,12 @@ struct BackPressureTests {
         lines += (300..<330).map { "{\"id\":\($0),\"method\":\"contacts.add\",\"params\":{\"name\":\"Pipelined \($0)\"}}" }
         try stalled.send(pipelined(lines) + "{\"id\":330,\"method\":\"session.")
         _ = try settledRequestCount(stats)
-        // Longer than the idle-line timeout: a connection that is not read is not idle by its own fault.
-        usleep(1_500_000)
+        // A connection that is not read is not idle by its own fault. A witness leaves half a line once the stalled
+        // peer has settled, and is read, so the idle-line timeout closes it; a timer of the stalled peer's, started
+        // before the witness's with the same timeout, would have fired by then.
+        let witness = try daemon.connect()
+        try witness.send("{\"id\":1,\"method\":\"session.")
+        #expect(try witness.readsEndOfStream(), "the witness's unfinished line was never timed out")
         #expect(try observer.call("contacts.list")["result"]?["total"] == 0, "the adds were served while the peer read nothing")
         #expect(residentKiB(daemon.pid) - before < 16 * 1024 || Self.underAddressSanitizer)
 
@@ -151,7 +156,7 @@ struct BackPressureTests {
         client.shrinkReceiveBuffer()
         let stats = try daemon.connect()
         // ~1 MB of answers: 16 times the pause, yet read well within the daemon's 4.5 s stop grace even by a
-        // sanitized client on a loaded machine (300 describes, grown with issue 15's methods, were not).
+        // sanitized client on a loaded machine (300 describes, grown with the account methods, were not).
         let count = 120
         try client.send(pipelined((0..<count).map { "{\"id\":\($0),\"method\":\"rpc.describe\"}" }))
         let served = try settledRequestCount(stats)

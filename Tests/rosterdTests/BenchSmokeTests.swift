@@ -3,7 +3,7 @@ import RosterPostgresTesting
 import Testing
 
 /// `roster-bench --quick` runs every scenario end to end against the real daemon and its floor. It asserts
-/// nothing about speed (speed goals live in the benchmark, issue 8), only that the table comes out.
+/// nothing about speed (speed goals live in the benchmark, docs/BENCHMARKS.md), only that the table comes out.
 @Suite("roster-bench smoke test")
 struct BenchSmokeTests {
     @Test func quickRunPrintsTheTable() throws {
@@ -19,7 +19,7 @@ struct BenchSmokeTests {
         }
     }
 
-    /// The same on PostgreSQL (issue 14), on the tests' shared cluster through `--postgresql`, with the
+    /// The same on PostgreSQL, on the tests' shared cluster through `--postgresql`, with the
     /// scenarios that take two daemons on one database.
     @Test func quickRunOnPostgresqlPrintsTheTable() throws {
         let directory = try TemporaryDirectory()

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 13's review: `contacts.import` and `contacts.export` never end without answering the call, whichever way
+/// `contacts.import` and `contacts.export` never end without answering the call, whichever way
 /// they fail: not logged in, a bad format or cursor, data with nothing but rejects, a queue budget refusing them,
 /// a whole book too large for one answer, or the asking connection gone.
 @Suite("Every contacts import and export is answered", .serialized)

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Contract §4 contacts and §5 contacts form over the real socket.
+/// protocol.md §Contacts (the methods and the contacts form) over the real socket.
 @Suite("Contacts against the real rosterd", .serialized)
 struct ContactsTests {
     /// A connection logged in as a fresh user.

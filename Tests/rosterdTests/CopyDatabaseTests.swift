@@ -58,7 +58,7 @@ enum CopyFixture {
     }
 }
 
-/// Issue 14: `rosterd --copy-database` between SQLite files with the real binary; the PostgreSQL round trip is in
+/// `rosterd --copy-database` between SQLite files with the real binary; the PostgreSQL round trip is in
 /// `SharedDatabaseTests`.
 @Suite("rosterd --copy-database")
 struct CopyDatabaseTests {

@@ -3,7 +3,7 @@ import RosterProtocol
 import RosterSQLite
 import Testing
 
-/// Issue 7 §1: an answered write survives `kill -9`; an unanswered one may or may not, but the file is never torn.
+/// An answered write survives `kill -9`; an unanswered one may or may not, but the file is never torn.
 @Suite("Crash safety", .serialized)
 struct CrashSafetyTests {
     private static let config = "[Hashing]\nMemoryKiB=8192\nIterations=1\nQueueLimit=4096\n[Login]\nRateLimitBurst=100000\n"

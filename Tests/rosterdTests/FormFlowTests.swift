@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Contract §5 register and log-in over the real socket, with the seeds' own messages.
+/// protocol.md §Register form and §Log-in form over the real socket, with the seeds' own messages.
 @Suite("Register and log-in forms against the real rosterd", .serialized)
 struct FormFlowTests {
     private func greeted(_ daemon: TestDaemon, locale: String) throws -> TestClient {
@@ -71,7 +71,7 @@ struct FormFlowTests {
         #expect(!daemon.stderr.contains("secret1"))
     }
 
-    /// Issue 12 §13: a registration is logged once, whichever way it came.
+    /// A registration is logged once, whichever way it came.
     @Test func everyRegistrationIsLoggedOnceWhicheverWayItCame() throws {
         let daemon = try TestDaemon()
         let client = try greeted(daemon, locale: "en")

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 7 §2: a full disk refuses writes with `storage_full`, acknowledges nothing it did not store, keeps the
+/// A full disk refuses writes with `storage_full`, acknowledges nothing it did not store, keeps the
 /// daemon up, and serves writes again once there is room. A small tmpfs is the full disk, so this needs root.
 @Suite("A full disk", .serialized, .enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
 struct FullDiskTests {

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 7 §3 and §4: input and connection limits hold against hostile or clumsy peers.
+/// Input and connection limits (protocol.md §Limits) hold against hostile or clumsy peers.
 @Suite("Hostile input and connection limits", .serialized)
 struct HostileInputTests {
     private static let script = [

@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-/// Issue 5: what `make install` lays down is valid for systemd, and the shipped config is the defaults.
+/// What `make install` lays down is valid for systemd, and the shipped config is the defaults.
 @Suite("Installation files", .serialized)
 struct InstallationTests {
     /// The repository root, from this file's path.

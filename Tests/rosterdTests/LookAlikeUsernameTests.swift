@@ -3,7 +3,7 @@ import RosterProtocol
 import RosterSQLite
 import Testing
 
-/// Issue 12 §10 over the socket: every look-alike of a registered name is refused with a stable code, by
+/// Over the socket: every look-alike of a registered name is refused with a stable code, by
 /// `users.check_username` and `users.register` alike, and a stored name the rules now refuse still logs in.
 @Suite("Look-alike usernames against the real rosterd", .serialized)
 struct LookAlikeUsernameTests {

@@ -2,8 +2,8 @@ import Foundation
 import RosterProtocol
 import Testing
 
-/// protocol.md's "A session, en" transcript is what the real daemon says, line for line: issue 12 §13 found it
-/// showing a `session` event after `users.register`, which the daemon never sent.
+/// protocol.md's "A session, en" transcript is what the real daemon says, line for line: it once
+/// showed a `session` event after `users.register`, which the daemon never sent.
 @Suite("protocol.md transcripts against the real rosterd", .serialized)
 struct ProtocolTranscriptTests {
     private static let root = String(#filePath).split(separator: "/", omittingEmptySubsequences: false).dropLast(3)

@@ -3,7 +3,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 12 item 5: one user pipelining imports made every other user's `auth.login` answer `busy` for 21 s and
+/// Fair queues: one user pipelining imports once made every other user's `auth.login` answer `busy` for 21 s and
 /// a `session.resume` wait 20 s. Queued work is budgeted per connection and per user, and users take turns.
 /// Nothing here is timed: what is pinned is who gets `busy`, and how many of the flood's answers come before
 /// another user's, which on the old single FIFO was the whole queue.

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 17's per-browser identity against the real daemon: a trusted gateway's connections say whom they speak
+/// The per-browser identity against the real daemon: a trusted gateway's connections say whom they speak
 /// for (`session.hello` `remote`), and each remote then has its own failed-log-in limit and audit cap, apart from
 /// the gateway uid's own, and is named by its audit entries; an untrusted peer may not say it, until
 /// `[Server] GatewayUsers=` names it.

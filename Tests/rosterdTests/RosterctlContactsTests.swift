@@ -184,7 +184,7 @@ struct RosterctlContactsTests {
         #expect(listed["total"] == .int(15_000 - bad.count))
     }
 
-    /// Issue 12 §9: a book larger than one answer may hold is exported whole, page by page, and imports back.
+    /// A book larger than one answer may hold is exported whole, page by page, and imports back.
     @Test func anExportLargerThanOneAnswerFollowsThePages() throws {
         let ctl = try loggedIn(TestDaemon(config: "[Server]\nOutputSoftLimitBytes=64K\nOutputHardLimitBytes=256K\n"))
         var text = "name,phone,email,note\n"

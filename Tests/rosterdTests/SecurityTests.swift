@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 7 §6–§8: hashing under pressure, brute force, and the hardened preset's promises.
+/// Hashing under pressure, brute force, and the hardened preset's promises.
 @Suite("Passwords under attack", .serialized)
 struct SecurityTests {
     @Test func twoHundredSimultaneousLogInsAreHashedOnABoundedPool() throws {
@@ -38,7 +38,8 @@ struct SecurityTests {
             }
         }
         #expect(succeeded + busy == 200, "\(others.prefix(3))")
-        // One peer uid may hold half the hashing queue (issue 12), so another uid's log-in always finds room.
+        // One peer uid may hold half the hashing queue (protocol.md §Limits), so another uid's log-in always finds
+        // room.
         #expect(succeeded >= 8)
         #expect(busy > 0)
         #expect(residentKiB(daemon.pid) < 256 * 1024)

@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Issue 12 §11 and §12: a revoked token ends every session bound to it, and every request is carried out with
+/// A revoked token ends every session bound to it, and every request is carried out with
 /// the session as the requests before it on that connection left it, however they are pipelined.
 @Suite("Sessions across connections and in pipelined order", .serialized)
 struct SessionOrderTests {
@@ -203,7 +203,7 @@ struct SessionOrderTests {
     }
 
     @Test func aPeerThatPipelinesPastTheBudgetGetsBusyNotAHang() throws {
-        // By default a connection is no longer read once 64 of its requests wait (issue 12's back-pressure, see
+        // By default a connection is no longer read once 64 of its requests wait (back-pressure, see
         // BackPressureTests), so only a daemon that lets more be in flight reaches this budget.
         let daemon = try TestDaemon(config: "[Server]\nMaxRequestsInFlight=100000\n")
         let client = try registered(daemon, "pam123")

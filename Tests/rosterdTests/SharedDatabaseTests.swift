@@ -3,8 +3,8 @@ import RosterPostgresTesting
 import RosterProtocol
 import Testing
 
-/// Issue 14 and contract §10: two rosterd processes on two sockets sharing one PostgreSQL database keep the
-/// contract across them, as one daemon does alone. The 50 ms of the `taken` event is roster-bench's
+/// protocol.md §Storage: two rosterd processes on two sockets sharing one PostgreSQL database keep its
+/// promises across them, as one daemon does alone. The 50 ms of the `taken` event is roster-bench's
 /// (`cross-daemon`); here the event must arrive.
 @Suite("Two daemons sharing PostgreSQL")
 struct SharedDatabaseTests {
@@ -122,7 +122,7 @@ struct SharedDatabaseTests {
         #expect(try b.connect().call("session.resume", ["token": .string(token)])["result"] == nil)
     }
 
-    /// Issue 15: a deletion on A ends the user's session on B, and B's open register form holding the name sees
+    /// A deletion on A ends the user's session on B, and B's open register form holding the name sees
     /// it free again; the name registers on B.
     @Test func anAccountDeletedOnAEndsItsSessionOnBAndFreesTheNameThere() throws {
         let (a, b) = try SharedDatabase().pair()
@@ -145,7 +145,7 @@ struct SharedDatabaseTests {
                 == "leaver1")
     }
 
-    /// Issue 15: a password change on A ends the user's other session on B and keeps A's own; the old password
+    /// A password change on A ends the user's other session on B and keeps A's own; the old password
     /// fails on B and the new one works there.
     @Test func aPasswordChangedOnAEndsTheOtherSessionOnB() throws {
         let (a, b) = try SharedDatabase().pair()
@@ -164,7 +164,7 @@ struct SharedDatabaseTests {
                 == "mover1")
     }
 
-    /// Issue 16: a lock on A ends the user's session on B at once (the lock's `sessions-ended`), and B answers
+    /// A lock on A ends the user's session on B at once (the lock's `sessions-ended`), and B answers
     /// `locked` to the log-in; an unlock on A brings the log-in back on B.
     @Test func aLockOnAEndsTheSessionOnBAndBAnswersLocked() throws {
         let (a, b) = try SharedDatabase().pair()
@@ -199,7 +199,7 @@ struct SharedDatabaseTests {
     }
 }
 
-/// Issue 14's faults: a daemon killed, the database crashed, mid-storm. Nothing answered is lost, nothing hangs,
+/// Faults: a daemon killed, the database crashed, mid-storm. Nothing answered is lost, nothing hangs,
 /// and the daemons come back by themselves.
 @Suite("Two daemons sharing PostgreSQL, under faults", .serialized)
 struct SharedDatabaseFaultTests {
@@ -279,7 +279,7 @@ struct SharedDatabaseFaultTests {
     }
 }
 
-/// Issue 14: `--copy-database` between SQLite and PostgreSQL keeps what users see: SQLite → PostgreSQL →
+/// `--copy-database` between SQLite and PostgreSQL keeps what users see: SQLite → PostgreSQL →
 /// PostgreSQL → SQLite, with the token resuming and both exports identical at every step.
 @Suite("rosterd --copy-database with PostgreSQL")
 struct PostgreSQLCopyRoundTripTests {

@@ -6,7 +6,7 @@ import RosterCrypto
 import RosterSQLite
 import Testing
 
-/// Issue 12 §1–4, against the real daemon: backups lose nothing, one daemon per database, and a database that
+/// Against the real daemon: backups lose nothing, one daemon per database, and a database that
 /// is not Roster's, is damaged or cannot be written is refused at start.
 @Suite("Storage safety", .serialized)
 struct StorageSafetyTests {

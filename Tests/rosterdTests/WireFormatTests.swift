@@ -2,7 +2,7 @@ import Glibc
 import RosterProtocol
 import Testing
 
-/// Contract §2 over the real socket: every rule a client can see.
+/// protocol.md §Framing, §Envelope and §Errors over the real socket: every rule a client can see.
 @Suite("Wire format against the real rosterd", .serialized)
 struct WireFormatTests {
     @Test func helloAnswersWithServerVersionLocaleAndTiming() throws {

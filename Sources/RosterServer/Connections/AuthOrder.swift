@@ -20,7 +20,7 @@ enum SessionDependence {
 }
 
 /// Lines that arrived after a request that waits for a change of who the session is, in arrival order.
-/// Bounded per connection (and, through `Server.heldRequestBytes`, in total): a peer that pipelines past it gets
+/// Bounded per connection (and, through `Dispatcher.heldRequestBytes`, in total): a peer that pipelines past it gets
 /// `busy` for the excess.
 struct HeldRequests {
     static let maxLines = 1_024
@@ -59,61 +59,5 @@ struct HeldRequests {
 
     mutating func removeAll() {
         self = HeldRequests()
-    }
-}
-
-extension Server {
-    /// Whether `method` must wait for the changes of who the session is that are still running.
-    func mustWait(_ method: Method, params: Params, on session: Session) -> Bool {
-        guard session.authChangesRunning > 0 else { return false }
-        let form = params.string("form").flatMap(FormName.init(rawValue:))
-        switch method.dependence {
-        case .identity: return true
-        case .none: return false
-        case .form: return form == .contacts || form == .password
-        case .formSubmit: return !(form.flatMap { session.forms[$0] }?.isSubmitting ?? false)
-        }
-    }
-
-    /// Keeps `line` until the changes before it are done; past the budget it is answered `busy` at once.
-    func hold(_ line: [UInt8], on connection: Connection) {
-        let session = connection.session
-        guard session.held.hasRoom(for: line), heldRequestBytes + line.count <= HeldRequests.maxTotalBytes else {
-            return refuseHeld(line, on: connection)
-        }
-        session.held.append(line)
-        heldRequestBytes += line.count
-        // A held line is owed an answer: a half-closed peer waits for it like for a request in flight.
-        connection.requestStarted()
-    }
-
-    private func refuseHeld(_ line: [UInt8], on connection: Connection) {
-        switch RPCRequest.parse(line: line) {
-        case .failure(let envelope):
-            if envelope.answer { sendError(envelope.error, id: envelope.id, to: connection) }
-        case .success(let request):
-            if let id = request.id { sendError(.busy(retryAfterMs: HeldRequests.retryAfterMs), id: id, to: connection) }
-        }
-    }
-
-    /// A change of who the session is was answered: the lines held behind it are served in order, until one
-    /// of them has to wait again.
-    func authChangeEnded(on connection: Connection) {
-        let session = connection.session
-        guard !session.isServingHeld else { return }
-        session.isServingHeld = true
-        defer { session.isServingHeld = false }
-        while !connection.isClosed, let line = session.held.first {
-            guard serve(line, from: connection) else { return }
-            session.held.removeFirst()
-            heldRequestBytes -= line.count
-            connection.requestFinished()
-        }
-    }
-
-    /// A closed connection's held lines go with it.
-    func dropHeld(of connection: Connection) {
-        heldRequestBytes -= connection.session.held.byteCount
-        connection.session.held.removeAll()
     }
 }

@@ -160,13 +160,3 @@ final class RequestCall<Host: CallHost> {
         return true
     }
 }
-
-/// A method's spec and the code that serves it. The handler is handed the server when called and only finds the
-/// method group there (`{ $0.sessionMethods.hello }`), so the server's table of methods does not hold the server
-/// itself: no cycle keeps it alive past its life. The group sees only its narrow protocol of the server.
-struct Method {
-    let spec: MethodSpec
-    let handler: (Server) -> (Call) -> Void
-    /// Whether the request waits for a change of who the session is; most do.
-    var dependence: SessionDependence = .identity
-}

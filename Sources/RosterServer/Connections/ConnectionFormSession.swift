@@ -4,30 +4,30 @@ import RosterRuntime
 import RosterStorage
 
 /// A connection as its forms see it: the register and log-in forms' `FormSession` and the contacts form's
-/// `ContactsFormSink`. The server does the work; a form gets only this.
+/// `ContactsFormSink`. The session book does the work; a form gets only this.
 final class ConnectionFormSession: FormSession, ContactsFormSink {
-    private unowned let server: Server
+    private unowned let sessions: SessionBook
     private unowned let connection: Connection
 
-    init(server: Server, connection: Connection) {
-        self.server = server
+    init(sessions: SessionBook, connection: Connection) {
+        self.sessions = sessions
         self.connection = connection
     }
 
     // MARK: FormSession
 
-    var debounce: Duration { connection.session.debounce(under: server.config.policy) }
+    var debounce: Duration { connection.session.debounce(under: sessions.policy) }
     var queueCharge: QueueCharge { connection.queueCharge }
     var peer: AuditPeer { connection.auditPeer }
 
-    func emit(_ event: FormEvent) { server.sendFormEvent(event, to: connection) }
+    func emit(_ event: FormEvent) { sessions.sendFormEvent(event, to: connection) }
 
     func registered(_ account: Account, by form: RunningForm) {
-        server.accountRegistered(account, by: connection.peer, from: form)
+        sessions.accountRegistered(account, by: connection.peer, from: form)
     }
 
     func loggedIn(as account: Account, tokenHash: [UInt8]?) {
-        server.logIn(connection, as: account, tokenHash: tokenHash)
+        sessions.logIn(connection, as: account, tokenHash: tokenHash)
     }
 
     var user: Account? { connection.session.user }
@@ -35,7 +35,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
 
     /// This connection's own token is the one the change kept, so none of `hashes` is; nor is the connection
     /// touched, as it may have gone while the change ran.
-    func tokensRevoked(_ hashes: [[UInt8]]) { server.tokensRevoked(hashes) }
+    func tokensRevoked(_ hashes: [[UInt8]]) { sessions.tokensRevoked(hashes) }
 
     // MARK: ContactsFormSink
 
@@ -43,7 +43,7 @@ final class ConnectionFormSession: FormSession, ContactsFormSink {
 
     /// Coalesced, so that a peer that does not read gets only the newest.
     func results(query: String, items: [FoundContact], total: Int) {
-        server.sendEvent("results", [
+        sessions.sendEvent("results", [
             ("form", .string(FormName.contacts.rawValue)), ("query", .string(query)),
             ("items", .array(items.map(ContactJSON.encode))), ("total", .int(total)),
         ], to: connection, coalescing: "results:contacts")

@@ -72,7 +72,7 @@ final class ContactsService {
     }
 
     /// The answer line `{items, total}` for a page the index chose, read and encoded off the loop: a page of 1,000
-    /// took the loop about as long as thousands of small requests (issue 12). A read, so it keeps no order with the
+    /// took the loop about as long as thousands of small requests. A read, so it keeps no order with the
     /// user's writes (the page's ids were chosen already); a contact removed meanwhile is left out.
     func pageLine(userID: AccountID, page: PageIDs, query: String, id: JSONValue, charge: QueueCharge, cancelled: Locked<Bool>,
                   completion: @escaping Completion<[UInt8]>) {
@@ -186,7 +186,7 @@ final class ContactsService {
         }
     }
 
-    /// Costs what its own rows cost (issue 12): only the added contacts go into the search index, with the keys the
+    /// Costs what its own rows cost: only the added contacts go into the search index, with the keys the
     /// storage wrote. Its data is charged as bytes of queued work.
     func importContacts(userID: AccountID, grant: SessionGrant, format: ContactFormat, data: String, charge: QueueCharge,
                         completion: @escaping Completion<ContactImportOutcome>) {

@@ -4,9 +4,9 @@ import RosterProtocol
 import RosterStorage
 
 /// What the account-life methods need beyond the account procedures: the sessions that a change of the account
-/// concerns, on every connection. The server; a double in a unit test.
+/// concerns, on every connection. The session book; a double in a unit test.
 protocol AccountLifeSessions: AccountSessions {
-    /// Ends every session bound to one of `hashes`, except `origin`'s (see `Server.tokensRevoked`).
+    /// Ends every session bound to one of `hashes`, except `origin`'s (see `SessionBook.tokensRevoked`).
     func tokensRevoked(_ hashes: [[UInt8]], except origin: Host?)
     /// The account is gone: its sessions end everywhere, forms holding its name or email re-check, its
     /// contacts index goes.
@@ -18,8 +18,9 @@ protocol AccountLifeSessions: AccountSessions {
                         completion: @escaping (Result<String, RosterError>) -> Void)
 }
 
-/// Contract §8: `account.*`, `session.list`, `session.revoke`, `session.revoke_others` and `auth.recover`. Each
-/// acts on the session's user (`unauthenticated` without one), except `auth.recover`, which logs in.
+/// A user's own account (protocol.md §The life of an account): `account.*`, `session.list`, `session.revoke`,
+/// `session.revoke_others` and `auth.recover`. Each acts on the session's user (`unauthenticated` without one),
+/// except `auth.recover`, which logs in.
 final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     typealias LifeCall = RequestCall<Sessions.Host>
 
@@ -234,34 +235,8 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     }
 }
 
-/// The daemon's account-life methods, over its connections.
-extension Server: AccountLifeSessions {
-    func accountDeleted(_ deleted: DeletedAccount) {
-        tokensRevoked(deleted.revokedTokens, except: nil)
-        // The same path as a deletion another daemon reports: sessions end, forms holding the name re-check.
-        storageChanged(.accountDeleted(id: deleted.account.id, username: deleted.account.username,
-                                       email: deleted.account.email))
-        contacts.release(userID: deleted.account.id)
-    }
-
-    func accountChanged(_ account: Account, previousEmail: String?) {
-        for connection in connections.values where connection.session.user?.id == account.id {
-            connection.session.user = account
-        }
-        guard account.email != previousEmail else { return }
-        // The same path as a change another daemon reports: forms holding either address hear of it.
-        storageChanged(.emailChanged(account: account.id, username: account.username, email: account.email,
-                                     previous: previousEmail))
-    }
-
-    func exportContacts(of account: Account, byteLimit: Int, charge: QueueCharge, cancelled: Locked<Bool>,
-                        completion: @escaping (Result<String, RosterError>) -> Void) {
-        storage.exportContacts(of: account.id, after: 0, into: VCardBook(byteLimit: byteLimit), charge: charge,
-                               cancelled: cancelled) { result in
-            completion(result.mapError(\.rosterError).flatMap { $0 })
-        }
-    }
-}
+/// The daemon's account-life methods, over its connections (`accountDeleted` is the book's own).
+extension SessionBook: AccountLifeSessions {}
 
 /// A user's whole address book as one vCard text, written off the loop; past `byteLimit` it is
 /// `answer_too_large` rather than a part taken for the whole.
@@ -290,9 +265,11 @@ struct VCardBook: ContactExportSink {
     }
 }
 
-extension AccountLifeMethods where Sessions == Server {
-    /// The account-life methods' entries in the server's table; each finds the server's `AccountLifeMethods`.
-    static var table: [Method] {
+extension AccountLifeMethods: MethodGroup where Sessions.Host: ContactsCallHost {
+    typealias Host = Sessions.Host
+
+    /// The account-life methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<AccountLifeMethods>] {
         let password = FieldSpec("password", .string)
         let empty = Shape.object([])
         let revoked = Shape.object([FieldSpec("revoked", .integer(0...Int64.max))])
@@ -306,53 +283,53 @@ extension AccountLifeMethods where Sessions == Server {
             FieldSpec("recovery_codes_left", .integer(0...Int64.max)),
         ])
         return [
-            Method(spec: MethodSpec("account.show", summary: "This session's account: email, created_at, TOTP, recovery codes left.",
-                                    result: account), handler: { $0.accountLifeMethods.show }),
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec("account.show", summary: "This session's account: email, created_at, TOTP, recovery codes left.",
+                                    result: account), handler: { $0.show($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.change_password",
                 summary: "Change the password (preset's rules, not the current one); revokes every other session.",
                 params: [FieldSpec("current", .string), FieldSpec("new", .string)], result: revoked),
-                   handler: { $0.accountLifeMethods.changePassword }),
-            Method(spec: MethodSpec(
+                   handler: { $0.changePassword($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.change_email", summary: "Set the email (\"\" removes it), by the registration's rules.",
                 params: [password, FieldSpec("email", .string)],
                 result: .object([FieldSpec("email", .described("string or null"))])),
-                   handler: { $0.accountLifeMethods.changeEmail }),
-            Method(spec: MethodSpec(
+                   handler: { $0.changeEmail($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.delete", summary: "Delete the account, its contacts, tokens, codes and TOTP for good.",
-                params: [password], result: empty), handler: { $0.accountLifeMethods.delete }),
-            Method(spec: MethodSpec(
+                params: [password], result: empty), handler: { $0.delete($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.export", summary: "Everything stored about the user except secrets.",
                 result: .object([FieldSpec("account", account), FieldSpec("sessions", .array(session)),
                                  FieldSpec("contacts", .object([FieldSpec("format", .oneOf(["vcard"])),
                                                                 FieldSpec("data", .string)]))])),
-                   handler: { $0.accountLifeMethods.export }),
-            Method(spec: MethodSpec("session.list", summary: "This user's live sessions.",
+                   handler: { $0.export($1) }),
+            MethodEntry(spec: MethodSpec("session.list", summary: "This user's live sessions.",
                                     result: .object([FieldSpec("items", .array(session))])),
-                   handler: { $0.accountLifeMethods.listSessions }),
-            Method(spec: MethodSpec("session.revoke", summary: "Revoke one of this user's sessions by its id.",
+                   handler: { $0.listSessions($1) }),
+            MethodEntry(spec: MethodSpec("session.revoke", summary: "Revoke one of this user's sessions by its id.",
                                     params: [FieldSpec("id", .string)], result: empty),
-                   handler: { $0.accountLifeMethods.revokeSession }),
-            Method(spec: MethodSpec("session.revoke_others", summary: "Revoke every session of this user but this one.",
-                                    result: revoked), handler: { $0.accountLifeMethods.revokeOthers }),
-            Method(spec: MethodSpec(
+                   handler: { $0.revokeSession($1) }),
+            MethodEntry(spec: MethodSpec("session.revoke_others", summary: "Revoke every session of this user but this one.",
+                                    result: revoked), handler: { $0.revokeOthers($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.recovery_codes", summary: "Ten new single-use recovery codes, replacing older ones; shown once.",
                 params: [password], result: .object([FieldSpec("codes", .array(.string))])),
-                   handler: { $0.accountLifeMethods.recoveryCodes }),
-            Method(spec: MethodSpec(
+                   handler: { $0.recoveryCodes($1) }),
+            MethodEntry(spec: MethodSpec(
                 "auth.recover", summary: "Set a new password with a recovery code, and log this connection in.",
                 params: [FieldSpec("username", .string), FieldSpec("code", .string), FieldSpec("new_password", .string)],
                 result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
-                   handler: { $0.accountLifeMethods.recover }),
-            Method(spec: MethodSpec(
+                   handler: { $0.recover($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.totp_enroll", summary: "A new TOTP secret (RFC 6238), pending until confirmed; shown once.",
                 params: [password], result: .object([FieldSpec("secret", .string), FieldSpec("uri", .string)])),
-                   handler: { $0.accountLifeMethods.enrollTOTP }),
-            Method(spec: MethodSpec(
+                   handler: { $0.enrollTOTP($1) }),
+            MethodEntry(spec: MethodSpec(
                 "account.totp_confirm", summary: "Confirm the pending TOTP secret with a code; log-in needs codes from now on.",
-                params: [FieldSpec("code", .string)], result: empty), handler: { $0.accountLifeMethods.confirmTOTP }),
-            Method(spec: MethodSpec("account.totp_disable", summary: "Turn TOTP off.", params: [password], result: empty),
-                   handler: { $0.accountLifeMethods.disableTOTP }),
+                params: [FieldSpec("code", .string)], result: empty), handler: { $0.confirmTOTP($1) }),
+            MethodEntry(spec: MethodSpec("account.totp_disable", summary: "Turn TOTP off.", params: [password], result: empty),
+                   handler: { $0.disableTOTP($1) }),
         ]
     }
 }

@@ -4,13 +4,13 @@ import RosterProtocol
 import RosterStorage
 
 /// What the account methods need beyond the account procedures: the policy in force, and the sessions that a
-/// registration or a log-in concerns. The server, for its connections; a double in a unit test.
+/// registration or a log-in concerns. The session book, for the daemon's connections; a double in a unit test.
 protocol AccountSessions: AnyObject {
     associatedtype Host: CallHost
     var policy: Policy { get }
     /// Read at each use: a reload's log level reaches the methods' lines at once.
     var logger: Logger { get }
-    /// Every registration ends here, whoever made it (see `Server.accountRegistered`).
+    /// Every registration ends here, whoever made it (see `SessionBook.accountRegistered`).
     func accountRegistered(_ account: Account, by peer: PeerCredentials)
     /// `host`'s session is now `account`'s, bound to the token `tokenHash` when there is one.
     func logIn(_ host: Host, as account: Account, tokenHash: [UInt8]?)
@@ -18,6 +18,20 @@ protocol AccountSessions: AnyObject {
     /// `RevocationsDuringResumes`). `resumeEnded` says whether it did.
     func resumeStarted() -> UInt64
     func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool
+}
+
+/// `users.check_username`'s result, written once for both paths: the general one and the plain lane
+/// (`PlainRequests`), which sends it pre-encoded.
+enum UsernameCheckAnswer {
+    static func result(_ verdict: FieldVerdict, locale: RosterLocale, policy: Policy) -> JSONValue {
+        let key = "\(FieldName.username.rawValue).\(verdict.code.rawValue)"
+        return [
+            "state": .string(verdict.state.rawValue),
+            "code": .string(verdict.code.rawValue),
+            "message": .string(MessageCatalog.text(key, locale: locale,
+                                                   arguments: FieldName.username.messageArguments(policy: policy))),
+        ]
+    }
 }
 
 /// `users.*`, `auth.login` and `session.resume`: the forms' rules without the forms, for scripts and backends.
@@ -50,15 +64,9 @@ final class AccountMethods<Sessions: AccountSessions> {
         }
     }
 
-    /// `users.check_username`'s result; the plain-request path sends the same one, pre-encoded.
+    /// `users.check_username`'s result under the policy in force.
     func checkUsernameResult(_ verdict: FieldVerdict, locale: RosterLocale) -> JSONValue {
-        let key = "\(FieldName.username.rawValue).\(verdict.code.rawValue)"
-        return [
-            "state": .string(verdict.state.rawValue),
-            "code": .string(verdict.code.rawValue),
-            "message": .string(MessageCatalog.text(key, locale: locale,
-                                                   arguments: FieldName.username.messageArguments(policy: sessions.policy))),
-        ]
+        UsernameCheckAnswer.result(verdict, locale: locale, policy: sessions.policy)
     }
 
     /// The register form's rules and its registration, without the form (see `Registration`).
@@ -101,8 +109,14 @@ final class AccountMethods<Sessions: AccountSessions> {
         call.asAuthChange { [self] answer in
             let started = sessions.resumeStarted()
             accounts.resume(bearer: bearer, peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
-                let resumed = try? result.get()
-                let revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: resumed?.1, account: resumed?.0.id)
+                // A resume that failed binds nothing, so no revocation can have raced it.
+                let revokedMeanwhile: Bool
+                switch result {
+                case .success(let (user, hash)):
+                    revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: hash, account: user.id)
+                case .failure:
+                    revokedMeanwhile = sessions.resumeEnded(startedAt: started, hash: nil, account: nil)
+                }
                 answer(result.flatMap { user, hash -> Result<JSONValue, RosterError> in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
                     sessions.logIn(call.connection, as: user, tokenHash: hash)
@@ -114,44 +128,33 @@ final class AccountMethods<Sessions: AccountSessions> {
 }
 
 /// The daemon's account methods: its connections' sessions, under the configuration in force.
-extension Server: AccountSessions {
-    var policy: Policy { config.policy }
+extension SessionBook: AccountSessions {}
 
-    func accountRegistered(_ account: Account, by peer: PeerCredentials) {
-        accountRegistered(account, by: peer, from: nil)
-    }
+extension AccountMethods: MethodGroup {
+    typealias Host = Sessions.Host
 
-    func resumeStarted() -> UInt64 { revocations.resumeStarted() }
-
-    func resumeEnded(startedAt start: UInt64, hash: [UInt8]?, account: AccountID?) -> Bool {
-        revocations.resumeEnded(startedAt: start, hash: hash, account: account)
-    }
-
-}
-
-extension AccountMethods where Sessions == Server {
-    /// The account methods' entries in the server's table; each finds the server's `AccountMethods` when called.
-    static var table: [Method] {
+    /// The account methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<AccountMethods>] {
         [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "users.check_username", summary: "Judge a username by the register rules, at once (no debounce).",
                 params: [FieldSpec("username", .string)],
                 result: .object([FieldSpec("state", .string), FieldSpec("code", .string), FieldSpec("message", .string)])),
-                   handler: { $0.accountMethods.checkUsername }, dependence: .none),
-            Method(spec: MethodSpec(
+                   handler: { $0.checkUsername($1) }, dependence: .none),
+            MethodEntry(spec: MethodSpec(
                 "users.register", summary: "Create an account by the register form's rules; does not log in.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("email", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: { $0.accountMethods.register },
+                result: .object([FieldSpec("username", .string)])), handler: { $0.register($1) },
                    dependence: .none),
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "auth.login", summary: "Log this connection in by username or email; answers a token for session.resume.",
                 params: [FieldSpec("username", .string), FieldSpec("password", .string), .optional("code", .string)],
                 result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
-                   handler: { $0.accountMethods.logIn }),
-            Method(spec: MethodSpec(
+                   handler: { $0.logIn($1) }),
+            MethodEntry(spec: MethodSpec(
                 "session.resume", summary: "Log this connection in with a token from a log-in.",
                 params: [FieldSpec("token", .string)],
-                result: .object([FieldSpec("username", .string)])), handler: { $0.accountMethods.resume }),
+                result: .object([FieldSpec("username", .string)])), handler: { $0.resume($1) }),
         ]
     }
 }

@@ -4,7 +4,7 @@ import RosterProtocol
 import RosterStorage
 
 /// What `admin.audit` needs beyond the storage and the account procedures: who is an administrator, the
-/// `[Audit]` settings in force, and a way to reach a following connection. The server; a double in a unit test.
+/// `[Audit]` settings in force, and a way to reach a following connection. The session book; a double in a unit test.
 protocol AuditDesk: AnyObject {
     associatedtype Host: CallHost
     /// Root, or the user the daemon runs as.
@@ -18,11 +18,12 @@ protocol AuditDesk: AnyObject {
     func sendAuditMissed(_ missed: MissedAuditEntries, to id: UInt64)
     /// The bytes queued for connection `id` that its peer has not read yet (0 once it is gone).
     func unsentOutputBytes(of id: UInt64) -> Int
-    /// Asks for `outputDrained` once connection `id` has written all its output.
-    func notifyWhenDrained(_ id: UInt64)
+    /// Asks for `outputDrained` once connection `id` has written all its output; `backlogBytes` is the follower
+    /// backlog it passed, for the notice this leaves in the log.
+    func notifyWhenDrained(_ id: UInt64, backlogBytes: Int)
 }
 
-/// Contract §9's `admin.audit`: the log's entries newest first, filtered by user, event and time, a page at a time
+/// `admin.audit` (protocol.md §The audit log): the log's entries newest first, filtered by user, event and time, a page at a time
 /// (`before` an id); with `follow: true` every later committed entry that matches comes as an `audit` event on
 /// that connection. For root and the daemon's own user only (`forbidden` otherwise, before anything is read).
 ///
@@ -119,7 +120,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
         for connection in hearing {
             let behind = followers.isMissing(connection)
             if behind || desk.unsentOutputBytes(of: connection) > followerBacklogBytes {
-                if !behind { desk.notifyWhenDrained(connection) }
+                if !behind { desk.notifyWhenDrained(connection, backlogBytes: followerBacklogBytes) }
                 followers.miss(entry.id, by: connection)
             } else {
                 desk.sendAuditEvent(described, to: connection)
@@ -172,35 +173,13 @@ final class AdminAuditMethods<Desk: AuditDesk> {
 }
 
 /// The daemon's `admin.audit`, over its connections.
-extension Server: AuditDesk {
-    var auditSettings: AuditSettings { config.audit }
+extension SessionBook: AuditDesk {}
 
-    func isConnectionOpen(_ id: UInt64) -> Bool { connections[id] != nil }
+extension AdminAuditMethods: MethodGroup {
+    typealias Host = Desk.Host
 
-    func sendAuditEvent(_ entry: JSONValue, to id: UInt64) {
-        guard let connection = connections[id] else { return }
-        // Each entry is news of its own: none supersedes another, so none is coalesced away.
-        sendEvent("audit", [("entry", entry)], to: connection)
-    }
-
-    func sendAuditMissed(_ missed: MissedAuditEntries, to id: UInt64) {
-        guard let connection = connections[id] else { return }
-        sendEvent("audit_missed", AdminAuditMethods<Server>.described(missed), to: connection)
-    }
-
-    func unsentOutputBytes(of id: UInt64) -> Int { connections[id]?.unsentBytes ?? 0 }
-
-    func notifyWhenDrained(_ id: UInt64) {
-        guard let connection = connections[id] else { return }
-        logger.notice("an audit follower left more than \(adminAuditMethods.followerBacklogBytes) bytes unread: "
-                      + "entries for it are counted, not queued, until it reads", [("ROSTER_CONNECTION", String(id))])
-        connection.notifyWhenDrained()
-    }
-}
-
-extension AdminAuditMethods where Desk == Server {
-    /// The `admin.audit` entry in the server's table.
-    static var table: [Method] {
+    /// The `admin.audit` entry of the dispatcher's table.
+    static var table: [MethodEntry<AdminAuditMethods>] {
         let entry: [FieldSpec] = [
             FieldSpec("id", .integer(1...Int64.max)), FieldSpec("time", .string),
             FieldSpec("event", .oneOf(AuditEvent.allCases.map(\.rawValue))),
@@ -212,7 +191,7 @@ extension AdminAuditMethods where Desk == Server {
             FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
         ]
         return [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "admin.audit",
                 summary: "The audit log newest first, by user (username or email), event and time (since, RFC 3339), "
                     + "a page before an id; follow: true streams later entries as audit events (admin only).",
@@ -220,7 +199,7 @@ extension AdminAuditMethods where Desk == Server {
                          .optional("since", .string), .optional("before", .integer(1...Int64.max)),
                          .optional("limit", .integer(1...maxLimit)), .optional("follow", .boolean)],
                 result: .object([FieldSpec("items", .array(.object(entry)))])),
-                   handler: { $0.adminAuditMethods.audit }),
+                   handler: { $0.audit($1) }),
         ]
     }
 }

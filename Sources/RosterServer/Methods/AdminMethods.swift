@@ -4,7 +4,7 @@ import RosterRuntime
 import RosterProtocol
 import RosterStorage
 
-/// The server-wide figures `admin.stats` reads and who may ask for them. The server, for its connections; a
+/// The server-wide figures `admin.stats` reads and who may ask for them. `ServerFigures`, for the daemon; a
 /// double in a unit test.
 protocol AdminFigures: AnyObject {
     associatedtype Host: CallHost
@@ -14,7 +14,7 @@ protocol AdminFigures: AnyObject {
     var connectionCount: Int { get }
     /// Connections that said `session.hello`.
     var greetedSessionCount: Int { get }
-    var stats: Server.Stats { get }
+    var stats: ServerStats { get }
     var hashingStats: WorkerPoolStats { get }
     var checksStats: WorkerPoolStats { get }
     /// The storage's connection state as last reported.
@@ -78,7 +78,12 @@ final class AdminMethods<Figures: AdminFigures> {
         }
         // While the storage cannot count (a database that is down), the daemon's own figures and the storage's
         // state are what an administrator needs most; the counts read null.
-        storage.statistics { [self] result in call.succeed(statsJSON(try? result.get())) }
+        storage.statistics { [self] result in
+            switch result {
+            case .success(let counted): call.succeed(statsJSON(counted))
+            case .failure: call.succeed(statsJSON(nil))
+            }
+        }
     }
 
     /// `admin.stats`' answer, with the storage's own figures when it could give them.
@@ -121,18 +126,13 @@ final class AdminMethods<Figures: AdminFigures> {
     }
 }
 
-/// The daemon's figures: its connections, its counters and its lanes.
-extension Server: AdminFigures {
-    var uptime: Duration { loop.now - startedAt }
-    var hashingStats: WorkerPoolStats { passwords.hashing.stats }
-    var checksStats: WorkerPoolStats { passwords.checks.stats }
-}
+extension AdminMethods: MethodGroup {
+    typealias Host = Figures.Host
 
-extension AdminMethods where Figures == Server {
-    /// The admin methods' entries in the server's table; each finds the server's `AdminMethods` when called.
-    static var table: [Method] {
+    /// The admin methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<AdminMethods>] {
         [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "admin.stats",
                 summary: "Counters of the running daemon (root or the daemon's own uid only).",
                 result: .object([
@@ -151,13 +151,13 @@ extension AdminMethods where Figures == Server {
                     FieldSpec("storage", .object([FieldSpec("backend", .oneOf(["sqlite", "postgresql"])),
                                                   FieldSpec("state", .oneOf(["connecting", "up", "down"])),
                                                   FieldSpec("since", .integer(0...Int64.max))])),
-                ])), handler: { $0.adminMethods.stats }),
-            Method(spec: MethodSpec(
+                ])), handler: { $0.stats($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.backup",
                 summary: "Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only).",
                 params: [FieldSpec("path", .string)],
                 result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
-                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: { $0.adminMethods.backup }),
+                                 FieldSpec("bytes", .integer(0...Int64.max))])), handler: { $0.backup($1) }),
         ]
     }
 }

@@ -4,7 +4,7 @@ import RosterProtocol
 import RosterStorage
 
 /// What `admin.users.*` needs beyond the account procedures: who is an administrator, and the sessions a lock or
-/// a deletion ends. The server; a double in a unit test.
+/// a deletion ends. The session book; a double in a unit test.
 protocol AdminUserSessions: AnyObject {
     associatedtype Host: CallHost
     /// Root, or the user the daemon runs as.
@@ -15,7 +15,7 @@ protocol AdminUserSessions: AnyObject {
     func accountDeleted(_ deleted: DeletedAccount)
 }
 
-/// Contract §9's `admin.users.*`: find, read, lock, unlock, delete an account and clear its failed log-ins. For
+/// `admin.users.*` (protocol.md §Administering users): find, read, lock, unlock, delete an account and clear its failed log-ins. For
 /// root and the daemon's own user only (`forbidden` otherwise, before anything is read).
 final class AdminUsersMethods<Sessions: AdminUserSessions> {
     typealias AdminCall = RequestCall<Sessions.Host>
@@ -119,12 +119,14 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
 }
 
 /// The daemon's `admin.users.*`, over its connections (`isAdmin`, `endSessions` and `accountDeleted` are the
-/// server's own).
-extension Server: AdminUserSessions {}
+/// book's own).
+extension SessionBook: AdminUserSessions {}
 
-extension AdminUsersMethods where Sessions == Server {
-    /// The `admin.users.*` entries in the server's table.
-    static var table: [Method] {
+extension AdminUsersMethods: MethodGroup {
+    typealias Host = Sessions.Host
+
+    /// The `admin.users.*` entries of the dispatcher's table.
+    static var table: [MethodEntry<AdminUsersMethods>] {
         let username = FieldSpec("username", .string)
         let empty = Shape.object([])
         let item: [FieldSpec] = [
@@ -133,33 +135,33 @@ extension AdminUsersMethods where Sessions == Server {
             FieldSpec("locked", .boolean), FieldSpec("totp", .boolean),
         ]
         return [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "admin.users.list",
                 summary: "Accounts by username, a page at a time; query: a part of the username or email (admin only).",
                 params: [.optional("query", .string), .optional("limit", .integer(1...maxLimit)),
                          .optional("offset", .integer(0...Int64(Int32.max)))],
                 result: .object([FieldSpec("items", .array(.object(item))), FieldSpec("total", .integer(0...Int64.max))])),
-                   handler: { $0.adminUsersMethods.list }),
-            Method(spec: MethodSpec(
+                   handler: { $0.list($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.users.show", summary: "One account by username or email, with its lock's time and reason, failed log-ins and live sessions (admin only).",
                 params: [username],
                 result: .object([FieldSpec("user", .object(item + [
                     FieldSpec("locked_at", .described("string or null")), FieldSpec("locked_reason", .described("string or null")),
                     FieldSpec("failed_logins", .integer(0...Int64.max)), FieldSpec("sessions", .integer(0...Int64.max)),
-                ]))])), handler: { $0.adminUsersMethods.show }),
-            Method(spec: MethodSpec(
+                ]))])), handler: { $0.show($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.users.lock",
                 summary: "Lock an account: log-in, resume and recovery answer locked; its sessions end at once (admin only).",
-                params: [username, .optional("reason", .string)], result: empty), handler: { $0.adminUsersMethods.lock }),
-            Method(spec: MethodSpec(
+                params: [username, .optional("reason", .string)], result: empty), handler: { $0.lock($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.users.unlock", summary: "Unlock an account: log-in works again; its old sessions do not come back (admin only).",
-                params: [username], result: empty), handler: { $0.adminUsersMethods.unlock }),
-            Method(spec: MethodSpec(
+                params: [username], result: empty), handler: { $0.unlock($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.users.delete", summary: "Delete an account as account.delete does, without its password (admin only).",
-                params: [username], result: empty), handler: { $0.adminUsersMethods.delete }),
-            Method(spec: MethodSpec(
+                params: [username], result: empty), handler: { $0.delete($1) }),
+            MethodEntry(spec: MethodSpec(
                 "admin.users.reset_failures", summary: "Clear the account's failed log-ins, lifting its rate limit (admin only).",
-                params: [username], result: empty), handler: { $0.adminUsersMethods.resetFailures }),
+                params: [username], result: empty), handler: { $0.resetFailures($1) }),
         ]
     }
 }

@@ -4,7 +4,7 @@ import RosterStorage
 extension BackupRefusal {
     /// The wire's name for a refused backup target (`admin.backup`'s `path`, `rosterd --backup`): the same
     /// stable string.
-    var problem: ParamProblem {
+    package var problem: ParamProblem {
         switch self {
         case .targetExists: .targetExists
         case .notARegularFile: .notARegularFile

@@ -4,8 +4,8 @@ import RosterProtocol
 import RosterStorage
 
 /// The answer line of one `contacts.export` page, `{"data":"…","next_cursor":…}`, written contact by contact off
-/// the loop (the storage's `ContactExportSink`), so the loop never encodes an address book (issue 12: a 45 MB
-/// export was one string encoded on the loop, then dropped because it passed the connection's output limit).
+/// the loop (the storage's `ContactExportSink`), so the loop never encodes an address book (a 45 MB export
+/// was once one string encoded on the loop, then dropped because it passed the connection's output limit).
 ///
 /// Rules: contacts go in id order; the first page of a CSV export starts with the header, later pages do not, so
 /// the pages put together are one file. A page holds at most `contactLimit` contacts, and at least one; it stops

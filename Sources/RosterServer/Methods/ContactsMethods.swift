@@ -35,8 +35,8 @@ enum ContactsLimits {
     /// What a contact is reckoned to take in an answer until the answer is built (most take 100–200 bytes).
     static let contactBytesEstimate = 256
     static let bigAnswerRetryMs: Int64 = 250
-    /// An import's answer lists at most this many rejections; `errors_total` counts them all (issue 12: 1.3M
-    /// rejections made a 54 MB answer, which the connection's output limit then dropped).
+    /// An import's answer lists at most this many rejections; `errors_total` counts them all (1.3M
+    /// rejections once made a 54 MB answer, which the connection's output limit then dropped).
     static let importErrorsListed = 100
 
 }
@@ -210,15 +210,14 @@ extension Connection: ContactsCallHost {
     var maxAnswerBytes: Int { settings.maxAnswerBytes }
 }
 
-extension Server: OutputBudgetWatch {
-    typealias Host = Connection
+/// The daemon's contacts methods: the output budget of its connections, and their sessions.
+extension SessionBook: OutputBudgetWatch {}
 
-    func sessionFoundEnded(_ hash: [UInt8]) { tokenRevoked(hash) }
-}
+extension ContactsMethods: MethodGroup {
+    typealias Host = Output.Host
 
-extension ContactsMethods where Output == Server {
-    /// The contacts methods' entries in the server's table; each finds the server's `ContactsMethods` when called.
-    static var table: [Method] {
+    /// The contacts methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<ContactsMethods>] {
         let paging: [FieldSpec] = [.optional("limit", .integer(ContactsLimits.pageRange)),
                                    .optional("offset", .integer(ContactsLimits.offsetRange))]
         let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
@@ -228,34 +227,34 @@ extension ContactsMethods where Output == Server {
         let id = FieldSpec("id", .integer(1...Int64.max))
         let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
         return [
-            Method(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
-                                    params: paging, result: page), handler: { $0.contactsMethods.list }),
-            Method(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
-                                    params: [FieldSpec("query", .string)] + paging, result: found), handler: { $0.contactsMethods.search }),
-            Method(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
+            MethodEntry(spec: MethodSpec("contacts.list", summary: "Your contacts by name, a page at a time (default 50).",
+                                    params: paging, result: page), handler: { $0.list($1) }),
+            MethodEntry(spec: MethodSpec("contacts.search", summary: "Your contacts matching a query, best first.",
+                                    params: [FieldSpec("query", .string)] + paging, result: found), handler: { $0.search($1) }),
+            MethodEntry(spec: MethodSpec("contacts.add", summary: "Add a contact; the daemon assigns its id.",
                                     params: [FieldSpec("name", .string), .optional("phone", .string),
                                              .optional("email", .string), .optional("note", .string)],
-                                    result: contact), handler: { $0.contactsMethods.add }),
-            Method(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
+                                    result: contact), handler: { $0.add($1) }),
+            MethodEntry(spec: MethodSpec("contacts.update", summary: "Change some fields of a contact; \"\" clears one.",
                                     params: [id, .optional("name", .string), .optional("phone", .string),
                                              .optional("email", .string), .optional("note", .string)],
-                                    result: contact), handler: { $0.contactsMethods.update }),
-            Method(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
-                   handler: { $0.contactsMethods.remove }),
-            Method(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
+                                    result: contact), handler: { $0.update($1) }),
+            MethodEntry(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
+                   handler: { $0.remove($1) }),
+            MethodEntry(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
                                     params: [format, FieldSpec("data", .string)],
                                     result: .object([FieldSpec("added", .integer(0...Int64.max)),
                                                      FieldSpec("skipped", .integer(0...Int64.max)),
                                                      FieldSpec("errors", .array(.described("{line, reason}"))),
                                                      FieldSpec("errors_total", .integer(0...Int64.max))])),
-                   handler: { $0.contactsMethods.importContacts }),
-            Method(spec: MethodSpec("contacts.export",
+                   handler: { $0.importContacts($1) }),
+            MethodEntry(spec: MethodSpec("contacts.export",
                                     summary: "Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor.",
                                     params: [format, .optional("limit", .integer(ContactsLimits.exportPageRange)),
                                              .optional("cursor", .string)],
                                     result: .object([FieldSpec("data", .string),
                                                      FieldSpec("next_cursor", .described("string or null"))])),
-                   handler: { $0.contactsMethods.export }),
+                   handler: { $0.export($1) }),
         ]
     }
 }

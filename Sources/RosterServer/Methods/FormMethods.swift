@@ -3,7 +3,8 @@ import RosterRuntime
 import RosterProtocol
 
 /// What the `form.*` methods need beyond their scheduler, procedures and contacts: the policy in force, and a
-/// call's connection as its forms see it. The server, for its connections; a double in a unit test.
+/// call's connection as its forms see it. The session book, for the daemon's connections; a double in a unit
+/// test.
 protocol FormHost: AnyObject {
     associatedtype Host: CallHost
     var policy: Policy { get }
@@ -149,43 +150,45 @@ final class FormMethods<Forms: FormHost> {
 }
 
 /// The daemon's forms: each connection is its forms' session and sink.
-extension Server: FormHost {
+extension SessionBook: FormHost {
     func formSession(for connection: Connection) -> any FormSession {
-        ConnectionFormSession(server: self, connection: connection)
+        ConnectionFormSession(sessions: self, connection: connection)
     }
 
     func contactsSink(for connection: Connection) -> any ContactsFormSink {
-        ConnectionFormSession(server: self, connection: connection)
+        ConnectionFormSession(sessions: self, connection: connection)
     }
 }
 
-extension FormMethods where Forms == Server {
-    /// The form methods' entries in the server's table; each finds the server's `FormMethods` when called.
-    static var table: [Method] {
+extension FormMethods: MethodGroup {
+    typealias Host = Forms.Host
+
+    /// The form methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<FormMethods>] {
         let formParam = FieldSpec("form", .string)
         let fieldsShape = Shape.array(.described("{name, enabled, state, code, message, rev}"))
         return [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "form.open", summary: "Open (or reset) a form; the answer is its snapshot.",
                 params: [formParam],
                 result: .object([FieldSpec("form", .string), FieldSpec("fields", fieldsShape),
-                                 FieldSpec("submittable", .boolean)])), handler: { $0.formMethods.open }, dependence: .form),
-            Method(spec: MethodSpec(
+                                 FieldSpec("submittable", .boolean)])), handler: { $0.open($1) }, dependence: .form),
+            MethodEntry(spec: MethodSpec(
                 "form.input", summary: "A field's new value; its verdict follows as field events.",
                 params: [formParam, FieldSpec("field", .string), FieldSpec("value", .string)],
-                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: { $0.formMethods.input },
+                result: .object([FieldSpec("rev", .integer(0...Int64.max))])), handler: { $0.input($1) },
                 dependence: .form),
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "form.submit",
                 summary: "Submit once the pending checks are done; answered with the outcome: {username, token} by the "
                     + "register and login forms, {revoked} by the password form.",
                 params: [formParam],
                 result: .object([.optional("username", .string), .optional("token", .string),
                                  .optional("revoked", .integer(0...Int64.max))])),
-                handler: { $0.formMethods.submit }, dependence: .formSubmit),
-            Method(spec: MethodSpec(
+                handler: { $0.submit($1) }, dependence: .formSubmit),
+            MethodEntry(spec: MethodSpec(
                 "form.close", summary: "Close a form; nothing more is sent for it.",
-                params: [formParam], result: .object([])), handler: { $0.formMethods.close }, dependence: .form),
+                params: [formParam], result: .object([])), handler: { $0.close($1) }, dependence: .form),
         ]
     }
 }

@@ -4,7 +4,8 @@ import RosterProtocol
 import RosterStorage
 
 /// What `session.*` and `rpc.describe` need beyond the account procedures: the policy in force, what the server
-/// offers, and the log-outs a `session.logout` makes. The server, for its connections; a double in a unit test.
+/// offers, and the log-outs a `session.logout` makes. The session book, for the daemon's connections; a double in
+/// a unit test.
 protocol SessionChanges: AnyObject {
     associatedtype Host: CallHost
     var policy: Policy { get }
@@ -12,7 +13,7 @@ protocol SessionChanges: AnyObject {
     var methodSpecs: [MethodSpec] { get }
     /// `host`'s session is nobody's now; it hears so.
     func logOut(_ host: Host)
-    /// Ends every session bound to the token `hash`, except `origin`'s (see `Server.tokenRevoked`).
+    /// Ends every session bound to the token `hash`, except `origin`'s (see `SessionBook.tokenRevoked`).
     func tokenRevoked(_ hash: [UInt8], except origin: Host?)
     /// Whether `peer` may say whom its connection speaks for (`session.hello` `remote`): root, the daemon's own
     /// user, and `[Server] GatewayUsers=`.
@@ -122,13 +123,15 @@ final class SessionMethods<Sessions: SessionChanges> {
     }
 }
 
-extension Server: SessionChanges {}
+extension SessionBook: SessionChanges {}
 
-extension SessionMethods where Sessions == Server {
-    /// The session methods' entries in the server's table; each finds the server's `SessionMethods` when called.
-    static var table: [Method] {
+extension SessionMethods: MethodGroup {
+    typealias Host = Sessions.Host
+
+    /// The session methods' entries of the dispatcher's table; each handler is handed the group when called.
+    static var table: [MethodEntry<SessionMethods>] {
         [
-            Method(spec: MethodSpec(
+            MethodEntry(spec: MethodSpec(
                 "session.hello",
                 summary: "Introduce the client; set this connection's locale and timing overrides, and (a trusted "
                     + "gateway only) the address of the person it speaks for.",
@@ -147,21 +150,21 @@ extension SessionMethods where Sessions == Server {
                     FieldSpec("timing", .object([FieldSpec("debounce_ms", .integer(Self.timingRange)),
                                                  FieldSpec("throttle_ms", .integer(Self.timingRange))])),
                     .optional("remote", .string),
-                ])), handler: { $0.sessionMethods.hello }, dependence: .none),
-            Method(spec: MethodSpec(
+                ])), handler: { $0.hello($1) }, dependence: .none),
+            MethodEntry(spec: MethodSpec(
                 "session.whoami",
                 summary: "Who this connection is logged in as.",
-                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: { $0.sessionMethods.whoami }),
-            Method(spec: MethodSpec(
+                result: .object([FieldSpec("user", .described("{username, email?} or null"))])), handler: { $0.whoami($1) }),
+            MethodEntry(spec: MethodSpec(
                 "session.logout",
                 summary: "Log this connection out; a session event with user null follows.",
-                result: .object([])), handler: { $0.sessionMethods.logout }),
-            Method(spec: MethodSpec(
+                result: .object([])), handler: { $0.logout($1) }),
+            MethodEntry(spec: MethodSpec(
                 "rpc.describe",
                 summary: "Every method with its params and result shapes.",
                 result: .object([FieldSpec("protocol", .integer(1...1)),
                                  FieldSpec("methods", .array(.described("{name, summary, params, result}")))])),
-                   handler: { $0.sessionMethods.describe }, dependence: .none),
+                   handler: { $0.describe($1) }, dependence: .none),
         ]
     }
 }

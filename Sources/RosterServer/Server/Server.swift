@@ -1,4 +1,3 @@
-import CLinux
 import Glibc
 import RosterCore
 import RosterCrypto
@@ -6,18 +5,16 @@ import RosterRuntime
 import RosterProtocol
 import RosterStorage
 
-/// The daemon's runtime: accepts connections, frames and dispatches requests, and shuts down cleanly.
-/// Everything here runs on the loop thread.
+/// The daemon's runtime, assembled from its parts: the acceptor takes connections into the connection table, the
+/// dispatcher serves their lines through the method groups, the session book keeps who is logged in where, the
+/// storage feed brings what the storage reports, and the output budget bounds what all connections hold unsent.
+/// The server wires them together, hands each reload on, and shuts down cleanly. Everything here runs on the
+/// loop thread.
 public final class Server {
-    /// Counters for `admin.stats` and the status line.
-    struct Stats {
-        var requestsServed = 0
-        var eventsSent = 0
-        var connectionsAccepted = 0
-    }
-
     let loop: EventLoop
-    public var logger: Logger
+    public var logger: Logger {
+        didSet { loggerChanged() }
+    }
     /// The configuration in force; a reload replaces it, and new input and new connections follow it.
     public var config: DaemonConfig {
         didSet { configChanged() }
@@ -28,129 +25,127 @@ public final class Server {
     let passwords: PasswordLanes
     let accounts: AccountProcedures
     let contacts: ContactsService
-    /// `users.*`, `auth.login` and `session.resume`, given the account procedures and this server's sessions.
-    private(set) lazy var accountMethods = AccountMethods(accounts: accounts, sessions: self)
-    /// `account.*`, `session.list/revoke/revoke_others` and `auth.recover`, given the account procedures and this
-    /// server's sessions.
-    private(set) lazy var accountLifeMethods = AccountLifeMethods(accounts: accounts, sessions: self)
-    /// `session.*` and `rpc.describe`, given the account procedures (a log-out revokes) and this server's sessions.
-    private(set) lazy var sessionMethods = SessionMethods(accounts: accounts, sessions: self)
-    /// `contacts.*`, given the contacts service and this server's output budget.
-    private(set) lazy var contactsMethods = ContactsMethods(contacts: contacts, output: self)
-    /// `form.*`, given the loop as scheduler, the account procedures, the contacts and this server's connections.
-    /// `admin.*`, given the storage's maintenance and this server's figures.
-    private(set) lazy var adminMethods = AdminMethods(storage: storage, figures: self)
-    /// `admin.users.*`, given the account procedures and this server's sessions.
-    private(set) lazy var adminUsersMethods = AdminUsersMethods(accounts: accounts, sessions: self)
-    /// `admin.audit` and its followers, given the storage's log, the account procedures and this server.
-    private(set) lazy var adminAuditMethods = AdminAuditMethods(storage: storage, accounts: accounts, desk: self)
-    private(set) lazy var formMethods = FormMethods(scheduler: formScheduler, accounts: accounts, contacts: contacts,
-                                                    forms: self)
-    /// The forms' clock and timers: the loop, or a manual clock in a test of what forms do across the server.
-    let formScheduler: any Scheduler
-    /// The storage's connection state as last reported, for `admin.stats` and the status line.
-    var storageState: StorageState
-    /// Where the status line goes, once housekeeping started.
-    var statusNotifier: SystemdNotifier?
-    var stats = Stats()
-    let startedAt: Instant
     /// The wall clock stored times are read against (what the audit log's retention counts back from).
     let wallClock: any WallClock
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
     /// read's lines are served straight from it before the next read (see `LineFramer.feedBorrowing`).
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 65_536)
-    private var listener: UnixListener?
-    private var listenerRegistration: EventLoop.RegistrationID?
-    private(set) var connections: [UInt64: Connection] = [:]
-    private var connectionsPerUID: [UInt32: Int] = [:]
-    private var nextConnectionID: UInt64 = 1
-    private var methods: [String: Method] = [:]
-    var plainAnswers = PlainAnswers()
-    var revocations = RevocationsDuringResumes()
-    /// The bytes of every connection's held requests (see `HeldRequests`).
-    var heldRequestBytes = 0
-    /// Unsent output of every connection, in total and per peer uid.
-    private(set) var outputBudget = OutputBudget()
-    private var memoryTrim = MemoryTrimPolicy()
+    let stats: ServerStats
+    let connections: ConnectionTable<Connection>
+    let trust: PeerTrust
+    let acceptor: ConnectionAcceptor
+    let output: ServerOutput
+    let sessions: SessionBook
+    let feed: StorageFeed
+    let figures: ServerFigures
+    let dispatcher: Dispatcher<Connection>
+    let methods: ServerMethods
+    /// `admin.audit` and its followers (a test reads how they stand).
+    var adminAuditMethods: AdminAuditMethods<SessionBook> { methods.adminAudit }
+    /// Where the status line goes, once housekeeping started.
+    var statusNotifier: SystemdNotifier?
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
-    let daemonUID = getuid()
-    /// `[Server] GatewayUsers=` as uids, resolved by the daemon at start and at each reload (a name is looked up
-    /// in the user database, which is I/O, so the server is handed the answer).
-    public var gatewayUIDs: Set<UInt32> = []
 
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
          contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
          formScheduler: (any Scheduler)? = nil) {
         self.loop = loop
-        self.formScheduler = formScheduler ?? loop
-        self.storageState = storage.state
+        let stats = ServerStats(), connections = ConnectionTable<Connection>(), trust = PeerTrust()
+        self.stats = stats
+        self.connections = connections
+        self.trust = trust
         self.config = config
         self.storage = storage
         self.passwords = passwords
-        self.accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
-                                          secrets: secrets, clock: clock, audit: config.audit)
+        let accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
+                                         secrets: secrets, clock: clock, audit: config.audit)
+        self.accounts = accounts
         self.contacts = contacts
         self.logger = logger
-        self.startedAt = loop.now
-        self.wallClock = clock
-        for method in SessionMethods.table + AdminMethods.table + AdminUsersMethods.table + AdminAuditMethods.table
-            + FormMethods.table + AccountMethods.table
-            + AccountLifeMethods.table + ContactsMethods.table {
-            methods[method.spec.name] = method
-        }
-        contacts.onChange = { [unowned self] userID in self.contactsChanged(of: userID) }
-        accounts.tokensPushedOut = { [unowned self] hashes in self.tokensRevoked(hashes) }
-        listenToStorage()
+        wallClock = clock
+        acceptor = ConnectionAcceptor(loop: loop, logger: logger)
+        let output = ServerOutput(scheduler: loop, settings: config.server)
+        self.output = output
+        let sessions = SessionBook(connections: connections, contacts: contacts, storage: storage, output: output,
+                                   stats: stats, trust: trust, config: config, logger: logger)
+        self.sessions = sessions
+        let feed = StorageFeed(storage: storage, sessions: sessions, contacts: contacts, logger: logger,
+                               sessionIdle: config.policy.sessionIdle)
+        self.feed = feed
+        let figures = ServerFigures(clock: loop, connections: connections, stats: stats, passwords: passwords, feed: feed,
+                                    trust: trust, logger: logger)
+        self.figures = figures
+        dispatcher = Dispatcher(plain: PlainRequests(storage: storage, accounts: accounts, stats: stats,
+                                                     policy: config.policy),
+                                policy: config.policy, maxLineBytes: config.server.maxLineBytes)
+        methods = ServerMethods(storage: storage, accounts: accounts, contacts: contacts, formScheduler: formScheduler ?? loop,
+                                sessions: sessions, figures: figures)
+        wire()
     }
 
     deinit {
         readBuffer.deallocate()
     }
 
-    /// Every method's spec, sorted by name, for `rpc.describe`.
-    var methodSpecs: [MethodSpec] { methods.values.map(\.spec).sorted { $0.name < $1.name } }
+    /// What each part hears of the others.
+    private func wire() {
+        dispatcher.register(methods.all)
+        sessions.methodSpecs = dispatcher.methodSpecs
+        acceptor.onAccept = { [unowned self] fd in self.admit(fd) }
+        contacts.onChange = { [unowned sessions] userID in sessions.contactsChanged(of: userID) }
+        accounts.tokensPushedOut = { [unowned sessions] hashes in sessions.tokensRevoked(hashes) }
+        feed.onAudit = { [unowned audit = methods.adminAudit] entry in audit.entryCommitted(entry) }
+        feed.onPhaseChange = { [unowned self] in self.postStatus() }
+    }
+
+    /// A reload's new configuration reaches every part that judges by it.
+    private func configChanged() {
+        accounts.policy = config.policy
+        accounts.failedEntries.perMinute = config.audit.failedLoginEntriesPerMinute
+        passwords.policy = config.policy
+        passwords.apply(config.server)
+        storage.apply(config.server)
+        dispatcher.policy = config.policy
+        dispatcher.maxLineBytes = config.server.maxLineBytes
+        dispatcher.plain.policy = config.policy
+        output.apply(config.server)
+        feed.sessionIdle = config.policy.sessionIdle
+        for connection in connections.values { connection.settings = config.server }
+        sessions.configChanged(config)
+    }
+
+    /// A new log level reaches every part's lines at once.
+    private func loggerChanged() {
+        acceptor.logger = logger
+        sessions.logger = logger
+        feed.logger = logger
+        figures.logger = logger
+    }
+
+    /// `[Server] GatewayUsers=` as uids, resolved by the daemon at start and at each reload (a name is looked up
+    /// in the user database, which is I/O, so the server is handed the answer).
+    public var gatewayUIDs: Set<UInt32> {
+        get { trust.gatewayUIDs }
+        set { trust.gatewayUIDs = newValue }
+    }
+
+    var daemonUID: UInt32 { trust.daemonUID }
 
     public var connectionCount: Int { connections.count }
 
-    /// Connections that said `session.hello`.
-    var greetedSessionCount: Int { connections.values.reduce(0) { $0 + ($1.session.greeted ? 1 : 0) } }
+    /// How the storage reads in the status line: nothing while it serves.
+    var storageStatus: String? { feed.status }
+
+    /// Called for each committed audit entry, as the storage reports it.
+    func auditCommitted(_ entry: AuditEntry, _ origin: AuditOrigin) {
+        feed.auditCommitted(entry, origin)
+    }
 
     // MARK: Accepting
 
     public func listen(on listener: UnixListener) throws(SystemError) {
-        self.listener = listener
-        listenerRegistration = try loop.register(fd: listener.fd, events: EPOLLIN.rawValue) { [unowned self] _ in
-            self.acceptPending()
-        }
-    }
-
-    private func acceptPending() {
-        guard let listener else { return }
-        while true {
-            let accepted: IOResult<Int32>
-            do {
-                accepted = try Syscall.nonBlocking("accept4") {
-                    accept4(listener.fd, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
-                }
-            } catch {
-                logger.warning("accept failed: \(error)")
-                if error.errno == EMFILE || error.errno == ENFILE { pauseAccepting() }
-                return
-            }
-            guard case .done(let fd) = accepted else { return }
-            admit(fd)
-        }
-    }
-
-    /// Out of descriptors, a level-triggered listener would spin; wait a little for some to be freed.
-    private func pauseAccepting() {
-        guard let listenerRegistration else { return }
-        try? loop.modify(listenerRegistration, events: 0)
-        loop.schedule(at: loop.now + .milliseconds(100)) { [weak self] in
-            guard let self, !self.isStopping, let registration = self.listenerRegistration else { return }
-            try? self.loop.modify(registration, events: EPOLLIN.rawValue)
-        }
+        try acceptor.listen(on: listener)
     }
 
     /// Serves a socket that is already connected (a socketpair in a test harness or the fuzzer) like an accepted one.
@@ -164,17 +159,17 @@ public final class Server {
             close(fd)
             return
         }
-        let perUID = connectionsPerUID[peer.uid, default: 0]
-        if connections.count >= config.server.maxConnections || perUID >= config.server.maxConnectionsPerUID {
-            refuse(fd, limit: connections.count >= config.server.maxConnections
-                   ? config.server.maxConnections : config.server.maxConnectionsPerUID)
-            return
+        let limits = config.server
+        switch connections.admission(uid: peer.uid, maxConnections: limits.maxConnections,
+                                     maxPerUID: limits.maxConnectionsPerUID) {
+        case .refused(let limit):
+            return ConnectionAcceptor.refuse(fd, limit: limit, logger: logger)
+        case .admitted:
+            break
         }
-        let id = nextConnectionID
-        nextConnectionID += 1
-        let session = Session()
-        let connection = Connection(id: id, fd: fd, peer: peer, session: session,
-                                    maxLineBytes: config.server.maxLineBytes, settings: config.server, environment: self)
+        let id = connections.takeID()
+        let connection = Connection(id: id, fd: fd, peer: peer, session: Session(), maxLineBytes: limits.maxLineBytes,
+                                    settings: limits, environment: self)
         do {
             try connection.start()
         } catch {
@@ -182,112 +177,53 @@ public final class Server {
             close(fd)
             return
         }
-        connections[id] = connection
-        connectionsPerUID[peer.uid, default: 0] += 1
+        connections.insert(connection)
         stats.connectionsAccepted += 1
         logger.debug("connection opened", [("ROSTER_CONNECTION", String(id)), ("ROSTER_PEER_UID", String(peer.uid))])
     }
 
-    /// Over a limit: one error line the client can read, then the door closes.
-    private func refuse(_ fd: Int32, limit: Int) {
-        let line = RPCMessage.error(id: .null, .busy(retryAfterMs: 1_000),
-                                    message: MessageCatalog.message(for: .busy(retryAfterMs: 1_000), locale: .default))
-        _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-        close(fd)
-        logger.warning("connection refused: limit of \(limit) reached")
-    }
-
     func connectionClosed(_ connection: Connection) {
-        guard connections.removeValue(forKey: connection.id) != nil else { return }
-        connection.session.closeAllForms()
-        dropHeld(of: connection)
-        adminAuditMethods.connectionClosed(connection.id)
-        if let user = connection.session.user { releaseIfUnused(user.id) }
-        let remaining = connectionsPerUID[connection.peer.uid, default: 1] - 1
-        connectionsPerUID[connection.peer.uid] = remaining > 0 ? remaining : nil
+        guard connections.remove(connection) else { return }
+        sessions.connectionClosed(connection)
+        dispatcher.dropHeld(of: connection)
+        methods.adminAudit.connectionClosed(connection.id)
         logger.debug("connection closed", [("ROSTER_CONNECTION", String(connection.id))])
         if isStopping && connections.isEmpty { finishStopping() }
     }
 
-    // MARK: Dispatching
+    // MARK: What a connection asks of the server
 
-    /// Serves one line; the plain shape of a hot request is answered without a copy of the line. Behind a
-    /// request that waits for a change of who the session is, every line waits (see `SessionDependence`).
     func dispatch(line: UnsafeBufferPointer<UInt8>, from connection: Connection) {
-        guard connection.session.held.isEmpty else { return hold(Array(line), on: connection) }
-        // users.check_username is the same whoever the session is, so it need not wait for a log-in.
-        if answerPlainRequest(line, from: connection) { return }
-        let bytes = Array(line)
-        if !serve(bytes, from: connection) { hold(bytes, on: connection) }
-    }
-
-    /// Starts the request on `line`, or answers why it cannot be one; false (with nothing done) when it must
-    /// wait for a change of who the session is.
-    func serve(_ line: [UInt8], from connection: Connection) -> Bool {
-        switch RPCRequest.parse(line: line) {
-        case .failure(let envelope):
-            if envelope.answer { sendError(envelope.error, id: envelope.id, to: connection) }
-        case .success(let request):
-            guard let method = methods[request.method] else {
-                if let id = request.id { sendError(.methodNotFound(method: request.method), id: id, to: connection) }
-                return true
-            }
-            let params: Params
-            do {
-                params = try Params(validating: request.params, against: method.spec.params)
-            } catch {
-                if let id = request.id { sendError(error, id: id, to: connection) }
-                return true
-            }
-            if mustWait(method, params: params, on: connection.session) { return false }
-            connection.requestStarted()
-            method.handler(self)(Call(id: request.id, params: params, connection: connection))
-        }
-        return true
+        dispatcher.dispatch(line: line, from: connection)
     }
 
     func rejectOversizedLine(from connection: Connection) {
-        sendError(.requestTooLarge(limit: config.server.maxLineBytes), id: .null, to: connection)
+        dispatcher.rejectOversizedLine(from: connection)
     }
 
     func sendError(_ error: RosterError, id: JSONValue, to connection: Connection) {
-        var arguments: [String: String] = [:]
-        if case .invalidField(let field, _) = error, let name = FieldName.wording(param: field) {
-            arguments = name.messageArguments(policy: config.policy)
-        }
-        let message = MessageCatalog.message(for: error, locale: connection.session.locale, arguments: arguments)
-        connection.sendReply(RPCMessage.error(id: id, error, message: message))
+        dispatcher.sendError(error, id: id, to: connection)
     }
 
-    func sendEvent(_ type: String, _ members: [(String, JSONValue)], to connection: Connection,
-                   coalescing key: OutputQueue.CoalesceKey? = nil) {
-        stats.eventsSent += 1
-        connection.sendEvent(RPCMessage.event(type: type, members), coalescing: key)
+    func authChangeEnded(on connection: Connection) {
+        dispatcher.authChangeEnded(on: connection)
     }
-
-    // MARK: Output budget
 
     /// A connection's queue grew or shrank by `delta` bytes.
     func outputQueuedChanged(uid: UInt32, by delta: Int) {
-        outputBudget.adjust(uid: uid, by: delta)
-        if let due = memoryTrim.outputChanged(total: outputBudget.total, now: loop.now) {
-            loop.schedule(at: due) { MemoryTrim.returnFreedMemory() }
-        }
+        output.queuedChanged(uid: uid, by: delta)
     }
 
     /// Whether all connections together, or those of `uid`, hold as much unsent output as they may.
     func isOutputBudgetSpent(uid: UInt32) -> Bool {
-        outputBudget.isSpent(uid: uid, totalLimit: config.server.outputBudgetBytes,
-                             perUIDLimit: config.server.outputBudgetPerUIDBytes)
+        output.isSpent(uid: uid)
     }
 
-    /// Whether a peer may use `admin.*`: root, or the user the daemon runs as.
-    func isAdmin(_ peer: PeerCredentials) -> Bool {
-        peer.uid == 0 || peer.uid == daemonUID
-    }
-
-    func mayNameRemote(_ peer: PeerCredentials) -> Bool {
-        isAdmin(peer) || gatewayUIDs.contains(peer.uid)
+    /// A peer caught up with its output: a contacts form that skipped results meanwhile refreshes once, and an audit
+    /// follower that missed entries hears how many.
+    func outputDrained(_ connection: Connection) {
+        sessions.outputDrained(connection)
+        methods.adminAudit.outputDrained(connection.id)
     }
 
     // MARK: Stopping
@@ -298,9 +234,7 @@ public final class Server {
         guard !isStopping else { return }
         isStopping = true
         onStopped = completion
-        if let listenerRegistration { loop.deregister(listenerRegistration) }
-        listener?.close()
-        listener = nil
+        acceptor.close()
         for connection in Array(connections.values) { connection.stopReading() }
         if connections.isEmpty {
             finishStopping()
@@ -320,3 +254,6 @@ public final class Server {
         completion?()
     }
 }
+
+/// The daemon's connections are what its connection table holds.
+extension Connection: ConnectionTableMember {}

@@ -3,7 +3,7 @@ import RosterCrypto
 import RosterRuntime
 
 /// The daemon's own worker pools, for the password work (the storage backend has its own). Argon2id alone
-/// runs on `hashing`, which stands back for the loop (idle priority and its watchdog, issue 12); libpwquality
+/// runs on `hashing`, which stands back for the loop (idle priority and its watchdog); libpwquality
 /// runs on `checks` at the daemon's own priority, because a keystroke's verdict waits for it. Both are fed by
 /// fair queues: one peer's flood of registrations leaves room for another's log-in.
 final class PasswordLanes: PasswordWork {

@@ -45,7 +45,8 @@ struct ContactsScreen: Equatable {
         case .down, .tab: selected = max(min(selected + 1, items.count - 1), 0)
         case .enter: return selectedContact.map { [.choose($0)] } ?? []
         case .endOfInput where editor.characters.isEmpty: return [.cancel]
-        default:
+        case .endOfInput, .text, .left, .right, .home, .end, .backspace, .delete, .lineStart, .lineEnd, .killToStart,
+             .killWord, .killToEnd:
             if editor.apply(key) == .edited { return [.input(editor.text)] }
         }
         return []

@@ -92,7 +92,8 @@ struct FormScreen: Equatable {
         case .endOfInput:
             guard let index = focusedField, fields[index].editor.characters.isEmpty else { return edit(key) }
             return [.cancel]
-        default:
+        case .text, .left, .right, .home, .end, .backspace, .delete, .lineStart, .lineEnd, .killToStart, .killWord,
+             .killToEnd:
             return edit(key)
         }
         return []

@@ -3,6 +3,7 @@ import RosterCore
 import RosterCrypto
 import RosterRuntime
 import RosterProtocol
+import RosterServer
 import RosterStorage
 
 /// rosterd's three ways to run, each returning its exit status: check a config, back up offline, or serve.
@@ -95,12 +96,17 @@ public enum Daemon {
             return fail("\(error)")
         }
         let loop: EventLoop
+        let storage: any Storage
         let server: Server
         let listener: UnixListener
         do {
-            loop = try EventLoop()
-            server = try Server.open(loop: loop, config: config, databasePath: paths.database, logger: logger,
-                                     secrets: secrets, keyCheck: keyCheck)
+            loop = try EventLoop(logger: logger)
+            let cores = DaemonStorage.cores
+            let clock = SystemWallClock()
+            storage = try DaemonStorage.open(loop: loop, config: config, databasePath: paths.database, cores: cores,
+                                             logger: logger, keyCheck: keyCheck, clock: clock)
+            server = Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
+                                      secrets: secrets, clock: clock)
             if let activated = SocketActivation.listener() {
                 listener = activated
             } else {
@@ -127,7 +133,7 @@ public enum Daemon {
                 notifier.stopping()
                 server.shutdown(gracePeriod: .milliseconds(4_500)) { loop.stop() }
             case SIGHUP:
-                reload(server, options: options, notifier: notifier)
+                reload(server, loop: loop, options: options, notifier: notifier)
             default:
                 server.logger.notice("rosterd: ignoring signal \(signal)")
             }
@@ -147,7 +153,7 @@ public enum Daemon {
             return fail("event loop failed: \(error)")
         }
         // Only a daemon that gets here leaves the mark of a clean shutdown; one that dies never does.
-        server.storage.finish()
+        storage.finish()
         server.logger.notice("rosterd: stopped", [("ROSTER_EVENT", "stopped")])
         return 0
     }
@@ -165,13 +171,13 @@ public enum Daemon {
     private static func trustGateways(_ server: Server) {
         let (uids, unknown) = GatewayUIDs.resolve(server.config.server.gatewayUsers)
         server.gatewayUIDs = uids
-        server.logger.info(GatewayUIDs.summary(trusted: uids, daemonUID: server.daemonUID, unknown: unknown),
+        server.logger.info(GatewayUIDs.summary(trusted: uids, daemonUID: getuid(), unknown: unknown),
                            [("ROSTER_EVENT", "gateways")])
     }
 
     /// SIGHUP: a good file replaces the config in force, a bad one is refused and the old one stays.
-    private static func reload(_ server: Server, options: DaemonOptions, notifier: SystemdNotifier) {
-        notifier.reloading(monotonicMicroseconds: server.loop.now.nanoseconds / 1_000)
+    private static func reload(_ server: Server, loop: EventLoop, options: DaemonOptions, notifier: SystemdNotifier) {
+        notifier.reloading(monotonicMicroseconds: loop.now.nanoseconds / 1_000)
         do {
             let (fresh, kept) = server.config.reloaded(from: try ConfigLoader.load(configPath: options.configPath))
             server.config = fresh

@@ -1,6 +1,5 @@
 import Testing
-@testable import RosterRuntime
-@testable import RosterServer
+@testable import rosterd
 
 @Suite("rosterd options and paths")
 struct DaemonOptionsTests {
@@ -45,19 +44,6 @@ struct DaemonOptionsTests {
         #expect(throws: DaemonPaths.Unresolvable.self) {
             try DaemonPaths.resolve(socketOption: nil, databaseOption: nil, environment: ["HOME": "/h"], isRoot: false)
         }
-    }
-}
-
-@Suite("Where logs go")
-struct LogDestinationTests {
-    @Test func aTerminalOrTestGetsPlainLines() {
-        let sink = LogDestination.sink(environment: [:])
-        #expect((sink as? StderrSink)?.priorityPrefix == false)
-    }
-
-    @Test func aJournalStreamThatIsNotOurStderrIsIgnored() {
-        #expect(LogDestination.sink(environment: ["JOURNAL_STREAM": "1:1"]) is StderrSink)
-        #expect(LogDestination.sink(environment: ["JOURNAL_STREAM": "garbage"]) is StderrSink)
     }
 
     @Test func checkConfigAndBackupAreModes() throws {

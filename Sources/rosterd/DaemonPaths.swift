@@ -2,7 +2,7 @@ import RosterRuntime
 import Glibc
 import RosterProtocol
 
-/// Where the socket and database live, chosen as contract §1 orders it: option, environment, config,
+/// Where the socket and database live, chosen as protocol.md §The daemon orders it: option, environment, config,
 /// systemd's directories, then the per-user or system default.
 public struct DaemonPaths: Equatable, Sendable {
     public let socket: String

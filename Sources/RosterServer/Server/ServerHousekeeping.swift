@@ -66,7 +66,11 @@ extension Server {
         guard let notifier = statusNotifier else { return }
         storage.statistics { [weak self] result in
             guard let self else { return }
-            notifier.status(self.statusLine(accounts: try? result.get().accounts))
+            switch result {
+            case .success(let statistics): notifier.status(self.statusLine(accounts: statistics.accounts))
+            // The storage's own state says why (see `storageStatus`); the line shows that nobody was counted.
+            case .failure: notifier.status(self.statusLine(accounts: nil))
+            }
         }
     }
 

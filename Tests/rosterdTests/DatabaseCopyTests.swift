@@ -1,9 +1,9 @@
 import RosterCore
 import RosterStorage
 import Testing
-@testable import RosterServer
+@testable import rosterd
 
-/// Issue 14: `rosterd --copy-database`'s driver, on ends held in memory. The SQLite end is `SQLiteCopyTests`, the
+/// `rosterd --copy-database`'s driver, on ends held in memory. The SQLite end is `SQLiteCopyTests`, the
 /// real daemon's round trips are in rosterdTests.
 @Suite("Copying a database")
 struct DatabaseCopyTests {

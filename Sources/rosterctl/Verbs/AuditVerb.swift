@@ -31,8 +31,8 @@ struct AuditVerb: Verb {
     static let defaultLimit = 100
     /// The past entries `--follow` prints before the live ones.
     static let followBacklog = 10
-    /// The events `--event` takes: contract §9's sixteen, as the daemon's `admin.audit` names them. Checked here, so
-    /// a mistyped one is a usage error that lists them rather than the daemon's bare "out of range".
+    /// The events `--event` takes: the sixteen of protocol.md §The audit log, as `admin.audit` names them. Checked
+    /// here, so a mistyped one is a usage error that lists them rather than the daemon's bare "out of range".
     static let events = ["register", "login", "logout", "resume", "password_changed", "email_changed", "deleted", "locked",
                          "unlocked", "recovery_codes_created", "recovered", "totp_enabled", "totp_disabled",
                          "session_revoked", "failures_reset", "backup"]
@@ -73,7 +73,13 @@ struct AuditVerb: Verb {
         if let user = command.user { filter.append(("username", .string(user))) }
         if let event = command.event { filter.append(("event", .string(event))) }
         if let since = command.since {
-            let sinceMs = (try? SinceTime.parse(since, nowMs: Self.nowMs())) ?? 0
+            let sinceMs: Int64
+            do throws(SinceTime.Failure) {
+                sinceMs = try SinceTime.parse(since, nowMs: Self.nowMs())
+            } catch {
+                // Parsed once already when the command was read, so only a clock gone mad gets here.
+                throw UsageError(description: "audit: \(error)")
+            }
             filter.append(("since", .string(UTCTime.rfc3339(unixMs: sinceMs))))
         }
         let printer = AuditPrinter(context: context)

@@ -1,0 +1,27 @@
+/// Every step of Roster's schema history, oldest first: the one list every backend follows, so that the
+/// backends' histories cannot drift apart by hand. A backend supplies, for each step, the migration it records
+/// (its own name, never changed once shipped, and its SQL), or none where an earlier migration of its own made
+/// the step already; an exhaustive `switch` over the steps is how it supplies them, so a backend that lacks one
+/// does not build. Append only: a new step goes last, and each backend adds its migration for it.
+public enum SchemaStep: String, CaseIterable, Sendable {
+    /// Accounts: canonical username, display name, email, password hash.
+    case users
+    /// Session tokens by hash.
+    case sessionTokens
+    /// Failed log-ins per rate-limit key.
+    case loginFailures
+    /// Contacts with their precomputed search keys.
+    case contacts
+    /// The index an import finds exact duplicates through.
+    case contactsByFoldedName
+    /// A token's client, recovery codes and TOTP.
+    case accountLife
+    /// An administrator's lock and the last log-in.
+    case adminUsers
+    /// The append-only audit log.
+    case audit
+    /// The address a trusted gateway spoke for, in the audit log.
+    case auditRemote
+    /// The check value of the key file the database was first served with.
+    case keyCheck
+}

@@ -1,0 +1,38 @@
+import RosterPostgres
+@testable import RosterSQLite
+import RosterStorage
+import Testing
+
+/// One list of schema steps for every backend: each backend's history follows it in order, has a migration
+/// for every step (or says which earlier migration made it), and nothing more.
+@Suite("Schema steps")
+struct SchemaStepTests {
+    @Test func sqliteHasOneMigrationPerStepInTheStepsOrder() {
+        let supplied = SchemaStep.allCases.map { RosterSchema.migration(for: $0)?.name }
+        #expect(!supplied.contains(nil))
+        #expect(RosterSchema.migrations.map(\.name) == supplied.compactMap { $0 })
+        #expect(RosterSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
+                                                       "0004_contacts", "0005_contacts_by_folded_name",
+                                                       "0006_account_life", "0007_admin_users", "0008_audit",
+                                                       "0009_audit_remote", "0010_key_check"])
+    }
+
+    @Test func postgresFollowsTheStepsAndMadeOnlyTheFoldedNameIndexEarlier() {
+        let missing = SchemaStep.allCases.filter { PostgreSQLSchema.migration(for: $0) == nil }
+        #expect(missing == [.contactsByFoldedName])
+        #expect(PostgreSQLSchema.migrations.map(\.name)
+                == SchemaStep.allCases.compactMap { PostgreSQLSchema.migration(for: $0)?.name })
+        #expect(PostgreSQLSchema.migration(for: .contacts)?.statements.contains {
+            $0.contains("contacts_user_folded")
+        } == true)
+    }
+
+    /// Names are a backend's history: numbered in order from 0001, never twice.
+    @Test(arguments: [RosterSchema.migrations.map(\.name), PostgreSQLSchema.migrations.map(\.name)])
+    func namesAreNumberedInOrder(_ names: [String]) {
+        #expect(Set(names).count == names.count)
+        #expect(names.enumerated().allSatisfy { index, name in
+            name.hasPrefix(String(repeating: "0", count: 4 - String(index + 1).count) + String(index + 1) + "_")
+        })
+    }
+}
