@@ -40,8 +40,15 @@ private struct Rig {
         Array(machine.step(fact, asked))
     }
 
+    /// A line read, with the verdict `serve` written as the action it stands for.
     mutating func read(_ n: Int) -> [Action] {
-        buffer.withUnsafeBufferPointer { Array(machine.lineRead(span(n), from: $0, asked)) }
+        let line = span(n)
+        return buffer.withUnsafeBufferPointer {
+            switch machine.lineRead(line, from: $0, asked) {
+            case .serve: [.serve(line)]
+            case .notNow(let actions): Array(actions)
+            }
+        }
     }
 }
 

@@ -290,7 +290,10 @@ final class Connection {
         assert(!isStepping, "a line is read only at the top of the loop")
         isStepping = true
         defer { isStepping = false }
-        perform(machine.lineRead(line, from: buffer, self), environment)
+        switch machine.lineRead(line, from: buffer, self) {
+        case .serve: serve(line, environment)
+        case .notNow(let actions): perform(actions, environment)
+        }
         performQueuedFacts(environment)
     }
 
@@ -338,20 +341,30 @@ extension Connection: ConnectionQueries {
     var daemonIsStopping: Bool { environment.isStopping }
 }
 
-/// Facts waiting for the step under way: a ring, so that the usual one fact per line costs no array
-/// reshuffling.
+/// Facts waiting for the step under way: the usual one fact per line (its answer queued) waits in a slot of
+/// its own, which costs no array access; more spill into a ring, which costs no array reshuffling.
 private struct FactQueue {
+    /// The oldest waiting fact, when it is not in the ring; the ring's facts are all younger.
+    private var next: ConnectionMachine.Fact?
     private var slots: [ConnectionMachine.Fact] = []
     private var head = 0
     private var count = 0
 
     mutating func append(_ fact: ConnectionMachine.Fact) {
+        if next == nil && count == 0 {
+            next = fact
+            return
+        }
         if count == slots.count { grow() }
         slots[(head + count) % slots.count] = fact
         count += 1
     }
 
     mutating func popFirst() -> ConnectionMachine.Fact? {
+        if let fact = next {
+            next = nil
+            return fact
+        }
         guard count > 0 else { return nil }
         let fact = slots[head]
         // What the fact held (a copied line) is not kept until the slot is reused.

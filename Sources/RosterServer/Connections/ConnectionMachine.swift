@@ -122,7 +122,8 @@ struct ConnectionMachine {
     enum Action: Equatable {
         /// A turn begins: the answers queued from here to `endTurn` leave together (see `OutputQueue.beginBatch`).
         case beginTurn
-        /// Hands a line just read to the dispatcher (a span is read from the shared read buffer).
+        /// Hands a line just read to the dispatcher (a span is read from the shared read buffer): what the
+        /// verdict `LineVerdict.serve` stands for, which the machine gives instead so as not to copy the line.
         case serve(LineFramer.Output)
         /// Hands a held line to the dispatcher, then feeds `heldLineServed`.
         case serveHeld(LineFramer.Output)
@@ -176,6 +177,15 @@ struct ConnectionMachine {
         /// The daemon stops: no new request is read, but held lines and answers owed still go out.
         case stopReading
         case close
+    }
+
+    /// What becomes of a line just read. Most lines are served at once: that verdict is the `serve` action
+    /// without the line copied into it, as the connection holds the line already.
+    enum LineVerdict: Equatable {
+        /// Serve the line now, as `serve(line)` would.
+        case serve
+        /// The line is not served now (it is held, or the connection closed); these actions are due instead.
+        case notNow(ConnectionActions)
     }
 
     /// Lines read but not served, oldest first; never spans, as the read buffer is reused by the next read.
@@ -327,13 +337,11 @@ struct ConnectionMachine {
     /// A line framed from a read, to serve or hold (a span lies in `buffer`, which the next read reuses). Only
     /// the top of the loop reads, so a line is never fed while actions are performed: it is not a queued fact.
     mutating func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
-                                                       _ queries: Queries) -> ConnectionActions {
-        var actions = ConnectionActions()
+                                                       _ queries: Queries) -> LineVerdict {
         switch state {
-        case .open(let open): open.lineRead(line, from: buffer, queries, &actions)
-        case .closed: break
+        case .open(let open): open.lineRead(line, from: buffer, queries)
+        case .closed: .notNow(ConnectionActions())
         }
-        return actions
     }
 
     /// Takes one fact and returns what to do about it.
@@ -446,17 +454,21 @@ extension ConnectionMachine.Open {
 
     func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
                                                                from buffer: UnsafeBufferPointer<UInt8>,
-                                                               _ queries: Queries, _ actions: inout ConnectionActions) {
+                                                               _ queries: Queries) -> Machine.LineVerdict {
+        var actions = ConnectionActions()
         // Once a line of this read is held, the ones after it wait behind it, in order.
-        guard held.isEmpty else { return held.append(line, from: buffer) }
+        guard held.isEmpty else {
+            held.append(line, from: buffer)
+            return .notNow(actions)
+        }
         guard var turn, !mustStop(before: turn, queries) else {
             held.append(line, from: buffer)
             if !gate.isPaused { scheduleHeldLines(&actions) }
-            return
+            return .notNow(actions)
         }
         turn.served += 1
         self.turn = turn
-        actions.append(.serve(line))
+        return .serve
     }
 
     /// Serves the oldest held line, or ends the turn when none is left or the turn or the gate says stop.
@@ -645,13 +657,13 @@ extension ConnectionMachine.Open {
 
 /// The actions of one step, kept inline: a step runs several times per line a peer sends, and an array each
 /// time was an allocation per step. Most steps ask for one action or none; the rare one with more than two
-/// spills into an array.
+/// spills into an array, made only then: even an empty array is a retain and a release per step.
 struct ConnectionActions: Sequence, Equatable {
     typealias Action = ConnectionMachine.Action
 
     private var first: Action?
     private var second: Action?
-    private var more: [Action] = []
+    private var more: [Action]?
     private(set) var count = 0
 
     init() {}
@@ -665,8 +677,10 @@ struct ConnectionActions: Sequence, Equatable {
             first = action
         } else if count == 1 {
             second = action
+        } else if more == nil {
+            more = [action]
         } else {
-            more.append(action)
+            more?.append(action)
         }
         count += 1
     }
@@ -675,6 +689,7 @@ struct ConnectionActions: Sequence, Equatable {
     subscript(index: Int) -> Action {
         if index == 0, let first { return first }
         if index == 1, let second { return second }
+        guard let more else { preconditionFailure("action \(index) of \(count)") }
         return more[index - 2]
     }
 
