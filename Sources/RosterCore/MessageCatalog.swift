@@ -52,7 +52,7 @@ public enum MessageCatalog {
         // A byte scan: Foundation's String.contains costs more than the rest of an answer.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
         // One pass over the bytes: `String.replacing` per argument was a tenth of the daemon's time while
-        // typing (issue 8). A placeholder without an argument stays as written, as it did.
+        // typing. A placeholder without an argument stays as written, as it did.
         let bytes = Array(template.utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 16)

@@ -1,6 +1,6 @@
-/// Every tunable rule of the forms, log-in and hashing; one value per key of contract §6.
+/// Every tunable rule of the forms, log-in and hashing; one value per key of the `[Validation]`, `[Login]` and `[Hashing]` sections.
 ///
-/// `seed` is contract §5 exactly. `hardened` follows NIST SP 800-63B and OWASP ASVS (contract §6).
+/// `seed` is the seeds' rules exactly. `hardened` follows NIST SP 800-63B and OWASP ASVS.
 public struct Policy: Equatable, Sendable {
     /// Which preset the values started from; the startup log names it.
     public enum Preset: String, Sendable, CaseIterable {

@@ -24,9 +24,9 @@ public enum RosterError: Error, Equatable, Sendable {
     case notFound
     case wrongPassword
     case invalidCredentials
-    /// An administrator locked the account (contract §9): log-in, resume and recovery are refused until unlocked.
+    /// An administrator locked the account (protocol.md "Administering users"): log-in, resume and recovery are refused until unlocked.
     case locked
-    /// The password was right and the account needs its one-time (TOTP) code (contract §8).
+    /// The password was right and the account needs its one-time (TOTP) code (protocol.md "Log-in with TOTP, step by step").
     case codeRequired
     /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
     case invalidCode

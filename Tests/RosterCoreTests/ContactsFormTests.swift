@@ -6,7 +6,7 @@ import Testing
 private struct ThrottleDriver {
     var form = ContactsForm(throttle: .milliseconds(300))
     var now = Instant.zero
-    var timer: Instant?
+    var timers: [ContactsFormTimer: Instant] = [:]
     var history: [(ms: Int64, action: ContactsFormAction)] = []
     var revs: [Int] = []
 
@@ -24,21 +24,23 @@ private struct ThrottleDriver {
 
     mutating func advance(to ms: Int64) {
         let target = Instant.milliseconds(ms)
-        while let deadline = timer, deadline <= target {
+        // The window's end fires before a retry due at the same instant.
+        while let (timer, deadline) = timers.filter({ $0.value <= target })
+            .min(by: { ($0.value, $0.key == .window ? 0 : 1) < ($1.value, $1.key == .window ? 0 : 1) }) {
             now = deadline
-            timer = nil
-            perform(form.timerFired(now: now))
+            timers[timer] = nil
+            perform(form.timerFired(timer, now: now))
         }
         now = target
     }
 
-    private mutating func perform(_ actions: [ContactsFormAction]) {
+    mutating func perform(_ actions: [ContactsFormAction]) {
         for action in actions {
             history.append((now.nanoseconds / 1_000_000, action))
             switch action {
-            case .schedule(let at): timer = at
-            case .cancelTimer: timer = nil
-            case .search: break
+            case .schedule(let timer, let at): timers[timer] = at
+            case .cancelTimer(let timer): timers[timer] = nil
+            case .search, .showResults, .reportFailure: break
             }
         }
     }
@@ -48,8 +50,12 @@ private struct ThrottleDriver {
         return history.map { entry in
             switch entry.action {
             case .search(let query, let token): "\(entry.ms): search \"\(query)\" #\(token)"
-            case .schedule(let at): "\(entry.ms): schedule \(at.nanoseconds / 1_000_000)"
-            case .cancelTimer: "\(entry.ms): cancel"
+            case .schedule(.window, let at): "\(entry.ms): schedule \(at.nanoseconds / 1_000_000)"
+            case .schedule(.retry, let at): "\(entry.ms): retry at \(at.nanoseconds / 1_000_000)"
+            case .cancelTimer(.window): "\(entry.ms): cancel"
+            case .cancelTimer(.retry): "\(entry.ms): cancel retry"
+            case .showResults(let query, let page): "\(entry.ms): show \"\(query)\" \(page.total)"
+            case .reportFailure(let error): "\(entry.ms): report \(error)"
             }
         }
     }
@@ -61,7 +67,7 @@ struct ContactsFormTests {
         var form = ContactsForm(throttle: .milliseconds(300))
         let result = form.queryReceived("a", now: .milliseconds(1_000))
         #expect(result.rev == 1)
-        #expect(result.actions == [.search(query: "a", token: 1), .schedule(at: .milliseconds(1_300))])
+        #expect(result.actions == [.search(query: "a", token: 1), .schedule(.window, at: .milliseconds(1_300))])
     }
 
     @Test func quickInputsEndTheWindowWithTheLatest() {
@@ -120,10 +126,10 @@ struct ContactsFormTests {
         // The field starts empty, so an empty input is equal to it.
         #expect(form.queryReceived("", now: .milliseconds(10)) == (0, []))
         #expect(form.queryReceived("x", now: .milliseconds(20)).actions
-                == [.search(query: "x", token: 2), .schedule(at: .milliseconds(320))])
-        _ = form.timerFired(now: .milliseconds(320))
+                == [.search(query: "x", token: 2), .schedule(.window, at: .milliseconds(320))])
+        _ = form.timerFired(.window, now: .milliseconds(320))
         #expect(form.queryReceived("", now: .milliseconds(400)).actions
-                == [.search(query: "", token: 3), .schedule(at: .milliseconds(700))])
+                == [.search(query: "", token: 3), .schedule(.window, at: .milliseconds(700))])
     }
 
     @Test func contactsChangedFollowsTheThrottle() {
@@ -151,18 +157,98 @@ struct ContactsFormTests {
         var form = ContactsForm(throttle: .milliseconds(300))
         _ = form.queryReceived("a", now: .zero)
         _ = form.queryReceived("ab", now: .milliseconds(100))
-        #expect(form.timerFired(now: .milliseconds(299)) == [])
+        #expect(form.timerFired(.window, now: .milliseconds(299)) == [])
         #expect(form.isLatest(1))
-        #expect(form.timerFired(now: .milliseconds(300)) == [.search(query: "ab", token: 2),
-                                                             .schedule(at: .milliseconds(600))])
+        #expect(form.timerFired(.window, now: .milliseconds(300)) == [.search(query: "ab", token: 2),
+                                                             .schedule(.window, at: .milliseconds(600))])
         #expect(!form.isLatest(1) && form.isLatest(2))
-        #expect(form.closed() == [.cancelTimer])
+        #expect(form.closed() == [.cancelTimer(.window)])
         #expect(form.closed() == [])
-        #expect(form.timerFired(now: .milliseconds(600)) == [])
+        #expect(form.timerFired(.window, now: .milliseconds(600)) == [])
         // An input after the deadline but before its timer fired is not held back by the old window.
         var late = ContactsForm(throttle: .milliseconds(300))
         _ = late.queryReceived("a", now: .zero)
         #expect(late.queryReceived("b", now: .milliseconds(305)).actions
-                == [.search(query: "b", token: 2), .schedule(at: .milliseconds(605))])
+                == [.search(query: "b", token: 2), .schedule(.window, at: .milliseconds(605))])
+    }
+
+    // MARK: Answers, retries and the peer
+
+    private static func page(_ total: Int) -> ContactsPage { ContactsPage(items: [], total: total) }
+
+    @Test func onlyTheLatestSearchsAnswerIsShownForTheQueryItSearched() {
+        var driver = ThrottleDriver()
+        driver.type("a", at: 0)
+        driver.type("al", at: 100)
+        // Token 1 searched "a"; the query is "al" now, but the window has not searched it yet.
+        driver.advance(to: 120)
+        driver.perform(driver.form.searchAnswered(token: 1, .success(Self.page(2)), now: .milliseconds(120)))
+        driver.advance(to: 300)
+        #expect(driver.form.searchAnswered(token: 1, .success(Self.page(2)), now: .milliseconds(310)) == [])
+        #expect(driver.form.searchAnswered(token: 1, .failure(.internal), now: .milliseconds(310)) == [])
+        #expect(driver.form.searchAnswered(token: 1, .failure(.busy(retryAfterMs: 50)), now: .milliseconds(310)) == [])
+        driver.advance(to: 320)
+        driver.perform(driver.form.searchAnswered(token: 2, .failure(.internal), now: .milliseconds(320)))
+        #expect(driver.take() == ["0: search \"a\" #1", "0: schedule 300", "120: show \"a\" 2",
+                                  "300: search \"al\" #2", "300: schedule 600", "320: report internal"])
+    }
+
+    @Test func aBusySearchIsTriedAgainAfterItsHintAsAChange() {
+        var driver = ThrottleDriver()
+        driver.perform(driver.form.opened(now: .zero))
+        driver.perform(driver.form.searchAnswered(token: 1, .failure(.busy(retryAfterMs: 120)), now: .zero))
+        driver.advance(to: 119)
+        #expect(driver.take() == ["0: search \"\" #1", "0: retry at 120"])
+        driver.advance(to: 120)
+        #expect(driver.take() == ["120: search \"\" #2", "120: schedule 420"])
+        // Inside a window, a retry is owed to the window's end; a hint of 0 waits 1 ms.
+        driver.advance(to: 130)
+        driver.perform(driver.form.searchAnswered(token: 2, .failure(.busy(retryAfterMs: 0)), now: .milliseconds(130)))
+        driver.advance(to: 131)
+        driver.advance(to: 1_000)
+        #expect(driver.take() == ["130: retry at 131", "420: search \"\" #3", "420: schedule 720"])
+        // A second refusal moves the retry to its own hint.
+        driver.perform(driver.form.searchAnswered(token: 3, .failure(.busy(retryAfterMs: 500)), now: .milliseconds(1_000)))
+        driver.advance(to: 1_010)
+        driver.perform(driver.form.searchAnswered(token: 3, .failure(.busy(retryAfterMs: 100)), now: .milliseconds(1_010)))
+        #expect(driver.form.timerFired(.retry, now: .milliseconds(1_109)) == [])
+        driver.advance(to: 2_000)
+        #expect(driver.take() == ["1000: retry at 1500", "1010: retry at 1110", "1110: search \"\" #4",
+                                  "1110: schedule 1410"])
+        #expect(driver.form.timerFired(.retry, now: .milliseconds(1_500)) == [])
+    }
+
+    @Test func aSearchSkippedWhileThePeerWasBehindIsOwedOnceItHasRead() {
+        var driver = ThrottleDriver()
+        #expect(driver.form.outputDrained(now: .zero) == [])
+        driver.perform(driver.form.opened(now: .zero))
+        driver.change(at: 10)
+        #expect(driver.form.peerWasBehind() == [])
+        #expect(driver.form.peerWasBehind() == [])
+        driver.advance(to: 900)
+        _ = driver.take()
+        driver.perform(driver.form.outputDrained(now: .milliseconds(900)))
+        driver.perform(driver.form.outputDrained(now: .milliseconds(900)))
+        driver.advance(to: 2_000)
+        #expect(driver.take() == ["900: search \"\" #3", "900: schedule 1200"])
+        // Owed inside a window: paid at its end, within the throttle.
+        driver.change(at: 2_000)
+        _ = driver.take()
+        _ = driver.form.peerWasBehind()
+        driver.perform(driver.form.outputDrained(now: .milliseconds(2_100)))
+        driver.advance(to: 3_000)
+        #expect(driver.take() == ["2300: search \"\" #5", "2300: schedule 2600"])
+    }
+
+    @Test func closingCancelsBothTimersAndForgetsWhatWasOwed() {
+        var form = ContactsForm(throttle: .milliseconds(300))
+        _ = form.queryReceived("a", now: .zero)
+        _ = form.searchAnswered(token: 1, .failure(.busy(retryAfterMs: 50)), now: .milliseconds(10))
+        _ = form.peerWasBehind()
+        #expect(form.closed() == [.cancelTimer(.window), .cancelTimer(.retry)])
+        #expect(form.closed() == [])
+        #expect(form.outputDrained(now: .milliseconds(20)) == [])
+        #expect(form.timerFired(.retry, now: .milliseconds(60)) == [])
+        #expect(form.timerFired(.window, now: .milliseconds(300)) == [])
     }
 }

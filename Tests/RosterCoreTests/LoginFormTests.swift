@@ -3,7 +3,7 @@ import Testing
 
 @Suite("LoginForm")
 struct LoginFormTests {
-    private func makeDriver(_ policy: Policy) -> FormDriver<LoginForm> {
+    private func makeDriver(_ policy: Policy) -> FormDriver<LoginRulebook> {
         FormDriver(LoginForm(policy: policy, debounce: .milliseconds(500)))
     }
 
@@ -119,7 +119,7 @@ struct LoginFormTests {
     // MARK: The one-time code (contract §8, log-in with TOTP)
 
     /// Username and password typed and judged (seed: the account exists); history cleared.
-    private func filledDriver() throws -> FormDriver<LoginForm> {
+    private func filledDriver() throws -> FormDriver<LoginRulebook> {
         var driver = makeDriver(.seed)
         try driver.type(.username, "alice1")
         try driver.type(.password, "pw")

@@ -5,7 +5,7 @@ import Testing
 /// would perform them.
 @Suite("PasswordForm")
 struct PasswordFormTests {
-    private func makeDriver(_ policy: Policy = .seed) -> FormDriver<PasswordForm> {
+    private func makeDriver(_ policy: Policy = .seed) -> FormDriver<PasswordRulebook> {
         FormDriver(PasswordForm(policy: policy, username: "alice1", debounce: .milliseconds(500)))
     }
 

@@ -85,11 +85,11 @@ struct RandomizedFormTests {
         }
     }
 
-    private func run<Form: FormMachine>(_ start: FormDriver<Form>, coverage: inout Coverage,
+    private func run<Rules: FormRulebook>(_ start: FormDriver<Rules>, coverage: inout Coverage,
                                          using generator: inout SplitMix64) throws {
-        let fields = Form.Field.allCases.map(\.name)
+        let fields = Rules.Field.allCases.map(\.name)
         // A wire name outside the form has no codes, so an event for it fails the listed-code check.
-        let codes = { (name: FieldName) in Form.Field(name)?.possibleCodes ?? [] }
+        let codes = { (name: FieldName) in Rules.Field(name)?.possibleCodes ?? [] }
         var driver = start
         var view = ClientView()
         for field in driver.form.snapshot.fields {
@@ -115,7 +115,7 @@ struct RandomizedFormTests {
                     #expect(rev == previous || rev == previous + 1)
                     view.latestRev[field] = rev
                 } catch {
-                    #expect(error == .fieldDisabled(form: Form.form.rawValue, field: field.rawValue))
+                    #expect(error == .fieldDisabled(form: Rules.form.rawValue, field: field.rawValue))
                     #expect(!shownEnabled, "input refused in a field the client sees enabled")
                     coverage.refused += 1
                 }
@@ -142,12 +142,12 @@ struct RandomizedFormTests {
                 if var register = driver.form as? RegisterForm {
                     let actions = Bool.random(using: &generator) ? register.usernameRegistered(canonical: "alice1")
                         : register.emailRegistered(canonical: "a@b.co")
-                    if let form = register as? Form { driver.form = form }
+                    if let form = register as? FormKernel<Rules> { driver.form = form }
                     driver.perform(actions)
                 }
             }
             absorb(driver.take(), into: &view, codes: codes)
-            checkSubmittable(view, form: Form.form)
+            checkSubmittable(view, form: Rules.form)
         }
         // Quiescence: let every timer fire and every check and submit finish.
         while !driver.timers.isEmpty || !driver.checks.isEmpty || view.awaitingStore {
@@ -158,7 +158,7 @@ struct RandomizedFormTests {
                 view.awaitingStore = false
             }
             absorb(driver.take(), into: &view, codes: codes)
-            checkSubmittable(view, form: Form.form)
+            checkSubmittable(view, form: Rules.form)
         }
         #expect(view.running == view.finished, "every submit is answered exactly once")
         if view.sawSubmittable { coverage.submittable += 1 }

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("RegisterForm")
 struct RegisterFormTests {
-    private func makeDriver(_ policy: Policy = .seed) -> FormDriver<RegisterForm> {
+    private func makeDriver(_ policy: Policy = .seed) -> FormDriver<RegisterRulebook> {
         FormDriver(RegisterForm(policy: policy, debounce: .milliseconds(500)))
     }
 

@@ -7,8 +7,8 @@ import Testing
 @Suite("Forms after a store change")
 struct StoreChangeTests {
     /// `form` with `value` typed into `field`, debounced and its check (token 1) answered `result`; history cleared.
-    private func judged<Form: FormMachine>(_ form: Form, _ field: FieldName, _ value: String,
-                                           _ result: CheckResult) throws -> FormDriver<Form> {
+    private func judged<Rules: FormRulebook>(_ form: FormKernel<Rules>, _ field: FieldName, _ value: String,
+                                           _ result: CheckResult) throws -> FormDriver<Rules> {
         var driver = FormDriver(form)
         try driver.type(field, value)
         driver.advance(to: 500)
@@ -18,7 +18,7 @@ struct StoreChangeTests {
     }
 
     /// A register form whose username "alice1" was answered `taken` (token 1); history cleared.
-    private func takenUsername() throws -> FormDriver<RegisterForm> {
+    private func takenUsername() throws -> FormDriver<RegisterRulebook> {
         try judged(RegisterForm(policy: .seed, debounce: .milliseconds(500)), .username, "alice1", .taken)
     }
 

@@ -123,7 +123,7 @@ struct SubmitCodeTests {
     }
 
     /// A register form whose submit is out with the store, history cleared.
-    private static func submittedRegister(email: String? = nil) throws -> FormDriver<RegisterForm> {
+    private static func submittedRegister(email: String? = nil) throws -> FormDriver<RegisterRulebook> {
         var driver = try filledRegisterDriver()
         if let email {
             try driver.type(.email, email)

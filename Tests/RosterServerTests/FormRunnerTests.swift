@@ -10,7 +10,7 @@ import Testing
 @Suite("Form runners on a manual clock")
 struct FormRunnerTests {
     /// Username, password and confirm typed and debounced; the form is submittable.
-    private func filledRegisterForm(_ harness: FormRunnerHarness) throws -> FormRunner<RegisterForm> {
+    private func filledRegisterForm(_ harness: FormRunnerHarness) throws -> FormRunner<RegisterRulebook> {
         let form = harness.registerForm()
         try harness.type(form, .username, "alice1")
         harness.advance(ms: 500)
@@ -221,7 +221,7 @@ struct FormRunnerTests {
 
     // MARK: Log-in
 
-    private func filledLoginForm(_ harness: FormRunnerHarness, password: String) throws -> FormRunner<LoginForm> {
+    private func filledLoginForm(_ harness: FormRunnerHarness, password: String) throws -> FormRunner<LoginRulebook> {
         let form = harness.loginForm()
         try harness.type(form, .username, "alice1")
         harness.advance(ms: 500)

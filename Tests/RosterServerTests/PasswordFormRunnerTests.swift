@@ -10,7 +10,7 @@ import Testing
 @Suite("Password form runner on a manual clock")
 struct PasswordFormRunnerTests {
     /// current, new and confirm typed and debounced; the form is submittable and its events are taken.
-    private func filledForm(_ harness: FormRunnerHarness, current: String, new: String) throws -> FormRunner<PasswordForm> {
+    private func filledForm(_ harness: FormRunnerHarness, current: String, new: String) throws -> FormRunner<PasswordRulebook> {
         let form = harness.passwordForm()
         try harness.type(form, .current, current)
         try harness.type(form, .new, new)
@@ -111,7 +111,7 @@ struct PasswordFormRunnerTests {
     @Test func aFormClosedDuringTheChangeStillEndsTheRevokedSessions() throws {
         let harness = FormRunnerHarness(passwords: .onRelease)
         let (_, tokens) = harness.logIn("alice1", password: "secret1", sessions: 2)
-        var form: FormRunner<PasswordForm>? = try filledForm(harness, current: "secret1", new: "secret2")
+        var form: FormRunner<PasswordRulebook>? = try filledForm(harness, current: "secret1", new: "secret2")
         form.map(harness.submit)
         #expect(harness.session.take() == [submit(.password, .running, .running)])
         form?.close()

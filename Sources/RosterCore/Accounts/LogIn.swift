@@ -2,7 +2,7 @@
 //
 // RULES
 //   The identifier is a canonical username, or an email when it holds an `@` (as the log-in field takes either).
-//   The rate limit (contract §5, `LoginGate`) is asked before any password is verified: per account and per requester
+//   The rate limit (protocol.md "Failed log-ins", `LoginGate`) is asked before any password is verified: per account and per requester
 //   (the peer uid, or the remote a trusted gateway speaks for; failures on unknown names apart where the answers
 //   tell them, see LoginRateLimit.swift), failures counted durably, attempts still being verified counted as
 //   failures. A limited attempt is
@@ -12,13 +12,13 @@
 //   before it is answered, so the count survives a restart: `wrong_password` or `not_found` when the policy
 //   reveals unknown users, else `invalid_credentials` for both. An accepted password whose hash was made with
 //   other parameters is re-hashed there, and the new hash stored before the answer.
-//   Two-step log-in (issue 15): only after an accepted password, an account with a confirmed TOTP secret needs
+//   Two-step log-in (protocol.md "Log-in with TOTP, step by step"): only after an accepted password, an account with a confirmed TOTP secret needs
 //   a code. Without one (an empty code counts as none) the answer is `code_required`, and nothing is recorded:
 //   the password was right, and the form asks again with the code. With one, the runtime opens the seal and
 //   checks the code (within ±1 step, never a step at or before the last one accepted); a wrong or replayed code
 //   is recorded for both keys like a wrong password, then answered `invalid_code`. The attempt stays in the gate
 //   until the code's verdict, so guesses in flight count as failures too. A code sent for an account without
-//   TOTP is ignored. A locked account (contract §9) is answered `locked` once its password is accepted and
+//   TOTP is ignored. A locked account (protocol.md "Administering users") is answered `locked` once its password is accepted and
 //   before any code is asked for: a wrong password reads and counts as it always has, so the answer tells a
 //   guesser nothing the password did not already prove, and the lock needs no code to be seen. Then a session token is issued; a token that cannot be stored still leaves the attempt
 //   accepted (the caller decides).
@@ -66,7 +66,7 @@ public struct LogIn<Account: Sendable>: Sendable {
         public let passwordHash: String
         /// The confirmed TOTP secret, sealed; nil when the account logs in with its password alone.
         public let totp: TOTPSeal?
-        /// An administrator locked the account (contract §9).
+        /// An administrator locked the account (`admin.users.lock`).
         public let locked: Bool
 
         public init(account: Account, username: String, passwordHash: String, totp: TOTPSeal? = nil, locked: Bool = false) {

@@ -3,7 +3,7 @@
 // RULES
 //   Everything that proves who you are after log-in (`current` of a password change; `password` of an email
 //   change, a deletion, new recovery codes, TOTP enrolment and disabling; the TOTP `code` of a confirmation; a
-//   recovery code) is judged the way a log-in's password is (contract §8): through the shared `LoginGate`,
+//   recovery code) is judged the way a log-in's password is (protocol.md "Failed log-ins"): through the shared `LoginGate`,
 //   under the account's key and the requester's, failures counted durably.
 //   The rate limit is asked first: a limited attempt answers `rate_limited` with the wait, and nothing is
 //   verified or recorded. A password is verified on the hashing lane against the stored hash; a code is handed

@@ -5,7 +5,7 @@ public enum RegisterRules {
     @inlinable
     public static func username(_ raw: String, policy: Policy) -> FieldEvaluation {
         // `UsernameRules.validate(raw)`, with the canonical form computed once: it is judged and looked up both,
-        // and it is a good part of a check_username's cost (issue 8's profile). Inlinable, so that the plain
+        // and it is a good part of a check_username's cost (as profiled). Inlinable, so that the plain
         // fast lane pays for no enum in between.
         if UsernameRules.isTooLongToNormalize(raw, policy: policy) { return .settled(.invalid(.tooLong)) }
         let canonical = Normalization.canonicalUsername(raw)

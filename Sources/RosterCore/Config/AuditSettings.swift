@@ -9,7 +9,7 @@ public struct AuditSettings: Equatable, Sendable {
     /// `MaxFollowers=`'s range.
     public static let maxFollowersRange = 1...1_000_000
 
-    /// Entries older than this many days are pruned (contract §9: 90).
+    /// Entries older than this many days are pruned (90 unless configured).
     public var retentionDays: Int
     /// Connections following the log at once (`admin.audit` `follow: true`), per daemon; past it, `busy`.
     public var maxFollowers: Int

@@ -7,7 +7,7 @@
 /// `/usr/lib`). That lets a vendor ship `/usr/lib/roster/rosterd.conf.d/50-vendor.conf` and an administrator replace it
 /// with an `/etc` file of the same name, or mask it with a symlink to `/dev/null` (which reads as empty).
 public enum ConfigPaths {
-    /// The administrator's main file (contract §1 `--config` default).
+    /// The administrator's main file (the `--config` default).
     public static let mainFile = "/etc/roster/rosterd.conf"
 
     /// The drop-in directories, least important first: `/usr/lib` (vendor), `/usr/local/lib` (local vendor),

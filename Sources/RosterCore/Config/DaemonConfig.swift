@@ -21,7 +21,7 @@
 /// | `PasswordMinLength=`, `PasswordMaxLength=` | 1…1024 characters, min ≤ max |
 /// | `UsernameForbiddenCharacters=`, `PasswordForbiddenCharacters=` | the characters, as written; empty for none; wrap in `"…"` to keep blanks at either end |
 /// | `PasswordNFKC=`, `PasswordQualityCheck=` | boolean |
-/// | `[Timing] DebounceMs=`, `ThrottleMs=` | 0…10000 (milliseconds, contract §4's range) |
+/// | `[Timing] DebounceMs=`, `ThrottleMs=` | 0…10000 (milliseconds, `session.hello`'s range) |
 /// | `[Login] RevealUnknownUsers=` | boolean |
 /// | `RateLimitBurst=` | 1…1000000 |
 /// | `RateLimitIntervalSec=` | time span, 1s…1w |

@@ -1,6 +1,6 @@
 /// The `[Server]` and `[Hashing] Workers=/QueueLimit=` settings: the daemon's resources rather than the forms' rules.
 ///
-/// Queued work (issue 12) is charged to the connection that asked and to its user (the peer uid before a log-in),
+/// Queued work is charged to the connection that asked and to its user (the peer uid before a log-in),
 /// on each of the two worker lanes: hashing (Argon2id) and storage (everything else that leaves the loop).
 public struct ServerSettings: Equatable, Sendable {
     /// `Socket=`; nil means the contract's default (`--socket`, `$ROSTER_SOCKET`, the per-user or system path).
@@ -8,7 +8,7 @@ public struct ServerSettings: Equatable, Sendable {
     /// `Database=`; nil means the contract's default, as for `socketPath`.
     public var databasePath: String?
     public var logLevel: LogLevel
-    /// The longest request line; a longer one is answered `request_too_large` and skipped (contract §2).
+    /// The longest request line; a longer one is answered `request_too_large` and skipped (protocol.md "Framing").
     public var maxLineBytes: Int
     public var maxConnections: Int
     /// `MaxConnectionsPerUser=`, counted by the peer's SO_PEERCRED uid.

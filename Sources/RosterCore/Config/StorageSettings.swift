@@ -4,9 +4,9 @@
 public struct StorageSettings: Equatable, Sendable {
     /// The backends the composition root can open; the raw value is `Backend=`'s spelling.
     public enum Backend: String, Equatable, Sendable, CaseIterable {
-        /// One host, one file (contract §7).
+        /// One host, one file.
         case sqlite
-        /// Many daemons sharing one database (contract §10).
+        /// Many daemons sharing one database.
         case postgresql
     }
 

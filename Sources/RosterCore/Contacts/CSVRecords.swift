@@ -17,7 +17,7 @@ enum CSVRecords {
     /// On an unterminated quote, the records before it are returned with the error.
     ///
     /// It reads UTF-8 bytes, not scalars: every byte it looks for is ASCII, which never occurs inside a
-    /// multi-byte sequence, so a field cut at those bytes is whole UTF-8. Issue 12: the scalar reader added
+    /// multi-byte sequence, so a field cut at those bytes is whole UTF-8. The scalar reader this replaces added
     /// each line break with `UnicodeScalarView.append(contentsOf:)`, which copies the whole field every time
     /// (quadratic: 4 MB of quoted line breaks took 177 s); a field is now one byte buffer decoded once.
     static func read(_ text: String) -> (records: [Record], unterminated: Unterminated?) {

@@ -26,7 +26,7 @@ enum ContactFolding {
                 pendingSpace = false
             }
             // One scalar at a time: `UnicodeScalarView.append(contentsOf:)` copies the whole view on every call
-            // (issue 12), and a query may be as long as a request line.
+            // (a bulk import folds every name), and a query may be as long as a request line.
             result.append(baseLetter(scalar))
         }
         return String(result)

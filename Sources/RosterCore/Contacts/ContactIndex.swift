@@ -1,4 +1,4 @@
-/// One user's contacts, packed for search (contract §5, issue 4's 100,000 contacts at a p99 of 5 ms).
+/// One user's contacts, packed for search (protocol.md "Search"; 100,000 contacts at a p99 of 5 ms).
 ///
 /// Why in memory: the matching rule (substring of a folded name, prefixes of three kinds of initials and
 /// of pinyin, substring of phone digits) fits no SQLite index — `LIKE '%q%'` scans anyway, and FTS5's
@@ -56,7 +56,7 @@ public struct ContactIndex: Sendable {
 
     /// Many at once (an import, or loading at log-in): only the new contacts are sorted, then merged into
     /// `order` by block copies at binary-searched points. Re-sorting the whole order instead cost a 64 KiB
-    /// import into a book of 100,000 about 25 ms on the loop (issue 13's loop-stall bench); this costs
+    /// import into a book of 100,000 about 25 ms on the loop (roster-bench's loop-stall figure); this costs
     /// k·log k + k·log n comparisons and one pass of copying.
     public mutating func upsert(contentsOf entries: [(id: Int64, keys: ContactSearchKeys)]) {
         guard entries.count > 64 else {

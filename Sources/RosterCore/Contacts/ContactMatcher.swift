@@ -1,4 +1,4 @@
-/// Whether and how well a query matches a contact (contract §5): the lower the rank, the better the match.
+/// Whether and how well a query matches a contact (protocol.md "Search"): the lower the rank, the better the match.
 public enum ContactMatcher {
     /// The folded name, or the pinyin, equals the query.
     public static let exact = 0

@@ -18,7 +18,7 @@ struct ContactQuery: Sendable {
     /// An empty query lists everything.
     var isEmpty: Bool { folded.isEmpty }
 
-    /// Phone punctuation is ignored (contract §5), so "010-99" finds "+1 (555) 010-9999"; a query with any
+    /// Phone punctuation is ignored (protocol.md "Search"), so "010-99" finds "+1 (555) 010-9999"; a query with any
     /// letter is a name query only, or "a1" would find every phone with a 1.
     private static func looksLikePhone(_ query: String) -> Bool {
         var sawDigit = false

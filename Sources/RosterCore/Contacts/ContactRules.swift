@@ -1,4 +1,4 @@
-/// The limits on a contact's fields (issue 4) and the check that applies them.
+/// The limits on a contact's fields (protocol.md "Limits") and the check that applies them.
 public enum ContactRules {
     /// Counted in characters as the user sees them (grapheme clusters), after trimming.
     public static let nameMaxLength = 200

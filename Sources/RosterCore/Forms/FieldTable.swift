@@ -1,6 +1,6 @@
 /// The fields of one form, a slot each, in the form's order; keyed by the form's own field enum, so a form's
 /// table cannot be asked about another form's field.
-struct FieldTable<Field: FormField>: Sendable {
+public struct FieldTable<Field: FormField>: Sendable {
     let order: [Field]
     private var slots: [Field: FieldSlot]
 

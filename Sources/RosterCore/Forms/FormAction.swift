@@ -22,13 +22,13 @@ public enum FormAction: Equatable, Sendable {
     case startCheck(Check, token: CheckToken)
     /// The answer is no longer wanted; the form ignores it anyway, so this only saves work.
     case cancelCheck(CheckToken)
-    /// Store the account (canonical username, normalized password), then call `registrationCompleted`.
+    /// Store the account (canonical username, normalized password), then call `submitCompleted`.
     case register(username: String, password: Secret, email: String?)
     /// Verify the credentials (canonical username or email, normalized password, and the one-time code once the
-    /// store asked for one), then call `loginCompleted`.
+    /// store asked for one), then call `submitCompleted`.
     case login(username: String, password: Secret, code: String?)
     /// Change the session's password (both normalized; `current` is verified only here, never per keystroke),
-    /// then call `passwordChangeCompleted`.
+    /// then call `submitCompleted`.
     case changePassword(current: Secret, new: Secret)
     /// Answer every `form.submit` request of this form that is still waiting.
     case finishSubmit(Result<SubmitOutcome, RosterError>)

@@ -1,9 +1,9 @@
-/// The forms a session can open (contract §4 `form.open`); the raw value is the wire name.
+/// The forms a session can open (protocol.md "form.open"); the raw value is the wire name.
 public enum FormName: String, CaseIterable, Sendable {
     case register
     case login
     case contacts
-    /// A logged-in session's password change (contract §8).
+    /// A logged-in session's password change (protocol.md "Password form").
     case password
 }
 

@@ -14,7 +14,7 @@ public enum FormEvent: Equatable, Sendable {
     }
 }
 
-/// The phase of a `form.submit` (contract §3 `submit` events).
+/// The phase of a `form.submit` (protocol.md "Events", `submit`).
 public enum SubmitState: String, CaseIterable, Sendable {
     case running
     case succeeded

@@ -1,10 +1,70 @@
-/// The timing and emission half shared by `RegisterForm`, `LoginForm` and `PasswordForm`; the theory of operation is at the
-/// top of RegisterForm.swift. The rulebook decides what values mean, this decides when and what is said.
+// FormKernel — the register, log-in and password forms' one machine, sans I/O: the timing and emission every
+// form shares, over a rulebook that says what its own fields mean (protocol.md "Forms"; the seeds' view model).
+//
+// THEORY OF OPERATION
+//   Every field is a little pipeline: input → debounce → rules → (check) → verdict. The seeds' operators are
+//   properties of it:
+//   • distinctUntilChanged: an input equal to the field's previous input is accepted silently, same rev.
+//   • debounce: each accepted input bumps the rev and (re)schedules the field's timer at now + debounce;
+//     the runtime replaces an armed timer, and a fire before the deadline is ignored anyway.
+//   • rules: when the timer fires, local rules give a verdict at once, or a check is started with a fresh
+//     token and the field shows `validating` (seed 001's 校验中…). Quality checks show it too: the wait is
+//     real, and a field must have something current to show when its enablement flips.
+//   • flatMapLatest: a newer input cancels the outstanding token; an answer for any token the form is not
+//     waiting for is dropped with no action.
+//   • combineLatest: enablement and submittable are pure functions of the fields' verdicts. Enablement follows
+//     the latest *final* verdict (a neighbour being re-checked does not disable you); submittable counts only
+//     verdicts for the current input, so an unchecked input is never submittable.
+//   After every fact the machine compares what each field would show — (state, code, enabled, rev) — with
+//   what it last told the client and emits only differences, never for an older rev; `form` goes out only
+//   when submittable flips. A field still debouncing has nothing current to show, so if its enablement
+//   flips it is judged at once (timer cancelled) and the flip goes out with its current rev.
+//
+//   Submit: `running`, then every pending debounce is flushed (timer cancelled, rules run now). While checks
+//   are out the submit waits, and input that arrives meanwhile is judged at once (no debounce), because the
+//   submit is for the latest input. When nothing is pending: submittable → the rulebook's submit action
+//   (`.register`, `.login` or `.changePassword`); else `failed` not_submittable and
+//   `.finishSubmit(.failure(.notSubmittable))`. The store's answer comes back through `submitCompleted`:
+//   `succeeded` or `failed` (`SubmitCode.failure`) and `.finishSubmit`. A `taken` from the store also marks
+//   that field taken. A submit while one runs joins it: no actions, and the runtime answers every waiting
+//   request with the one `.finishSubmit`.
+//
+//   Live taken: `accountRegistered` turns a field that holds the new account's key (valid, or being
+//   checked) into invalid/taken, which disables what depends on it and drops submittable. The form's own
+//   successful submit is exempt.
+//
+// WHERE EACH CONCERN LIVES
+//   FormKernel.swift         this machine: the facts a runner feeds a form and the actions it gets back
+//   RegisterForm.swift       `RegisterForm`: the register form's rules and rulebook
+//   LoginForm.swift          `LoginForm`: the log-in form's rules and rulebook
+//   PasswordForm.swift       `PasswordForm`: the password form's rules and rulebook (a logged-in session's
+//                            password change)
+//   FormRulebook.swift       what a form must say about its own fields for the kernel to run it
+//   FormField.swift          a form's own field enum (RegisterField.swift, LoginField.swift, PasswordField.swift)
+//                            and its codes
+//   FormAndFieldNames.swift  the wire names of forms and fields, which the forms map at their edge
+//   FieldSlot.swift          one field's input, rev, phase and what its client was last told
+//   FieldTable.swift         a form's slots, keyed by its own field enum
+//   Check.swift              the questions only the runtime can answer, their answers and verdicts
+//   CheckToken.swift         the token that lets a late answer be dropped
+//   FormAction.swift         what a form asks the runtime to do (timers, checks, register, log in, change the
+//                            password, answer)
+//   FormEvent.swift          what a form tells its client (field, form and submit events)
+//   SubmitCode.swift         submit codes, and the one table from an error to the code it shows
+//   FormSnapshot.swift       the `form.open` answer
+//   FormEventText.swift      an event's localized message and its placeholder values
+//   FormMessages.swift       the texts of every field and submit code, per locale
+// Field verdicts and codes (FieldVerdict, FieldCode) and the per-field rules are in ../Rules; the contacts
+// form, a throttle rather than a set of fields, is ../Contacts/ContactsForm.swift.
+
+/// A register, log-in or password form (`RegisterForm`, `LoginForm`, `PasswordForm`): facts in (input, timers,
+/// check answers, submit), actions out. The rulebook decides what values mean, the kernel when and what is said.
 ///
 /// The kernel is also the form's edge: facts arrive with wire names (`FieldName`, `FormTimer`) and events leave
 /// with them, while everything inside, the table and the rulebook, speaks the form's own `Rules.Field`.
-struct FormKernel<Rules: FormRulebook>: Sendable {
-    typealias Field = Rules.Field
+public struct FormKernel<Rules: FormRulebook>: Sendable {
+    /// The form's own fields; `inputReceived` answers `unknown_field` for a wire name outside them.
+    public typealias Field = Rules.Field
 
     /// Where a `form.submit` is.
     enum SubmitPhase: Equatable, Sendable {
@@ -24,8 +84,14 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         var all: [FormAction] { events + effects + submits }
     }
 
+    /// The form's name on the wire.
+    public static var form: FormName { Rules.form }
+    /// Every submit code this form can send; each has a message in every locale.
+    public static var possibleSubmitCodes: [SubmitCode] { [.running, .succeeded, .failed] + Rules.failureCodes }
+
     var rules: Rules
-    var debounce: Duration
+    /// Applies from the next input on.
+    public var debounce: Duration
     private(set) var table: FieldTable<Field>
     private(set) var submittable = false
     private(set) var submit = SubmitPhase.idle
@@ -45,7 +111,11 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         self.submittable = rules.isSubmittable(table)
     }
 
-    var snapshot: FormSnapshot {
+    /// The policy new input is judged under.
+    public var policy: Policy { rules.policy }
+
+    /// The `form.open` answer.
+    public var snapshot: FormSnapshot {
         FormSnapshot(form: Rules.form, fields: table.order.map { field in
             let published = table[field].published
             return FieldSnapshot(name: field.name, enabled: published.enabled, state: published.verdict.state,
@@ -53,11 +123,13 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         }, submittable: submittable)
     }
 
-    var isSubmitting: Bool { submit != .idle }
+    /// Whether a submit is out (flushing or waiting for the store).
+    public var isSubmitting: Bool { submit != .idle }
 
     // MARK: Facts
 
-    mutating func input(_ name: FieldName, _ value: String, now: Instant) throws(RosterError)
+    /// Throws `unknownField` for a field this form lacks and `fieldDisabled` for a disabled one.
+    public mutating func inputReceived(field name: FieldName, value: String, now: Instant) throws(RosterError)
         -> (rev: Int, actions: [FormAction]) {
         let form = Rules.form.rawValue
         guard let field = Field(name) else { throw .unknownField(form: form, field: name.rawValue) }
@@ -88,7 +160,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return (table[field].rev, step.all)
     }
 
-    mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
+    public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
         switch timer {
         case .debounce(let name):
             // A timer that was moved but fired at its old deadline anyway must not cut the debounce short.
@@ -102,7 +174,8 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         }
     }
 
-    mutating func checkCompleted(token: CheckToken, result: CheckResult) -> [FormAction] {
+    /// `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
+    public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
         if let field = table.order.first(where: { table[$0].recheck == token }) {
             return recheckCompleted(field, result: result)
         }
@@ -114,7 +187,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
-    mutating func submitRequested() -> [FormAction] {
+    public mutating func submitRequested(now: Instant) -> [FormAction] {
         // A second submit joins the running one: the runtime answers all waiting requests with one outcome.
         guard submit == .idle else { return [] }
         var step = Step()
@@ -128,7 +201,9 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
-    mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
+    /// The store's answer to the submit action (`.register`, `.login` or `.changePassword`): the canonical
+    /// username, or why it failed.
+    public mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
         guard case .awaiting(let submitted) = submit else { return [] }
         submit = .idle
         var step = Step()
@@ -152,6 +227,17 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
+    /// Any session registered this account (canonical username and email): a field holding what the account now
+    /// holds turns `taken`, the username's field first.
+    public mutating func accountRegistered(username: String, email: String?) -> [FormAction] {
+        var actions: [FormAction] = []
+        for field in table.order {
+            guard let key = rules.registeredKey(of: field, username: username, email: email) else { continue }
+            actions += registered(field, canonical: key)
+        }
+        return actions
+    }
+
     /// Someone (any session) registered an account whose `field` is keyed `canonical` (see `takenKey`).
     mutating func registered(_ field: Field, canonical: String) -> [FormAction] {
         guard canonical != completedIdentifier else { return [] }
@@ -165,7 +251,7 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
     /// asked again. A settled verdict stays shown while its check is out, so a field whose answer is unchanged
     /// says nothing; a check already out may have been answered before the change, so it is replaced by a new
     /// one; a field still debouncing will ask anyway.
-    mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
+    public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
         // A form whose submit succeeded is done: its own account would read back as `taken`.
         guard completedIdentifier == nil else { return [] }
         var step = Step()
@@ -201,7 +287,13 @@ struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
-    mutating func close() -> [FormAction] {
+    /// New rules judge new input; verdicts already given stand.
+    public mutating func policyChanged(_ policy: Policy) {
+        rules.policy = policy
+    }
+
+    /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
+    public mutating func close() -> [FormAction] {
         var step = Step()
         for field in table.order {
             if let token = table[field].recheck { step.effects.append(.cancelCheck(token)) }

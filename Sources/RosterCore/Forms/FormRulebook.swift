@@ -4,10 +4,10 @@ public enum FieldEvaluation: Equatable, Sendable {
     case check(Check)
 }
 
-/// The form-specific half of a form machine: which fields, which rules, what submitting means.
+/// The form-specific half of a form (`FormKernel<Rules>`): which fields, which rules, what submitting means.
 /// `FormKernel` owns the timing (debounce, flatMapLatest, emission) and asks the rulebook everything else.
 /// A rulebook speaks only its own `Field` enum; the kernel does the crossing to and from wire names.
-protocol FormRulebook: Sendable {
+public protocol FormRulebook: Sendable {
     associatedtype Field: FormField
     typealias Table = FieldTable<Field>
 
@@ -30,11 +30,15 @@ protocol FormRulebook: Sendable {
     /// The key the store would report `value` taken under, so a `taken` (from a failed submit or another
     /// session's registration) can be matched to what the field holds; nil for a field never reported taken.
     func takenKey(of field: Field, _ value: String) -> String?
+    /// The key (see `takenKey`) an account just registered with this canonical username and email holds for
+    /// `field`, which turns the field `taken` if it holds it too; nil when a new account says nothing of it.
+    func registeredKey(of field: Field, username: String, email: String?) -> String?
     /// A submit of the `submitted` committed values failed with `error`; a rule that follows the store's answer
     /// (the login form's `code` after `code_required`) learns it here, before the kernel tells what changed.
     mutating func submitFailed(_ error: RosterError, submitted: [Field: Secret])
 }
 
 extension FormRulebook {
-    mutating func submitFailed(_ error: RosterError, submitted: [Field: Secret]) {}
+    /// Most rules do not follow the store's answer.
+    public mutating func submitFailed(_ error: RosterError, submitted: [Field: Secret]) {}
 }

@@ -1,4 +1,5 @@
-// LoginForm — the log-in form's view model, sans I/O (contract §5 and §6, seed 000).
+// LoginForm — the log-in form, sans I/O (protocol.md "Log-in form"; seed 000): its rules, and the rulebook that
+// carries them out under `FormKernel`, whose file holds the theory of operation every form shares.
 //
 // RULES
 //   Fields, in order (`LoginField`): username (a username or an email), password, code. The first two are
@@ -14,101 +15,42 @@
 //             account or password may need no code). empty → empty · six digits, spaces dropped → valid/valid ·
 //             else invalid/not_six_digits. Sent as its six ASCII digits.
 //   submittable = username and password non-empty, each judged for its latest input (so a `not_found`
-//             username is still submittable, as the contract says; the submit then fails with not_found), and
-//             the code valid while it is enabled.
+//             username is still submittable; the submit then fails with not_found), and the code valid
+//             while it is enabled.
 //
-// THEORY OF OPERATION
-//   The same machine as RegisterForm (see the top of RegisterForm.swift): per-field debounce,
-//   distinctUntilChanged, flatMapLatest by token, diff-based emission, submit that flushes pending debounces
-//   and waits for outstanding checks, joined second submits. Submit sends `.login(...)`; the store's answer
-//   comes back through `loginCompleted`: `succeeded`, or `failed` with wrong_password, not_found,
-//   invalid_credentials, rate_limited, busy, code_required, invalid_code or locked, keyed by the error's reason (else
-//   failed; `SubmitCode.failure`), then `.finishSubmit`. A `code_required` also enables `code` (above); an
-//   `invalid_code` leaves it enabled, for the next code.
+//   Submit sends `.login(username:password:code:)`; the store's answer reads as `succeeded`, or `failed` with
+//   wrong_password, not_found, invalid_credentials, rate_limited, busy, code_required, invalid_code or locked,
+//   keyed by the error's reason (else failed; `SubmitCode.failure`). A `code_required` also enables `code`
+//   (above); an `invalid_code` leaves it enabled, for the next code. A new account changes nothing a log-in form
+//   showed: it already says what it knew when it checked.
 
-/// The log-in form's view model: facts in (input, timers, check answers, submit), actions out.
-public struct LoginForm: Sendable {
-    public typealias Field = LoginField
-    public static let form = FormName.login
+/// The log-in form: `FormKernel`'s timing over the log-in rules.
+public typealias LoginForm = FormKernel<LoginRulebook>
 
-    /// Every submit code this form can send; each has a message in every locale.
-    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed]
-        + LoginRulebook.failureCodes
-
-    private var kernel: FormKernel<LoginRulebook>
-
-    /// `debounce` is the session's (contract §4 hello timing), which may differ from `policy.debounce`.
+extension FormKernel where Rules == LoginRulebook {
+    /// `debounce` is the session's (its `session.hello` timing), which may differ from `policy.debounce`.
     /// `firstToken` lets a runtime keep tokens unique across the forms of a session.
     public init(policy: Policy, debounce: Duration, firstToken: UInt64 = 1) {
-        kernel = FormKernel(rules: LoginRulebook(policy: policy), debounce: debounce, firstToken: firstToken)
-    }
-
-    public var policy: Policy { kernel.rules.policy }
-    /// Applies from the next input on.
-    public var debounce: Duration {
-        get { kernel.debounce }
-        set { kernel.debounce = newValue }
-    }
-    /// The `form.open` answer.
-    public var snapshot: FormSnapshot { kernel.snapshot }
-    public var isSubmitting: Bool { kernel.isSubmitting }
-
-    /// Throws `unknownField` for a field this form lacks (not a `LoginField`).
-    public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
-        -> (rev: Int, actions: [FormAction]) {
-        try kernel.input(field, value, now: now)
-    }
-
-    public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
-        kernel.timerFired(timer, now: now)
-    }
-
-    // `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
-    public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
-        kernel.checkCompleted(token: token, result: result)
-    }
-
-    public mutating func submitRequested(now: Instant) -> [FormAction] {
-        kernel.submitRequested()
-    }
-
-    /// The store's answer to `.login`: the canonical username of the account, or why it failed.
-    public mutating func loginCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
-        kernel.submitCompleted(result)
-    }
-
-    /// Another daemon's writes may have changed what the store answered: the fields they concern ask again.
-    public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
-        kernel.storeChanged(change)
-    }
-
-    /// New rules judge new input; verdicts already given stand.
-    public mutating func policyChanged(_ policy: Policy) {
-        kernel.rules.policy = policy
-    }
-
-    /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
-    public mutating func close() -> [FormAction] {
-        kernel.close()
+        self.init(rules: LoginRulebook(policy: policy), debounce: debounce, firstToken: firstToken)
     }
 }
 
 /// The log-in form's rules over the field table (see the top of this file).
-struct LoginRulebook: FormRulebook {
-    typealias Field = LoginField
-    static let form = FormName.login
+public struct LoginRulebook: FormRulebook {
+    public typealias Field = LoginField
+    public static let form = FormName.login
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
-    static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-                                             .rateLimited, .busy, .storageUnavailable, .codeRequired, .invalidCode,
-                                             .locked]
+    public static let failureCodes: [SubmitCode] = [.notSubmittable, .notFound, .wrongPassword,
+                                                    .invalidCredentials, .rateLimited, .busy, .storageUnavailable,
+                                                    .codeRequired, .invalidCode, .locked]
 
-    var policy: Policy
+    public var policy: Policy
     /// The username and password a submit sent when the store answered `code_required`; nil before.
     private var codeAskedFor: (username: Secret, password: Secret)?
 
     init(policy: Policy) { self.policy = policy }
 
-    func evaluate(_ field: LoginField, in table: Table) -> FieldEvaluation {
+    public func evaluate(_ field: LoginField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
         switch field {
         case .username:
@@ -124,7 +66,7 @@ struct LoginRulebook: FormRulebook {
         }
     }
 
-    func isEnabled(_ field: LoginField, in table: Table) -> Bool {
+    public func isEnabled(_ field: LoginField, in table: Table) -> Bool {
         switch field {
         case .username, .password: true
         case .code:
@@ -133,30 +75,33 @@ struct LoginRulebook: FormRulebook {
         }
     }
 
-    func isSubmittable(_ table: Table) -> Bool {
+    public func isSubmittable(_ table: Table) -> Bool {
         let username = table[.username].settledState
         return username != nil && username != .empty && table[.password].settledState == .valid
             && (!isEnabled(.code, in: table) || table[.code].settledState == .valid)
     }
 
-    func dependents(of field: LoginField) -> [LoginField] { [] }
+    public func dependents(of field: LoginField) -> [LoginField] { [] }
 
-    func submitAction(_ table: Table) -> FormAction {
+    public func submitAction(_ table: Table) -> FormAction {
         let code = isEnabled(.code, in: table) ? LoginRules.normalizedCode(table[.code].committed) : nil
         let request = LogInRequest(typedIdentifier: table[.username].committed.exposed,
                                    password: table[.password].committed, policy: policy, code: code)
         return .login(username: request.identifier, password: request.password, code: request.code)
     }
 
-    mutating func submitFailed(_ error: RosterError, submitted: [LoginField: Secret]) {
+    public mutating func submitFailed(_ error: RosterError, submitted: [LoginField: Secret]) {
         guard error == .codeRequired, let username = submitted[.username], let password = submitted[.password] else {
             return
         }
         codeAskedFor = (username, password)
     }
 
-    func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }
+    public func outcome(_ identifier: String) -> SubmitOutcome { .loggedIn(username: identifier) }
 
     /// Log-in never marks a field from the store's answer: that would leak what the policy may hide.
-    func takenKey(of field: LoginField, _ value: String) -> String? { nil }
+    public func takenKey(of field: LoginField, _ value: String) -> String? { nil }
+
+    /// A log-in form already shows what it knew when it checked; a new account changes nothing it promised.
+    public func registeredKey(of field: LoginField, username: String, email: String?) -> String? { nil }
 }

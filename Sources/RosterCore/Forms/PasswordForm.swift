@@ -1,4 +1,6 @@
-// PasswordForm — a logged-in session's password change, sans I/O (contract §8): the seeds' view model again.
+// PasswordForm — a logged-in session's password change, sans I/O (protocol.md "Password form"; the seeds' view
+// model again): its rules, and the rulebook that carries them out under `FormKernel`, whose file holds the
+// theory of operation every form shares.
 //
 // RULES
 //   Fields, in order (`PasswordField`): current, new, confirm.
@@ -13,93 +15,43 @@
 //             registration. Judged again whenever new's debounced value changes.
 //   submittable = all three valid, each for its latest input.
 //
-// THEORY OF OPERATION
-//   The register form's machine (see the top of RegisterForm.swift): per-field debounce, distinctUntilChanged,
-//   flatMapLatest by token, diff-based emission, a submit that flushes pending debounces and waits for
-//   outstanding checks, joined second submits. Submit sends `.changePassword(current:new:)`, both normalized;
-//   the store's answer comes back through `passwordChangeCompleted`: `succeeded`, or `failed` keyed by the
-//   error's reason (wrong_password, invalid_credentials, rate_limited, busy, storage_full,
-//   storage_unavailable; else failed), then `.finishSubmit`. The form stays open after either: a failed
-//   submit can be corrected and sent again.
+//   Submit sends `.changePassword(current:new:)`, both normalized; the store's answer reads as `succeeded`, or
+//   `failed` keyed by the error's reason (wrong_password, invalid_credentials, rate_limited, busy, storage_full,
+//   storage_unavailable; else failed). The form stays open after either: a failed submit can be corrected and
+//   sent again. It asks the store nothing while typing, so neither a new account nor another daemon's writes
+//   concern it.
 
-/// The password form's view model: facts in (input, timers, check answers, submit), actions out.
-public struct PasswordForm: Sendable {
-    public typealias Field = PasswordField
-    public static let form = FormName.password
+/// The password form: `FormKernel`'s timing over the password-change rules.
+public typealias PasswordForm = FormKernel<PasswordRulebook>
 
-    /// Every submit code this form can send; each has a message in every locale.
-    public static let possibleSubmitCodes: [SubmitCode] = [.running, .succeeded, .failed]
-        + PasswordRulebook.failureCodes
-
-    private var kernel: FormKernel<PasswordRulebook>
-
+extension FormKernel where Rules == PasswordRulebook {
     /// `username` is the session's canonical username, which libpwquality refuses inside the new password.
-    /// `debounce` is the session's (contract §4 hello timing), which may differ from `policy.debounce`.
+    /// `debounce` is the session's (its `session.hello` timing), which may differ from `policy.debounce`.
     /// `firstToken` lets a runtime keep tokens unique across the forms of a session.
     public init(policy: Policy, username: String, debounce: Duration, firstToken: UInt64 = 1) {
-        kernel = FormKernel(rules: PasswordRulebook(policy: policy, username: username), debounce: debounce,
-                            firstToken: firstToken)
-    }
-
-    public var policy: Policy { kernel.rules.policy }
-    /// Applies from the next input on.
-    public var debounce: Duration {
-        get { kernel.debounce }
-        set { kernel.debounce = newValue }
-    }
-    /// The `form.open` answer.
-    public var snapshot: FormSnapshot { kernel.snapshot }
-    public var isSubmitting: Bool { kernel.isSubmitting }
-
-    /// Throws `unknownField` for a field this form lacks (not a `PasswordField`) and `fieldDisabled` for a
-    /// disabled one.
-    public mutating func inputReceived(field: FieldName, value: String, now: Instant) throws(RosterError)
-        -> (rev: Int, actions: [FormAction]) {
-        try kernel.input(field, value, now: now)
-    }
-
-    public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
-        kernel.timerFired(timer, now: now)
-    }
-
-    // `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
-    public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
-        kernel.checkCompleted(token: token, result: result)
-    }
-
-    public mutating func submitRequested(now: Instant) -> [FormAction] {
-        kernel.submitRequested()
-    }
-
-    /// The store's answer to `.changePassword`: the account's canonical username, or why it failed.
-    public mutating func passwordChangeCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
-        kernel.submitCompleted(result)
-    }
-
-    /// New rules judge new input; verdicts already given stand.
-    public mutating func policyChanged(_ policy: Policy) {
-        kernel.rules.policy = policy
-    }
-
-    /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
-    public mutating func close() -> [FormAction] {
-        kernel.close()
+        self.init(rules: PasswordRulebook(policy: policy, username: username), debounce: debounce,
+                  firstToken: firstToken)
     }
 }
 
 /// The password form's rules over the field table (see the top of this file).
-struct PasswordRulebook: FormRulebook {
-    typealias Field = PasswordField
-    static let form = FormName.password
+public struct PasswordRulebook: FormRulebook {
+    public typealias Field = PasswordField
+    public static let form = FormName.password
     /// A failure reads as the code keyed by its reason (`SubmitCode.failure`) only when it is one of these.
-    static let failureCodes: [SubmitCode] = [.notSubmittable, .wrongPassword, .invalidCredentials, .rateLimited, .busy,
-                                             .storageFull, .storageUnavailable]
+    public static let failureCodes: [SubmitCode] = [.notSubmittable, .wrongPassword, .invalidCredentials,
+                                                    .rateLimited, .busy, .storageFull, .storageUnavailable]
 
-    var policy: Policy
+    public var policy: Policy
     /// The session's canonical username.
     let username: String
 
-    func evaluate(_ field: PasswordField, in table: Table) -> FieldEvaluation {
+    init(policy: Policy, username: String) {
+        self.policy = policy
+        self.username = username
+    }
+
+    public func evaluate(_ field: PasswordField, in table: Table) -> FieldEvaluation {
         let value = table[field].committed
         switch field {
         case .current:
@@ -112,18 +64,18 @@ struct PasswordRulebook: FormRulebook {
         }
     }
 
-    func isEnabled(_ field: PasswordField, in table: Table) -> Bool {
+    public func isEnabled(_ field: PasswordField, in table: Table) -> Bool {
         switch field {
         case .current, .new: true
         case .confirm: table[.new].lastFinal.state == .valid
         }
     }
 
-    func isSubmittable(_ table: Table) -> Bool {
+    public func isSubmittable(_ table: Table) -> Bool {
         table.order.allSatisfy { table[$0].settledState == .valid }
     }
 
-    func dependents(of field: PasswordField) -> [PasswordField] {
+    public func dependents(of field: PasswordField) -> [PasswordField] {
         switch field {
         case .current: [.new]
         case .new: [.confirm]
@@ -131,13 +83,16 @@ struct PasswordRulebook: FormRulebook {
         }
     }
 
-    func submitAction(_ table: Table) -> FormAction {
+    public func submitAction(_ table: Table) -> FormAction {
         .changePassword(current: Normalization.normalizedPassword(table[.current].committed, nfkc: policy.passwordNFKC),
                         new: Normalization.normalizedPassword(table[.new].committed, nfkc: policy.passwordNFKC))
     }
 
-    func outcome(_ identifier: String) -> SubmitOutcome { .passwordChanged }
+    public func outcome(_ identifier: String) -> SubmitOutcome { .passwordChanged }
 
     /// Passwords are never taken.
-    func takenKey(of field: PasswordField, _ value: String) -> String? { nil }
+    public func takenKey(of field: PasswordField, _ value: String) -> String? { nil }
+
+    /// Passwords are never taken, so a new account concerns no field.
+    public func registeredKey(of field: PasswordField, username: String, email: String?) -> String? { nil }
 }

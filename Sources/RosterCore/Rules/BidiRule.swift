@@ -12,7 +12,7 @@ public enum BidiRule {
         // Rule 3: it ends in R, AL, EN or AN, then any number of NSM.
         switch groups.last(where: { $0 != .nonSpacingMark }) {
         case .rightToLeft?, .europeanNumber?, .arabicNumber?: break
-        default: return false
+        case .leftToRight?, .neutral?, .nonSpacingMark?, .other?, nil: return false
         }
         // Rule 4.
         return !(groups.contains(.europeanNumber) && groups.contains(.arabicNumber))

@@ -1,4 +1,4 @@
-/// The register form's optional email (contract §5; the pattern of seeds 002 and 004).
+/// The register form's optional email (protocol.md "Register form"; the pattern of seeds 002 and 004).
 public enum EmailRules {
     /// RFC 5321's limit on a forward path; the seeds' pattern alone would accept any length.
     public static let maxLength = 254

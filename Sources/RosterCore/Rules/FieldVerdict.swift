@@ -1,4 +1,4 @@
-/// A field's state as a client shows it (contract §3).
+/// A field's state as a client shows it (protocol.md "Events").
 public enum FieldState: String, CaseIterable, Sendable {
     case empty
     case validating
@@ -21,7 +21,7 @@ public struct FieldVerdict: Equatable, Hashable, Sendable {
     public static func valid(_ code: FieldCode) -> FieldVerdict { FieldVerdict(.valid, code) }
     public static func invalid(_ code: FieldCode) -> FieldVerdict { FieldVerdict(.invalid, code) }
 
-    /// Whether this verdict ends a check (contract §3's "final" states).
+    /// Whether this verdict ends a check (the "final" states of protocol.md "Events").
     public var isFinal: Bool {
         switch state {
         case .empty, .valid, .invalid: true

@@ -1,5 +1,5 @@
 /// The characters a policy refuses in a field, with the ASCII ones also as a bitmap, built once when the
-/// policy is, so a check of a plain ASCII name is a bit test per byte (issue 8: rebuilding it from the set
+/// policy is, so a check of a plain ASCII name is a bit test per byte (rebuilding it from the set
 /// was a sixth of a `users.check_username`).
 public struct ForbiddenCharacters: Equatable, Sendable, ExpressibleByArrayLiteral {
     public let characters: Set<Character>

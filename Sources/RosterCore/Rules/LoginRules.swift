@@ -1,4 +1,4 @@
-/// The log-in form's rules (contract §5): no password rules, and the username is checked for existence only
+/// The log-in form's rules (protocol.md "Log-in form"): no password rules, and the username is checked for existence only
 /// when the policy may reveal unknown users.
 public enum LoginRules {
     /// `.needsCheck` asks the database whether the account exists.

@@ -1,12 +1,12 @@
 import Foundation
 
-/// The canonical forms of identifiers and secrets (RFC 8265 PRECIS profiles, contract §6, DESIGN "The store").
+/// The canonical forms of identifiers and secrets (RFC 8265 PRECIS profiles, DESIGN "The store").
 public enum Normalization {
     /// PRECIS UsernameCaseMapped: width-mapped, lower-cased, then NFC. Comparison and storage use this form,
     /// so "ＡＬＩＣＥ１２" and "alice12" are one account. Validity (forbidden characters) is judged separately.
     public static func canonicalUsername(_ raw: String) -> String {
         // ASCII is its own width mapping and its own NFC, so lower-casing is all that is left; it is what
-        // nearly every name is, and Foundation's normalization costs microseconds a call (issue 8's profile).
+        // nearly every name is, and Foundation's normalization costs microseconds a call (a profile of check_username showed it).
         if let ascii = asciiLowercased(raw) { return ascii }
         return widthMapped(raw).lowercased().precomposedStringWithCanonicalMapping
     }

@@ -1,4 +1,4 @@
-/// The register form's password and confirm rules (contract §5, hardened preset §6).
+/// The register form's password and confirm rules (protocol.md "Register form"; the hardened preset's too).
 public enum PasswordRules {
     /// Local rules on the normalized password; `.needsCheck` means they passed and libpwquality must decide.
     public static func validate(_ password: Secret, policy: Policy) -> RuleOutcome {

@@ -1,5 +1,5 @@
 /// A password in transit: its text is reachable only through `exposed`, so printing, logging or
-/// string-interpolating one by accident shows "<redacted>" instead (contract §3: never echoed).
+/// string-interpolating one by accident shows "<redacted>" instead: a secret is never echoed.
 public struct Secret: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable {
     /// The text itself; the name makes every read of it stand out in review.

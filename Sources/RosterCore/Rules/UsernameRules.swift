@@ -1,4 +1,4 @@
-/// The register form's username rules (contract §5), judged on the canonical form so that full-width
+/// The register form's username rules (protocol.md "Register form"), judged on the canonical form so that full-width
 /// look-alikes of forbidden characters are caught too.
 ///
 /// In order: empty · longer than the maximum in code points → too_long · shorter than the minimum in

@@ -10,7 +10,7 @@ struct AdminAccountView {
     let sessions: Int
 }
 
-// What an administrator does to an account (contract §9), against the storage. The caller (a method) owns the
+// What an administrator does to an account (protocol.md "Administering users"), against the storage. The caller (a method) owns the
 // session changes: ending a locked account's sessions, propagating a deletion.
 extension AccountProcedures {
     /// The account named by a username or an email, as a log-in names it; `not_found` when none.

@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The audit log's entries as the account procedures write them (contract §9).
+// The audit log's entries as the account procedures write them (protocol.md "The audit log").
 //
 // RULES
 //   • An entry for a change goes to the write that makes it, so both commit in one transaction or neither does.
@@ -64,7 +64,11 @@ extension AccountProcedures {
         switch error {
         case .rateLimited: .rateLimited
         case .locked: .locked
-        default: nil
+        case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
+             .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
+             .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .busy,
+             .answerTooLarge, .storageFull, .storageUnavailable, .internal:
+            nil
         }
     }
 

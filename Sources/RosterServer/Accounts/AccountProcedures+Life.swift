@@ -3,7 +3,7 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-// The life of an account after sign-up (contract §8), carried out against the storage, the password lanes and
+// The life of an account after sign-up (protocol.md "The life of an account"), carried out against the storage, the password lanes and
 // the daemon's secrets. Each operation that needs proof of who you are runs `Reauthentication` first, under the
 // log-in gate every log-in shares; what follows it is the operation's own. The caller (a method, the password
 // form) owns the session changes: ending revoked sessions, logging a recovered connection in.
@@ -38,7 +38,7 @@ extension AccountProcedures {
         var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, requester: peer.requester,
                                                          policy: policy)
         let first = attempt.start(gate: &gate)
-        let driver = ProcedureDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
+        let driver = MachineDriver<Reauthentication<Account, Outcome>.Fact, Reauthentication<Account, Outcome>.Effect> {
             [self] fact in attempt.step(fact, gate: &gate)
         }
         driver.perform = { [self] effect, driver in
@@ -70,7 +70,7 @@ extension AccountProcedures {
                 }
             }
         }
-        driver.start(first)
+        driver.perform(first)
     }
 
     /// `account`'s password, proven again for `event`; `wrong_password` (a failed log-in) otherwise.

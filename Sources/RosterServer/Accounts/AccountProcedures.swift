@@ -51,7 +51,12 @@ final class AccountProcedures {
     /// A register or log-in form's question, answered by the storage or libpwquality; `.failed` when it could
     /// not be asked (the field then shows `check_failed` rather than a guess).
     func check(_ check: Check, charge: QueueCharge, completion: @escaping (CheckResult) -> Void) {
-        ask(check, charge: charge) { completion((try? $0.get()) ?? .failed) }
+        ask(check, charge: charge) { result in
+            switch result {
+            case .success(let answer): completion(answer)
+            case .failure: completion(.failed)
+            }
+        }
     }
 
     /// The answer to `check`, or why the storage could not give it.
@@ -82,7 +87,7 @@ final class AccountProcedures {
                   announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
-        let driver = ProcedureDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
+        let driver = MachineDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
         driver.perform = { [self] effect, driver in
             switch effect {
             case .check(let check):
@@ -110,7 +115,7 @@ final class AccountProcedures {
                 completion(result)
             }
         }
-        driver.start(registration.start())
+        driver.perform(registration.start())
     }
 
     // MARK: Log-in
@@ -124,14 +129,14 @@ final class AccountProcedures {
         var username: String?
         var codeChecked = false
         let first = attempt.start()
-        let driver = ProcedureDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
+        let driver = MachineDriver<LogIn<Account>.Fact, LogIn<Account>.Effect> { [self] fact in
             attempt.step(fact, gate: &gate)
         }
         driver.perform = { [self] effect, driver in
             switch effect {
             case .findAccount(let identifier):
                 storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
-                    username = (try? result.get())?.account.username
+                    if case .success(let found) = result { username = found?.account.username }
                     driver.feed(result.map { found in
                         .accountFound(found.map {
                             LogIn.Found(account: $0.account, username: $0.account.username, passwordHash: $0.passwordHash,
@@ -173,7 +178,7 @@ final class AccountProcedures {
                 }
             }
         }
-        driver.start(first)
+        driver.perform(first)
     }
 
     /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
@@ -236,7 +241,7 @@ final class AccountProcedures {
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
             }
-            guard case .failure(.locked) = answer, let account = try? result.get() else { return completion(answer) }
+            guard case .failure(.locked) = answer, case .success(let account?) = result else { return completion(answer) }
             appendFailedEntry(.resume, username: account.username, reason: .locked, peer: peer, charge: charge) {
                 completion(answer)
             }

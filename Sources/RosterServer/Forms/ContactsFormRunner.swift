@@ -24,34 +24,38 @@ struct ContactsFormEnvironment {
     let logger: Logger
 }
 
-/// The contacts form: its throttle machine's timer on the scheduler, and each search it asks for answered from
-/// the user's index and storage, later (the index may be loading, the rows are read), as a `results` event.
+/// Binds the contacts form machine (`ContactsForm`, whose file holds its rules: the throttle, stale answers, the
+/// retry after `busy`, the refresh owed to a peer that did not read) to its environment: its timers on the
+/// scheduler, each search read from the user's index and storage (later: the index may be loading, the rows
+/// are read), and the answers fed back through a `MachineDriver`.
 ///
-/// Rules beyond the machine's:
-/// - Results are pushed only for the machine's latest search (`ContactsForm.isLatest`): one that answers after a
-///   newer search started is dropped, so a stale list never lands after a fresh one; a newer search also cancels
-///   the older one's read if it has not started. A closed form pushes nothing and cancels its read.
-/// - A peer that does not read costs one owed refresh, not a search per change: while its socket refuses output,
-///   a search the machine asks for is skipped and remembered, and once the peer has read everything the latest
-///   query is searched again, as a change to the list (issue 12: 300 such forms, each searched and encoded on
-///   every change only to be coalesced away, cut a writer from 1,377 adds/s to 2/s).
-/// - A search refused `busy` (a storage budget, or too many waiting for the index) is tried again after the hint,
-///   as a change to the list, so the last results still answer the latest query.
+/// The runner decides nothing: it performs the machine's actions. A newer search calls the older one's read
+/// off if it has not started; a closed form stops its driver, so it pushes nothing, and calls its read off.
 final class ContactsFormRunner: RunningForm {
     /// How many contacts a `results` event carries; `total` says how many matched in all.
     static let pageSize = 50
 
+    private enum Fact {
+        case contactsChanged
+        case outputDrained
+        case timerFired(ContactsFormTimer)
+        case searchAnswered(token: UInt64, Result<ContactsPage, RosterError>)
+        case peerWasBehind
+    }
+
     let ownerID: AccountID
     private var machine: ContactsForm
     private let environment: ContactsFormEnvironment
-    private var timer: Scheduled?
-    private var retry: Scheduled?
+    private lazy var driver: MachineDriver<Fact, ContactsFormAction> = {
+        let driver = MachineDriver<Fact, ContactsFormAction> { [unowned self] fact in self.step(fact) }
+        driver.perform = { [unowned self] action, _ in self.perform(action) }
+        return driver
+    }()
+    private var timers: [ContactsFormTimer: Scheduled] = [:]
+    /// What an input returned, performed once its answer went out.
     private var pending: [ContactsFormAction] = []
-    /// A search was skipped while the peer was behind; it is run once the peer catches up.
-    private var resultsOwed = false
-    /// Set to cancel the read of the search out, if any.
+    /// Set to call off the read of the search out, if any.
     private var searchOut: Locked<Bool>?
-    private var isClosed = false
 
     init(userID: AccountID, environment: ContactsFormEnvironment) {
         self.ownerID = userID
@@ -70,7 +74,7 @@ final class ContactsFormRunner: RunningForm {
 
     /// The first results (the whole list) go out once read, after the `form.open` answer.
     func opened() {
-        perform(machine.opened(now: now))
+        driver.perform(machine.opened(now: now))
     }
 
     func input(field: FieldName, value: String) throws(RosterError) -> Int {
@@ -84,7 +88,7 @@ final class ContactsFormRunner: RunningForm {
     func performPendingInput() {
         let actions = pending
         pending = []
-        perform(actions)
+        driver.perform(actions)
     }
 
     /// The contacts form has nothing to submit; its results stream as you type.
@@ -92,16 +96,15 @@ final class ContactsFormRunner: RunningForm {
         answer(.failure(.notSubmittable(form: FormName.contacts.rawValue)))
     }
 
+    /// The machine forgets what it owed and the driver stops; the runner releases every timer and the read it
+    /// holds itself, so the machine's own cancels are not needed.
     func close() {
-        isClosed = true
         _ = machine.closed()
-        resultsOwed = false
+        driver.stop()
         pending = []
         cancelSearchOut()
-        timer?.cancel()
-        timer = nil
-        retry?.cancel()
-        retry = nil
+        for timer in timers.values { timer.cancel() }
+        timers = [:]
     }
 
     func policyChanged(_ policy: Policy) {}
@@ -119,85 +122,66 @@ final class ContactsFormRunner: RunningForm {
 
     /// Someone changed this user's contacts: fresh results, within the throttle.
     func contactsChanged() {
-        guard !isClosed else { return }
-        perform(machine.contactsChanged(now: now))
+        driver.feed(.contactsChanged)
     }
 
     /// The peer read all its output: results skipped meanwhile are searched now, within the throttle.
     func outputDrained() {
-        guard resultsOwed, !isClosed else { return }
-        resultsOwed = false
-        perform(machine.contactsChanged(now: now))
+        driver.feed(.outputDrained)
     }
 
-    private func perform(_ actions: [ContactsFormAction]) {
-        for action in actions {
-            switch action {
-            case .search(let query, let token):
-                search(query, token: token)
-            case .schedule(let deadline):
-                timer?.cancel()
-                timer = environment.scheduler.schedule(at: deadline) { [weak self] in
-                    guard let self else { return }
-                    self.timer = nil
-                    self.perform(self.machine.timerFired(now: self.now))
-                }
-            case .cancelTimer:
-                timer?.cancel()
-                timer = nil
+    // MARK: Facts in
+
+    private func step(_ fact: Fact) -> [ContactsFormAction] {
+        let now = now
+        switch fact {
+        case .contactsChanged: return machine.contactsChanged(now: now)
+        case .outputDrained: return machine.outputDrained(now: now)
+        case .timerFired(let timer): return machine.timerFired(timer, now: now)
+        case .searchAnswered(let token, let result): return machine.searchAnswered(token: token, result, now: now)
+        case .peerWasBehind: return machine.peerWasBehind()
+        }
+    }
+
+    // MARK: Actions out
+
+    private func perform(_ action: ContactsFormAction) {
+        switch action {
+        case .search(let query, let token):
+            search(query, token: token)
+        case .showResults(let query, let page):
+            environment.sink.results(query: query, items: page.items, total: page.total)
+        case .reportFailure(let error):
+            environment.logger.error("contacts search failed: \(error)")
+        case .schedule(let timer, let deadline):
+            timers[timer]?.cancel()
+            timers[timer] = environment.scheduler.schedule(at: deadline) { [weak self] in
+                self?.timers[timer] = nil
+                self?.driver.feed(.timerFired(timer))
             }
+        case .cancelTimer(let timer):
+            timers.removeValue(forKey: timer)?.cancel()
         }
     }
 
     private func search(_ query: String, token: UInt64) {
         // Whatever the older search would have pushed is stale now.
         cancelSearchOut()
-        guard !environment.sink.peerIsBehind else {
-            resultsOwed = true
-            return
-        }
+        guard !environment.sink.peerIsBehind else { return driver.feed(.peerWasBehind) }
         let cancelled = Locked(false)
         searchOut = cancelled
         environment.contacts.page(userID: ownerID, query: query, limit: Self.pageSize, offset: 0,
                                   charge: environment.charge, cancelled: cancelled) { [weak self] result in
-            self?.searchAnswered(query: query, token: token, result)
-        }
-    }
-
-    private func searchAnswered(query: String, token: UInt64, _ result: Result<(items: [FoundContact], total: Int), RosterError>) {
-        guard !isClosed, machine.isLatest(token) else { return }
-        searchOut = nil
-        switch result {
-        case .success(let page):
-            environment.sink.results(query: query, items: page.items, total: page.total)
-        case .failure(.busy(let retryAfterMs)):
-            retry?.cancel()
-            retry = environment.scheduler.schedule(at: now + .milliseconds(max(1, retryAfterMs))) { [weak self] in
-                guard let self else { return }
-                self.retry = nil
-                self.contactsChanged()
-            }
-        case .failure(let error):
-            environment.logger.error("contacts search failed: \(error)")
+            guard let self else { return }
+            // The read is over: there is nothing left to call off.
+            if searchOut === cancelled { searchOut = nil }
+            driver.feed(.searchAnswered(token: token, result.map { ContactsPage(items: $0.items, total: $0.total) }))
         }
     }
 
     private func cancelSearchOut() {
         searchOut?.withLock { $0 = true }
         searchOut = nil
-    }
-}
-
-/// A contact in a page of search results, with what of it the query matched (nil: nothing to mark).
-struct FoundContact {
-    let contact: Contact
-    let match: ContactMatch?
-
-    /// `keys` are those the index holds for the contact; without them (the list, or a contact gone from the
-    /// index meanwhile) there is no match to describe.
-    init(_ contact: Contact, query: String, keys: ContactSearchKeys?) {
-        self.contact = contact
-        match = keys.flatMap { ContactMatch.describe(query: query, name: contact.name, phone: contact.phone, keys: $0) }
     }
 }
 

@@ -24,14 +24,15 @@ extension RunningForm {
     var isSubmitting: Bool { false }
 }
 
-/// Binds one register, log-in or password form machine to its environment: it performs the machine's actions against the
-/// scheduler's timers and the account procedures, and feeds every outcome back in as a new fact.
+/// Binds one register, log-in or password form (`FormKernel<Rules>`) to its environment: it performs the form's
+/// actions against the scheduler's timers and the account procedures, and feeds every outcome back in as a new
+/// fact through a `MachineDriver`.
 ///
-/// Facts are handled one at a time and each action list is performed whole before the next fact: a check the
-/// storage answers before its call returns waits its turn in `facts`, like one that answers later, which is
-/// the order the machine expects. A check that answers after a newer input carries an old token, and the
-/// machine drops it; one that answers after the form closed is dropped here.
-final class FormRunner<Machine: FormMachine>: RunningForm {
+/// The driver steps facts one at a time and performs each action list whole before the next fact: a check the
+/// storage answers before its call returns waits its turn, like one that answers later, which is the order the
+/// form expects. A check that answers after a newer input carries an old token, and the form drops it; one that
+/// answers after the form closed meets a stopped driver.
+final class FormRunner<Rules: FormRulebook>: RunningForm {
     private enum Fact {
         case timer(FormTimer)
         case check(CheckToken, CheckResult)
@@ -44,21 +45,24 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     /// How a waiting `form.submit` is answered.
     typealias SubmitAnswer = (Result<JSONValue, RosterError>) -> Void
 
-    private var machine: Machine
+    private var machine: FormKernel<Rules>
     private let environment: FormEnvironment
     private var session: any FormSession { environment.session }
+    private lazy var driver: MachineDriver<Fact, FormAction> = {
+        let driver = MachineDriver<Fact, FormAction> { [unowned self] fact in self.step(fact) }
+        driver.perform = { [unowned self] action, _ in self.perform(action) }
+        return driver
+    }()
     private var timers: [FormTimer: Scheduled] = [:]
     private var waitingSubmits: [SubmitAnswer] = []
-    private var facts: [Fact] = []
+    /// What an input returned, performed once its answer went out.
     private var inputActions: [FormAction] = []
-    private var isRunning = false
-    private var isClosed = false
     /// The bearer token made by this form's successful submit, for its answer.
     private var issuedToken: String?
     /// How many other sessions' tokens this form's password change revoked, for its answer.
     private var revokedCount = 0
 
-    init(machine: Machine, environment: FormEnvironment) {
+    init(machine: FormKernel<Rules>, environment: FormEnvironment) {
         self.machine = machine
         self.environment = environment
     }
@@ -77,56 +81,39 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     func performPendingInput() {
         let actions = inputActions
         inputActions = []
-        run { self.perform(actions) }
+        driver.perform(actions)
     }
 
     /// A `form.submit`, answered once the submit it starts (or joins) is done.
     func submit(answer: @escaping SubmitAnswer) {
         waitingSubmits.append(answer)
-        feed(.submit)
+        driver.feed(.submit)
     }
 
     func policyChanged(_ policy: Policy) { machine.policyChanged(policy) }
 
-    func accountRegistered(username: String, email: String?) { feed(.registered(username: username, email: email)) }
+    func accountRegistered(username: String, email: String?) {
+        driver.feed(.registered(username: username, email: email))
+    }
 
-    func storeChanged(_ change: StoreChange) { feed(.storeChanged(change)) }
+    func storeChanged(_ change: StoreChange) { driver.feed(.storeChanged(change)) }
 
+    /// The form forgets its timers and checks and the driver stops; the runner releases every timer it holds
+    /// itself (an answer still out meets the stopped driver), so the form's own cancels are not needed.
     func close() {
-        guard !isClosed else { return }
+        guard !driver.isStopped else { return }
         _ = machine.close()
-        isClosed = true
+        driver.stop()
         for timer in timers.values { timer.cancel() }
         timers = [:]
-        facts = []
         let waiting = waitingSubmits
         waitingSubmits = []
-        for answer in waiting { answer(.failure(.formNotOpen(form: Machine.form.rawValue))) }
+        for answer in waiting { answer(.failure(.formNotOpen(form: Rules.form.rawValue))) }
     }
 
     // MARK: Facts in
 
-    private func feed(_ fact: Fact) {
-        guard !isClosed else { return }
-        facts.append(fact)
-        run {}
-    }
-
-    /// Runs `body`, then every queued fact, unless a run is already under way further up the stack.
-    private func run(_ body: () -> Void) {
-        guard !isRunning else {
-            body()
-            return
-        }
-        isRunning = true
-        defer { isRunning = false }
-        body()
-        while !isClosed, !facts.isEmpty {
-            perform(apply(facts.removeFirst()))
-        }
-    }
-
-    private func apply(_ fact: Fact) -> [FormAction] {
+    private func step(_ fact: Fact) -> [FormAction] {
         let now = environment.scheduler.now
         switch fact {
         case .timer(let timer): return machine.timerFired(timer, now: now)
@@ -140,20 +127,13 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
 
     // MARK: Actions out
 
-    private func perform(_ actions: [FormAction]) {
-        for action in actions {
-            guard !isClosed else { return }
-            perform(action)
-        }
-    }
-
     private func perform(_ action: FormAction) {
         switch action {
         case .schedule(let timer, let deadline):
             timers[timer]?.cancel()
             timers[timer] = environment.scheduler.schedule(at: deadline) { [weak self] in
                 self?.timers[timer] = nil
-                self?.feed(.timer(timer))
+                self?.driver.feed(.timer(timer))
             }
         case .cancelTimer(let timer):
             timers.removeValue(forKey: timer)?.cancel()
@@ -178,7 +158,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
 
     private func startCheck(_ check: Check, token: CheckToken) {
         environment.accounts.check(check, charge: session.queueCharge) { [weak self] result in
-            self?.feed(.check(token, result))
+            self?.driver.feed(.check(token, result))
         }
     }
 
@@ -205,7 +185,7 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
     /// change revoked end (on every connection), before the form hears it succeeded.
     private func changePassword(current: Secret, new: Secret) {
         // The server closes a password form when its session's user changes, so this is the user it opened for.
-        guard let user = session.user else { return feed(.submitCompleted(.failure(.unauthenticated))) }
+        guard let user = session.user else { return driver.feed(.submitCompleted(.failure(.unauthenticated))) }
         environment.accounts.changePassword(of: user, current: current, new: new, keeping: session.tokenHash,
                                             peer: session.peer, charge: session.queueCharge) { [weak self, session] result in
             // The password changed even if the form closed meanwhile: the revoked tokens' sessions end anyway.
@@ -214,24 +194,29 @@ final class FormRunner<Machine: FormMachine>: RunningForm {
             switch result {
             case .success(let revoked):
                 revokedCount = revoked.count
-                feed(.submitCompleted(.success(user.username)))
+                driver.feed(.submitCompleted(.success(user.username)))
             case .failure(let error):
-                feed(.submitCompleted(.failure(error)))
+                driver.feed(.submitCompleted(.failure(error)))
             }
         }
     }
 
     /// Registration and log-in both end here: the session is the user's, with a token for the CLI to resume with
-    /// when one could be stored (the account is real either way).
+    /// when one could be stored. A token that could not be stored leaves the session logged in without one
+    /// (`token: null` in the answer): the account is real either way.
     private func submitted(_ result: Result<(Account, Result<IssuedToken, RosterError>?), RosterError>) {
         switch result {
         case .success(let (account, token)):
-            let issued = try? token?.get()
+            let issued: IssuedToken?
+            switch token {
+            case .success(let stored)?: issued = stored
+            case .failure?, nil: issued = nil
+            }
             issuedToken = issued?.bearer
             session.loggedIn(as: account, tokenHash: issued?.hash)
-            feed(.submitCompleted(.success(account.username)))
+            driver.feed(.submitCompleted(.success(account.username)))
         case .failure(let error):
-            feed(.submitCompleted(.failure(error)))
+            driver.feed(.submitCompleted(.failure(error)))
         }
     }
 

@@ -3,15 +3,15 @@ import RosterCore
 
 /// A runtime stand-in on a manual clock: performs timer and check actions the way the loop would, and
 /// records every action so tests can assert the whole history.
-struct FormDriver<Form: FormMachine> {
-    var form: Form
+struct FormDriver<Rules: FormRulebook> {
+    var form: FormKernel<Rules>
     private(set) var now = Instant.zero
     private(set) var timers: [FormTimer: Instant] = [:]
     private(set) var checks: [CheckToken: Check] = [:]
     private(set) var history: [FormAction] = []
     private var unread = 0
 
-    init(_ form: Form) { self.form = form }
+    init(_ form: FormKernel<Rules>) { self.form = form }
 
     /// Actions since the previous `take()`.
     mutating func take() -> [FormAction] {
@@ -32,7 +32,7 @@ struct FormDriver<Form: FormMachine> {
         // Ties fire in the form's field order, so that expected histories are deterministic.
         func rank(_ timer: FormTimer) -> Int {
             switch timer {
-            case .debounce(let field): Form.Field.allCases.firstIndex { $0.name == field } ?? 0
+            case .debounce(let field): Rules.Field.allCases.firstIndex { $0.name == field } ?? 0
             }
         }
         while let (timer, at) = timers.filter({ $0.value <= target })
@@ -74,7 +74,7 @@ struct FormDriver<Form: FormMachine> {
 
 /// A seed-policy register form with username, password and confirm valid (submittable), history cleared; its
 /// username check was token 1, so the next check is token 2.
-func filledRegisterDriver() throws -> FormDriver<RegisterForm> {
+func filledRegisterDriver() throws -> FormDriver<RegisterRulebook> {
     var driver = FormDriver(RegisterForm(policy: .seed, debounce: .milliseconds(500)))
     try driver.type(.username, "alice1")
     driver.advance(to: 500)

@@ -145,18 +145,18 @@ struct FormRunnerHarness {
 
     var environment: FormEnvironment { FormEnvironment(scheduler: scheduler, accounts: accounts, session: session) }
 
-    func registerForm(firstToken: UInt64 = 1) -> FormRunner<RegisterForm> {
+    func registerForm(firstToken: UInt64 = 1) -> FormRunner<RegisterRulebook> {
         FormRunner(machine: RegisterForm(policy: policy, debounce: session.debounce, firstToken: firstToken),
                    environment: environment)
     }
 
-    func loginForm(firstToken: UInt64 = 1) -> FormRunner<LoginForm> {
+    func loginForm(firstToken: UInt64 = 1) -> FormRunner<LoginRulebook> {
         FormRunner(machine: LoginForm(policy: policy, debounce: session.debounce, firstToken: firstToken),
                    environment: environment)
     }
 
     /// A password form of the session, which must be logged in (`logIn(_:password:sessions:)`).
-    func passwordForm(firstToken: UInt64 = 1) -> FormRunner<PasswordForm> {
+    func passwordForm(firstToken: UInt64 = 1) -> FormRunner<PasswordRulebook> {
         FormRunner(machine: PasswordForm(policy: policy, username: session.user?.username ?? "",
                                          debounce: session.debounce, firstToken: firstToken),
                    environment: environment)
