@@ -5,11 +5,9 @@ import RosterCore
 /// One thread's epoll loop: sockets, a timerfd behind a timer heap, an eventfd for work handed in by
 /// other threads, and a signalfd for SIGTERM, SIGINT and SIGHUP. Everything but `execute` and `stop`
 /// must be called on the loop's own thread.
-public final class EventLoop: Scheduler, @unchecked Sendable {
-    /// Identifies a registration; events for an id that was deregistered (its fd closed and maybe reused) are dropped.
-    public struct RegistrationID: Hashable, Sendable {
-        fileprivate let value: UInt64
-    }
+public final class EventLoop: EventLoopProtocol, @unchecked Sendable {
+    /// Identifies a registration (see `LoopRegistration`).
+    public typealias RegistrationID = LoopRegistration
 
     private struct Registration {
         let fd: Int32
@@ -30,13 +28,19 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private var armedDeadline: Instant?
     private let inbox = Locked<[@Sendable () -> Void]>([])
     private let stopRequested = Locked(false)
+    /// Set while the timerfd refuses to be armed: the timers are then run by `runOnce`, whose wait their
+    /// earliest deadline bounds, so that they still fire (late by at most a millisecond).
+    private var timerFDFailing = false
     private var events = [epoll_event](repeating: epoll_event(), count: 256)
+    /// Where the loop reports a system call of its own that failed (it then carries on as best it can).
+    public let logger: Logger
 
     /// Called on the loop thread for each signal caught.
     public var onSignal: ((Int32) -> Void)?
 
     /// Blocks `signals` in the calling thread (so create the loop before any other thread) and reads them here instead.
-    public init(signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) throws(SystemError) {
+    public init(signals: [Int32] = [SIGTERM, SIGINT, SIGHUP], logger: Logger = Logger()) throws(SystemError) {
+        self.logger = logger
         epollFD = try Syscall.blocking("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         timerFD = try Syscall.blocking("timerfd_create") {
             timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
@@ -77,7 +81,6 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private func rearmTimer() {
         let earliest = timers.earliestDeadline
         guard earliest != armedDeadline else { return }
-        armedDeadline = earliest
         var spec = itimerspec()
         if let earliest {
             // Zero disarms a timerfd, so a deadline at the clock's origin is nudged by a nanosecond.
@@ -85,16 +88,41 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
             spec.it_value.tv_sec = Int(nanoseconds / 1_000_000_000)
             spec.it_value.tv_nsec = Int(nanoseconds % 1_000_000_000)
         }
-        _ = try? Syscall.blocking("timerfd_settime") { timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil) }
+        do {
+            try Syscall.blocking("timerfd_settime") { timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil) }
+            armedDeadline = earliest
+            timerFDFailing = false
+        } catch {
+            // A timer that never fires would stall every deadline in the daemon without a word: say so once, and
+            // let `runOnce` run the timers until the timerfd can be armed again (tried at each change).
+            if !timerFDFailing { logger.error("cannot arm the event loop's timer (\(error)); timers now bound its wait") }
+            timerFDFailing = true
+            armedDeadline = nil
+        }
+    }
+
+    private func timerFDFired() {
+        var expirations: UInt64 = 0
+        do {
+            _ = try Syscall.nonBlocking("read(timerfd)") { read(timerFD, &expirations, 8) }
+        } catch {
+            logger.warning("cannot read the event loop's timer: \(error)")
+        }
+        armedDeadline = nil
+        runDueTimers()
     }
 
     private func runDueTimers() {
-        var expirations: UInt64 = 0
-        _ = try? Syscall.nonBlocking("read(timerfd)") { read(timerFD, &expirations, 8) }
-        armedDeadline = nil
         let current = now
         while let (_, body) = timers.popDue(now: current) { body() }
         rearmTimer()
+    }
+
+    /// How long `runOnce` may wait: as asked, or less while the timers are not on the timerfd.
+    private func wait(upTo timeoutMs: Int32) -> Int32 {
+        guard timerFDFailing, let earliest = timers.earliestDeadline else { return timeoutMs }
+        let due = Int32(clamping: (earliest - now).millisecondsRoundedUp)
+        return timeoutMs < 0 ? due : min(timeoutMs, due)
     }
 
     // MARK: Cross-thread work
@@ -113,12 +141,21 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
 
     private func wake() {
         var one: UInt64 = 1
-        _ = try? Syscall.nonBlocking("write(eventfd)") { write(wakeFD, &one, 8) }
+        // EAGAIN means the counter is already far from zero: the loop is woken anyway.
+        do {
+            _ = try Syscall.nonBlocking("write(eventfd)") { write(wakeFD, &one, 8) }
+        } catch {
+            logger.error("cannot wake the event loop: \(error)")
+        }
     }
 
     private func drainInbox() {
         var counter: UInt64 = 0
-        _ = try? Syscall.nonBlocking("read(eventfd)") { read(wakeFD, &counter, 8) }
+        do {
+            _ = try Syscall.nonBlocking("read(eventfd)") { read(wakeFD, &counter, 8) }
+        } catch {
+            logger.warning("cannot read the event loop's wake-ups: \(error)")
+        }
         let work = inbox.withLock { queue -> [@Sendable () -> Void] in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
@@ -129,10 +166,16 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     private func drainSignals() {
         var info = signalfd_siginfo()
         while true {
-            let outcome = try? Syscall.nonBlocking("read(signalfd)") {
-                read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
+            let outcome: IOResult<Int>
+            do {
+                outcome = try Syscall.nonBlocking("read(signalfd)") {
+                    read(signalFD, &info, MemoryLayout<signalfd_siginfo>.size)
+                }
+            } catch {
+                logger.warning("cannot read the signals caught: \(error)")
+                return
             }
-            guard case .done(let count)? = outcome, count == MemoryLayout<signalfd_siginfo>.size else { return }
+            guard case .done(let count) = outcome, count == MemoryLayout<signalfd_siginfo>.size else { return }
             onSignal?(Int32(info.ssi_signo))
         }
     }
@@ -158,7 +201,12 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Stops watching; call before closing the fd.
     public func deregister(_ id: RegistrationID) {
         guard let registration = registrations.removeValue(forKey: id.value) else { return }
-        _ = try? Syscall.blocking("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, registration.fd, nil) }
+        do {
+            try Syscall.blocking("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, registration.fd, nil) }
+        } catch {
+            // Its events are dropped from now on (the id is gone), and closing the fd takes it out of epoll.
+            logger.warning("cannot stop watching descriptor \(registration.fd): \(error)")
+        }
     }
 
     private func add(fd: Int32, id: UInt64, events: UInt32) throws(SystemError) {
@@ -181,6 +229,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Waits up to `timeoutMs` (-1: forever) for events and handles those that arrived: one turn of the loop,
     /// for harnesses (the fuzzer, tests) that interleave their own work with the loop's.
     public func runOnce(timeoutMs: Int32) throws(SystemError) {
+        let timeoutMs = wait(upTo: timeoutMs)
         let count = try events.withUnsafeMutableBufferPointer { buffer throws(SystemError) -> Int32 in
             switch try Syscall.nonBlocking("epoll_wait", { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), timeoutMs) }) {
             case .done(let count): return count
@@ -190,11 +239,12 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         for index in 0..<Int(count) {
             let event = events[index]
             switch event.data.u64 {
-            case Self.timerID: runDueTimers()
+            case Self.timerID: timerFDFired()
             case Self.wakeID: drainInbox()
             case Self.signalID: drainSignals()
             case let id: registrations[id]?.handler(event.events)
             }
         }
+        if timerFDFailing { runDueTimers() }
     }
 }

@@ -100,7 +100,7 @@ public enum Daemon {
         let server: Server
         let listener: UnixListener
         do {
-            loop = try EventLoop()
+            loop = try EventLoop(logger: logger)
             let cores = DaemonStorage.cores
             let clock = SystemWallClock()
             storage = try DaemonStorage.open(loop: loop, config: config, databasePath: paths.database, cores: cores,

@@ -11,7 +11,7 @@ final class LineHost: DispatchHost {
     let id: UInt64 = 1
     let session = Session()
     let peer = PeerCredentials(pid: 42, uid: 1000, gid: 1000)
-    var inFlight = 0
+    private(set) var inFlight = 0
     var isClosed = false
     /// Every line queued, as text without its newline.
     private(set) var lines: [String] = []
@@ -29,6 +29,7 @@ final class LineHost: DispatchHost {
     func reserveOutput(_ bytes: Int) {}
     func releaseOutput(_ bytes: Int) {}
     func requestAnswered() {}
+    func requestStarted() { inFlight += 1 }
     func requestFinished() { inFlight -= 1 }
     func authChangeEnded() { onAuthChangeEnded(self) }
 

@@ -3,7 +3,7 @@ import RosterCore
 import RosterRuntime
 
 /// When to hand freed memory back to the system. glibc keeps freed heap pages for reuse, so after 150 peers that
-/// did not read had closed, the daemon still held the gigabytes their output had taken (issue 12).
+/// did not read had closed, the daemon still held the gigabytes their output had taken.
 ///
 /// Rule: once the output queued for all connections has climbed above `highWater`, the next time it falls to
 /// `lowWater` or less a trim is due, at most one per `interval` (a trim walks the heap; a peer hovering around the

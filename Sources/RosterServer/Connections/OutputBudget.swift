@@ -2,7 +2,7 @@ import RosterRuntime
 /// Unsent output of every connection together, and per peer uid: the global side of back-pressure.
 ///
 /// A per-connection mark alone let 150 connections of one uid, each pipelining `contacts.list {limit:1000}` without
-/// reading, take the daemon from 682 MiB to 4.8 GB (issue 12). Each connection reports every change of its queue
+/// reading, take the daemon from 682 MiB to 4.8 GB. Each connection reports every change of its queue
 /// here; while a budget is spent, connections holding output stop being read (see `ReadGate`) and a request for a
 /// big answer is answered `busy`.
 struct OutputBudget {

@@ -53,7 +53,7 @@ struct OutputQueue {
     }
 
     /// Appends a line that supersedes nothing, written by `build` straight into the newest waiting frame when
-    /// that one supersedes nothing either (issue 8: an array per answer, allocated and freed, was an eighth of a
+    /// that one supersedes nothing either (an array per answer, allocated and freed, was an eighth of a
     /// pipelined request's instructions). A frame holds at most `plainFrameLimit` bytes before a new one starts.
     mutating func appendPlain(_ build: (inout [UInt8]) -> Void) {
         if let last = openPlainFrame {
@@ -92,24 +92,26 @@ struct OutputQueue {
         return nil
     }
 
-    /// Writes as much as the socket takes with one `writev`; nil on a fatal error (the peer is gone).
-    mutating func write(to fd: Int32) -> IOResult<Int>? {
+    /// Writes as much as the socket takes with one `writev`; throws when the peer is gone.
+    mutating func write(to fd: Int32) throws(SystemError) -> IOResult<Int> {
         let batch = min(frames.count - head, 64)
         guard batch > 0 else { return .done(0) }
         var vectors: [iovec] = []
         vectors.reserveCapacity(batch)
-        let result: IOResult<Int>?
         // The frames' storage stays alive and unmoved for the call: nothing mutates `frames` inside the closure.
-        result = withFramePointers(count: batch) { pointers in
+        let result = withFramePointers(count: batch) { pointers in
             for (offset, pointer) in pointers.enumerated() {
                 let skip = offset == 0 ? written : 0
                 vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: pointer.baseAddress.map { $0 + skip }),
                                      iov_len: pointer.count - skip))
             }
-            return try? Syscall.nonBlocking("writev") { writev(fd, vectors, Int32(vectors.count)) }
+            return Result { () throws(SystemError) -> IOResult<Int> in
+                try Syscall.nonBlocking("writev") { writev(fd, vectors, Int32(vectors.count)) }
+            }
         }
-        if case .done(let count)? = result { consume(count) }
-        return result
+        let outcome = try result.get()
+        if case .done(let count) = outcome { consume(count) }
+        return outcome
     }
 
     private func withFramePointers<R>(count: Int, _ body: ([UnsafeBufferPointer<UInt8>]) -> R) -> R {

@@ -59,7 +59,7 @@ final class PlainRequests<Host: DispatchHost> {
             }
             // The line's bytes are the shared read buffer's, reused by the next read: only the id is kept.
             let copiedID = Array(id)
-            connection.inFlight += 1
+            connection.requestStarted()
             accounts.check(check, charge: connection.queueCharge) { [self] result in
                 copiedID.withUnsafeBufferPointer { send(id: $0, check.verdict(for: result), to: connection) }
                 connection.requestFinished()

@@ -2,11 +2,11 @@ import RosterCore
 import RosterRuntime
 import RosterProtocol
 
-/// What the dispatcher needs of a connection beyond what a call does: the count of requests it owes answers
-/// (a half-closed peer waits for them), whether it closed, and a way to queue a line.
+/// What the dispatcher needs of a connection beyond what a call does: to be told of a request it now owes an
+/// answer (a half-closed peer waits for it), whether it closed, and a way to queue a line.
 protocol DispatchHost: CallHost {
-    /// Requests read and not yet answered.
-    var inFlight: Int { get set }
+    /// A request was read (or held) and is owed an answer; `requestFinished()` is its other half.
+    func requestStarted()
     var isClosed: Bool { get }
     /// Queues an answer or an error known to be small.
     func sendReply(_ bytes: [UInt8])
@@ -77,7 +77,7 @@ final class Dispatcher<Host: DispatchHost> {
                 return true
             }
             if mustWait(method.dependence, params: params, on: connection.session) { return false }
-            connection.inFlight += 1
+            connection.requestStarted()
             method.serve(RequestCall(id: request.id, params: params, connection: connection))
         }
         return true
@@ -120,7 +120,7 @@ final class Dispatcher<Host: DispatchHost> {
         session.held.append(line)
         heldRequestBytes += line.count
         // A held line is owed an answer: a half-closed peer waits for it like for a request in flight.
-        connection.inFlight += 1
+        connection.requestStarted()
     }
 
     private func refuseHeld(_ line: [UInt8], on connection: Host) {

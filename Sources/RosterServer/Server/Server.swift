@@ -169,9 +169,9 @@ public final class Server {
         }
         let id = connections.takeID()
         let connection = Connection(id: id, fd: fd, peer: peer, session: Session(), maxLineBytes: limits.maxLineBytes,
-                                    server: self)
+                                    settings: limits, environment: self)
         do {
-            try connection.start(on: loop)
+            try connection.start()
         } catch {
             logger.warning("cannot watch a new connection: \(error)")
             close(fd)
