@@ -62,6 +62,12 @@
 ///
 /// The kernel is also the form's edge: facts arrive with wire names (`FieldName`, `FormTimer`) and events leave
 /// with them, while everything inside, the table and the rulebook, speaks the form's own `Rules.Field`.
+///
+/// The runners in RosterServer hold the kernel through their own generic parameter, so a call from them runs the
+/// unspecialized kernel: metadata looked up and fields copied through value witnesses on every access, which
+/// cost a third more instructions per keystroke (tools/instructions-per-keystroke.sh). Each public entry point
+/// therefore names the three rulebooks in `@_specialize`: called generically, it checks the type and jumps to
+/// the copy compiled for that form.
 public struct FormKernel<Rules: FormRulebook>: Sendable {
     /// The form's own fields; `inputReceived` answers `unknown_field` for a wire name outside them.
     public typealias Field = Rules.Field
@@ -129,6 +135,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
     // MARK: Facts
 
     /// Throws `unknownField` for a field this form lacks and `fieldDisabled` for a disabled one.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func inputReceived(field name: FieldName, value: String, now: Instant) throws(RosterError)
         -> (rev: Int, actions: [FormAction]) {
         let form = Rules.form.rawValue
@@ -160,6 +169,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
         return (table[field].rev, step.all)
     }
 
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func timerFired(_ timer: FormTimer, now: Instant) -> [FormAction] {
         switch timer {
         case .debounce(let name):
@@ -175,6 +187,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     /// `now` is unused today; every fact carries the loop's time so that a timed rule needs no new API.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func checkCompleted(token: CheckToken, result: CheckResult, now: Instant) -> [FormAction] {
         if let field = table.order.first(where: { table[$0].recheck == token }) {
             return recheckCompleted(field, result: result)
@@ -187,6 +202,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
         return step.all
     }
 
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func submitRequested(now: Instant) -> [FormAction] {
         // A second submit joins the running one: the runtime answers all waiting requests with one outcome.
         guard submit == .idle else { return [] }
@@ -203,6 +221,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
 
     /// The store's answer to the submit action (`.register`, `.login` or `.changePassword`): the canonical
     /// username, or why it failed.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func submitCompleted(_ result: Result<String, RosterError>) -> [FormAction] {
         guard case .awaiting(let submitted) = submit else { return [] }
         submit = .idle
@@ -229,6 +250,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
 
     /// Any session registered this account (canonical username and email): a field holding what the account now
     /// holds turns `taken`, the username's field first.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func accountRegistered(username: String, email: String?) -> [FormAction] {
         var actions: [FormAction] = []
         for field in table.order {
@@ -251,6 +275,9 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
     /// asked again. A settled verdict stays shown while its check is out, so a field whose answer is unchanged
     /// says nothing; a check already out may have been answered before the change, so it is replaced by a new
     /// one; a field still debouncing will ask anyway.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func storeChanged(_ change: StoreChange) -> [FormAction] {
         // A form whose submit succeeded is done: its own account would read back as `taken`.
         guard completedIdentifier == nil else { return [] }
@@ -288,11 +315,17 @@ public struct FormKernel<Rules: FormRulebook>: Sendable {
     }
 
     /// New rules judge new input; verdicts already given stand.
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func policyChanged(_ policy: Policy) {
         rules.policy = policy
     }
 
     /// Cancels every timer and check; the form is then discarded (reopening makes a new one).
+    @_specialize(where Rules == RegisterRulebook)
+    @_specialize(where Rules == LoginRulebook)
+    @_specialize(where Rules == PasswordRulebook)
     public mutating func close() -> [FormAction] {
         var step = Step()
         for field in table.order {
