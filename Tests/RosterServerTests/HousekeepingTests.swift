@@ -92,6 +92,15 @@ struct HousekeepingTests {
         #expect(sweepCount == 360 && storage.expiredPrunings.count == 6)
     }
 
+    @Test func aSecondStartRunsEachChoreNoMoreOften() {
+        let notifier = RecordingNotifier(watchdogInterval: .seconds(20))
+        housekeeping.start(notifier: notifier)
+        housekeeping.start(notifier: notifier)
+        #expect(scheduler.pendingCount == 5)
+        scheduler.advance(by: .seconds(10))
+        #expect(notifier.pings == 1 && sweepCount == 1)
+    }
+
     @Test func noWatchdogIntervalMeansNoPings() {
         let notifier = RecordingNotifier()
         housekeeping.start(notifier: notifier)

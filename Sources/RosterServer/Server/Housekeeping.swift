@@ -150,6 +150,8 @@ final class Housekeeping {
 
     private func repeatEvery(_ interval: Duration, _ chore: Chore, _ body: @escaping () -> Void) {
         guard !isStopped else { return }
+        // A second start replaces a chore's repeat rather than running it twice as often.
+        timers[chore]?.cancel()
         timers[chore] = scheduler.schedule(at: scheduler.now + interval) { [weak self] in
             guard let self else { return }
             body()
