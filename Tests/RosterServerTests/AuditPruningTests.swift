@@ -21,22 +21,22 @@ struct AuditPruningTests {
         host.clock.advance(byMs: 2 * day)
         append(host, .login)                     // 2: 89 days old at the start
         host.clock.advance(byMs: 89 * day)
-        host.server.startAuditPruning(on: host.forms)
+        host.server.housekeeping.startAuditPruning()
         #expect(host.storage.auditLog.map(\.id) == [2])
         #expect(host.log.messages.contains("audit log pruned: 1 entry older than 90 day(s)"))
 
         // An hour later by the scheduler, with a day gone by on the wall clock, entry 2 is past the 90 days.
         host.clock.advance(byMs: day + 1)
-        host.forms.advance(by: .seconds(3_599))
+        host.chores.advance(by: .seconds(3_599))
         #expect(host.storage.auditLog.map(\.id) == [2])
-        host.forms.advance(by: .seconds(1))
+        host.chores.advance(by: .seconds(1))
         #expect(host.storage.auditLog.map(\.id) == [])
 
         // A reload's retention is what the next hour prunes by.
         append(host, .logout)                    // 3
         host.clock.advance(byMs: 2 * day)
         host.server.config.audit.retentionDays = 1
-        host.forms.advance(by: .seconds(3_600))
+        host.chores.advance(by: .seconds(3_600))
         #expect(host.storage.auditLog.map(\.id) == [])
         #expect(host.log.messages.filter { $0.hasPrefix("audit log pruned: 1 entry") }.count == 3)
     }

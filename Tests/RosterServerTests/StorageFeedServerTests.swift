@@ -198,7 +198,7 @@ struct StorageFeedServerTests {
         #expect(try carols.call("contacts.list")["total"] == 1)
     }
 
-    /// Issue 16: a lock another daemon made while this one's listener was away: the resync's re-check ends the
+    /// A lock another daemon made while this one's listener was away: the resync's re-check ends the
     /// locked account's sessions (its token is still stored, but dead), and no one else's.
     @Test func aResyncEndsTheSessionsOfAnAccountLockedElsewhere() throws {
         let server = try ServerOnFakeStorage()
@@ -244,14 +244,14 @@ struct StorageFeedServerTests {
         let stats = try admin.call("admin.stats")
         #expect(stats["storage"] == ["backend": "memory", "state": "down", "since": .int(down)])
         #expect(stats["users"] == .null)
-        #expect(server.server.statusLine(accounts: nil)
+        #expect(server.server.housekeeping.statusLine(accounts: nil)
                 == "Serving 1 connection(s), 0 logged in; users not counted; storage memory down since 2026-12-01T08:41:00Z")
 
         server.storage.failure = nil
         server.storage.failures = [:]
         server.storage.changeState(to: .up, atMs: down + 42_000)
         #expect(try admin.call("admin.stats")["storage"] == ["backend": "memory", "state": "up", "since": .int(down + 42_000)])
-        #expect(server.server.statusLine(accounts: 0) == "Serving 1 connection(s), 0 logged in; 0 user(s)")
+        #expect(server.server.housekeeping.statusLine(accounts: 0) == "Serving 1 connection(s), 0 logged in; 0 user(s)")
         // A report that changes nothing (the same phase again) is not logged again.
         server.storage.changeState(to: .up, atMs: down + 43_000)
         let storageLines = server.log.messages.filter { $0.hasPrefix("storage ") }

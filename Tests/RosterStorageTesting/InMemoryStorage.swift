@@ -56,6 +56,8 @@ public final class InMemoryStorage: Storage {
     public var rowLimit: Int?
     /// The backup targets written so far (no file is made).
     public private(set) var backups: [String] = []
+    /// Each `pruneExpired` asked for, oldest first (it answers nothing, so it is not among `calls`).
+    public private(set) var expiredPrunings: [(failureWindowMs: Int64, tokenIdleMs: Int64)] = []
 
     let clock: any WallClock
     private var held: [(operation: Operation, answer: () -> Void)] = []
@@ -420,6 +422,7 @@ public final class InMemoryStorage: Storage {
     public func apply(_ settings: ServerSettings) { self.settings = settings }
 
     public func pruneExpired(failureWindowMs: Int64, tokenIdleMs: Int64) {
+        expiredPrunings.append((failureWindowMs, tokenIdleMs))
         let now = clock.nowMs()
         failureTimes = failureTimes.compactMapValues { times in
             let kept = times.filter { Self.elapsed(since: $0, now: now) <= failureWindowMs }

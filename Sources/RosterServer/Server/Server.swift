@@ -7,9 +7,9 @@ import RosterStorage
 
 /// The daemon's runtime, assembled from its parts: the acceptor takes connections into the connection table, the
 /// dispatcher serves their lines through the method groups, the session book keeps who is logged in where, the
-/// storage feed brings what the storage reports, and the output budget bounds what all connections hold unsent.
-/// The server wires them together, hands each reload on, and shuts down cleanly. Everything here runs on the
-/// loop thread.
+/// storage feed brings what the storage reports, the output budget bounds what all connections hold unsent, and
+/// housekeeping runs the periodic chores. The server wires them together, hands each reload on, and shuts down
+/// cleanly. Everything here runs on the loop thread.
 public final class Server {
     let loop: EventLoop
     public var logger: Logger {
@@ -25,8 +25,6 @@ public final class Server {
     let passwords: PasswordLanes
     let accounts: AccountProcedures
     let contacts: ContactsService
-    /// The wall clock stored times are read against (what the audit log's retention counts back from).
-    let wallClock: any WallClock
     /// Shared by every connection: reads happen one at a time on this thread, so one buffer serves all. A
     /// read's lines are served straight from it before the next read (see `LineFramer.feedBorrowing`).
     let readBuffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 65_536)
@@ -40,16 +38,17 @@ public final class Server {
     let figures: ServerFigures
     let dispatcher: Dispatcher<Connection>
     let methods: ServerMethods
+    let housekeeping: Housekeeping
     /// `admin.audit` and its followers (a test reads how they stand).
     var adminAuditMethods: AdminAuditMethods<SessionBook> { methods.adminAudit }
-    /// Where the status line goes, once housekeeping started.
-    var statusNotifier: SystemdNotifier?
     private(set) var isStopping = false
     private var onStopped: (() -> Void)?
 
+    /// `formScheduler` and `choreScheduler` are the forms' and housekeeping's clocks and timers: the loop, unless a
+    /// test hands in a manual clock.
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
          contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
-         formScheduler: (any Scheduler)? = nil) {
+         formScheduler: (any Scheduler)? = nil, choreScheduler: (any Scheduler)? = nil) {
         self.loop = loop
         let stats = ServerStats(), connections = ConnectionTable<Connection>(), trust = PeerTrust()
         self.stats = stats
@@ -63,7 +62,6 @@ public final class Server {
         self.accounts = accounts
         self.contacts = contacts
         self.logger = logger
-        wallClock = clock
         acceptor = ConnectionAcceptor(loop: loop, logger: logger)
         let output = ServerOutput(scheduler: loop, settings: config.server)
         self.output = output
@@ -81,6 +79,9 @@ public final class Server {
                                 policy: config.policy, maxLineBytes: config.server.maxLineBytes)
         methods = ServerMethods(storage: storage, accounts: accounts, contacts: contacts, formScheduler: formScheduler ?? loop,
                                 sessions: sessions, figures: figures)
+        housekeeping = Housekeeping(scheduler: choreScheduler ?? loop, storage: storage, status: figures, wallClock: clock,
+                                    config: config, logger: logger,
+                                    sweepFailedEntries: { [unowned accounts] in accounts.sweepFailedEntries() })
         wire()
     }
 
@@ -96,7 +97,7 @@ public final class Server {
         contacts.onChange = { [unowned sessions] userID in sessions.contactsChanged(of: userID) }
         accounts.tokensPushedOut = { [unowned sessions] hashes in sessions.tokensRevoked(hashes) }
         feed.onAudit = { [unowned audit = methods.adminAudit] entry in audit.entryCommitted(entry) }
-        feed.onPhaseChange = { [unowned self] in self.postStatus() }
+        feed.onPhaseChange = { [unowned housekeeping] in housekeeping.postStatus() }
     }
 
     /// A reload's new configuration reaches every part that judges by it.
@@ -113,6 +114,7 @@ public final class Server {
         feed.sessionIdle = config.policy.sessionIdle
         for connection in connections.values { connection.settings = config.server }
         sessions.configChanged(config)
+        housekeeping.config = config
     }
 
     /// A new log level reaches every part's lines at once.
@@ -121,6 +123,7 @@ public final class Server {
         sessions.logger = logger
         feed.logger = logger
         figures.logger = logger
+        housekeeping.logger = logger
     }
 
     /// `[Server] GatewayUsers=` as uids, resolved by the daemon at start and at each reload (a name is looked up
@@ -134,12 +137,21 @@ public final class Server {
 
     public var connectionCount: Int { connections.count }
 
-    /// How the storage reads in the status line: nothing while it serves.
-    var storageStatus: String? { feed.status }
-
     /// Called for each committed audit entry, as the storage reports it.
     func auditCommitted(_ entry: AuditEntry, _ origin: AuditOrigin) {
         feed.auditCommitted(entry, origin)
+    }
+
+    // MARK: Housekeeping
+
+    /// The watchdog, the status line and the pruning, from now until shutdown (see `Housekeeping`).
+    public func startHousekeeping(notifier: SystemdNotifier) {
+        housekeeping.start(notifier: notifier)
+    }
+
+    /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
+    public func warmUp() {
+        housekeeping.warmUp()
     }
 
     // MARK: Accepting
@@ -234,6 +246,7 @@ public final class Server {
         guard !isStopping else { return }
         isStopping = true
         onStopped = completion
+        housekeeping.stop()
         acceptor.close()
         for connection in Array(connections.values) { connection.stopReading() }
         if connections.isEmpty {

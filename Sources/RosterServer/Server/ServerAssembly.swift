@@ -14,7 +14,7 @@ extension Server {
         let passwords = PasswordLanes(settings: config.server, cores: cores, policy: config.policy, loop: loop, logger: logger)
         let server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
                             contacts: ContactsService(storage: storage), logger: logger, secrets: secrets, clock: clock)
-        server.pruneExpired()
+        server.housekeeping.pruneExpired()
         return server
     }
 }

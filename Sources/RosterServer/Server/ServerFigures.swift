@@ -2,9 +2,9 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-/// The daemon's own figures for `admin.stats`: how long it runs, its connections and sessions, its counters, its
-/// worker lanes and the storage's state; and who may read them.
-final class ServerFigures: AdminFigures {
+/// The daemon's own figures for `admin.stats` and the status line: how long it runs, its connections and sessions,
+/// its counters, its worker lanes and the storage's state; and who may read them.
+final class ServerFigures: AdminFigures, HousekeepingStatus {
     typealias Host = Connection
 
     private let clock: any Scheduler
@@ -34,7 +34,9 @@ final class ServerFigures: AdminFigures {
     var connectionCount: Int { connections.count }
     /// Connections that said `session.hello`.
     var greetedSessionCount: Int { connections.values.reduce(0) { $0 + ($1.session.greeted ? 1 : 0) } }
+    var loggedInCount: Int { connections.values.reduce(0) { $0 + ($1.session.user == nil ? 0 : 1) } }
     var hashingStats: WorkerPoolStats { passwords.hashing.stats }
     var checksStats: WorkerPoolStats { passwords.checks.stats }
     var storageState: StorageState { feed.state }
+    var storageStatus: String? { feed.status }
 }

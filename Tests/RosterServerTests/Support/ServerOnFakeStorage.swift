@@ -14,6 +14,8 @@ import Testing
 final class ServerOnFakeStorage {
     let loop: EventLoop
     let forms = ManualScheduler()
+    /// Housekeeping's clock, apart from the forms' so that an hour of chores moves no form.
+    let chores = ManualScheduler()
     let clock = ManualWallClock()
     let storage: InMemoryStorage
     let server: Server
@@ -30,7 +32,7 @@ final class ServerOnFakeStorage {
         let passwords = PasswordLanes(settings: config.server, cores: 1, policy: config.policy, loop: loop, logger: logger)
         server = Server(loop: loop, config: config, storage: storage, passwords: passwords,
                         contacts: ContactsService(storage: storage), logger: logger, secrets: testSecrets, clock: clock,
-                        formScheduler: forms)
+                        formScheduler: forms, choreScheduler: chores)
     }
 
     func connect() throws -> FakeStorageClient {
