@@ -40,15 +40,11 @@ private struct Rig {
         Array(machine.step(fact, asked))
     }
 
-    /// A line read, with the verdict `serve` written as the action it stands for.
+    /// A line read, with "served now" written as the `serve` action it stands for.
     mutating func read(_ n: Int) -> [Action] {
         let line = span(n)
-        return buffer.withUnsafeBufferPointer {
-            switch machine.lineRead(line, from: $0, asked) {
-            case .serve: [.serve(line)]
-            case .notNow(let actions): Array(actions)
-            }
-        }
+        if machine.servesLineNow(asked) { return [.serve(line)] }
+        return buffer.withUnsafeBufferPointer { Array(machine.holdLine(line, from: $0, asked)) }
     }
 }
 

@@ -272,7 +272,10 @@ final class Connection {
         run(fact, environment)
     }
 
+    /// A fact fed while actions are performed: it waits for them, unless none waits before it and the machine
+    /// can apply it without a step (see `ConnectionMachine.applyWithoutStep`).
     private func enqueue(_ fact: ConnectionMachine.Fact) {
+        if facts.isEmpty && machine.applyWithoutStep(fact) { return }
         facts.append(fact)
     }
 
@@ -290,9 +293,10 @@ final class Connection {
         assert(!isStepping, "a line is read only at the top of the loop")
         isStepping = true
         defer { isStepping = false }
-        switch machine.lineRead(line, from: buffer, self) {
-        case .serve: serve(line, environment)
-        case .notNow(let actions): perform(actions, environment)
+        if machine.servesLineNow(self) {
+            serve(line, environment)
+        } else {
+            perform(machine.holdLine(line, from: buffer, self), environment)
         }
         performQueuedFacts(environment)
     }
@@ -359,6 +363,8 @@ private struct FactQueue {
         slots[(head + count) % slots.count] = fact
         count += 1
     }
+
+    var isEmpty: Bool { next == nil && count == 0 }
 
     mutating func popFirst() -> ConnectionMachine.Fact? {
         if let fact = next {

@@ -122,8 +122,8 @@ struct ConnectionMachine {
     enum Action: Equatable {
         /// A turn begins: the answers queued from here to `endTurn` leave together (see `OutputQueue.beginBatch`).
         case beginTurn
-        /// Hands a line just read to the dispatcher (a span is read from the shared read buffer): what the
-        /// verdict `LineVerdict.serve` stands for, which the machine gives instead so as not to copy the line.
+        /// Hands a line just read to the dispatcher (a span is read from the shared read buffer): what
+        /// `servesLineNow` answering true stands for, which the machine gives instead so as not to copy the line.
         case serve(LineFramer.Output)
         /// Hands a held line to the dispatcher, then feeds `heldLineServed`.
         case serveHeld(LineFramer.Output)
@@ -141,7 +141,7 @@ struct ConnectionMachine {
         case close(CloseReason)
     }
 
-    /// What happened (besides a line read, which is `lineRead`'s). Nothing here holds memory of its own, so a
+    /// What happened (besides a line read, which is `servesLineNow`'s and `holdLine`'s). Nothing here holds memory of its own, so a
     /// fact waiting in the connection's queue is copied as plain bytes.
     enum Fact {
         /// The socket is readable and will be read now: a turn begins.
@@ -177,15 +177,6 @@ struct ConnectionMachine {
         /// The daemon stops: no new request is read, but held lines and answers owed still go out.
         case stopReading
         case close
-    }
-
-    /// What becomes of a line just read. Most lines are served at once: that verdict is the `serve` action
-    /// without the line copied into it, as the connection holds the line already.
-    enum LineVerdict: Equatable {
-        /// Serve the line now, as `serve(line)` would.
-        case serve
-        /// The line is not served now (it is held, or the connection closed); these actions are due instead.
-        case notNow(ConnectionActions)
     }
 
     /// Lines read but not served, oldest first; never spans, as the read buffer is reused by the next read.
@@ -334,13 +325,35 @@ struct ConnectionMachine {
 
     // MARK: Stepping
 
-    /// A line framed from a read, to serve or hold (a span lies in `buffer`, which the next read reuses). Only
-    /// the top of the loop reads, so a line is never fed while actions are performed: it is not a queued fact.
-    mutating func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
-                                                       _ queries: Queries) -> LineVerdict {
+    /// A line framed from a read: whether it is served now (and counted in the turn, the connection serving
+    /// it as the `serve` action says); when not, `holdLine` gets it. Only the top of the loop reads, so a line
+    /// is never fed while actions are performed: it is not a queued fact.
+    mutating func servesLineNow<Queries: ConnectionQueries>(_ queries: Queries) -> Bool {
         switch state {
-        case .open(let open): open.lineRead(line, from: buffer, queries)
-        case .closed: .notNow(ConnectionActions())
+        case .open(let open): open.servesLineNow(queries)
+        case .closed: false
+        }
+    }
+
+    /// Keeps a line `servesLineNow` did not serve (a span lies in `buffer`, which the next read reuses) and
+    /// says what is due instead; a closed connection drops it.
+    mutating func holdLine<Queries: ConnectionQueries>(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
+                                                       _ queries: Queries) -> ConnectionActions {
+        switch state {
+        case .open(let open): open.holdLine(line, from: buffer, queries)
+        case .closed: ConnectionActions()
+        }
+    }
+
+    /// Applies `fact` at once when a step would ask for nothing, and says whether it did; false means `step`
+    /// it. Only the facts of nearly every line a peer sends, inside a turn, qualify: its request owed, its
+    /// answer queued (while the output stays at or under the soft limit, or its congestion is timed already),
+    /// the request answered. The connection asks this only while actions are performed and no fact waits, so
+    /// applying such a fact now rather than after the rest of those actions changes nothing but the cost.
+    mutating func applyWithoutStep(_ fact: Fact) -> Bool {
+        switch state {
+        case .open(let open): open.applyWithoutStep(fact)
+        case .closed: false
         }
     }
 
@@ -450,25 +463,48 @@ extension ConnectionMachine.Open {
         }
     }
 
+    /// See `ConnectionMachine.applyWithoutStep`; each case does what `apply` does for its fact inside a turn,
+    /// where that is no action.
+    func applyWithoutStep(_ fact: Machine.Fact) -> Bool {
+        guard turn != nil else { return false }
+        switch fact {
+        case .requestStarted:
+            inFlight += 1
+        case .requestFinished:
+            // Inside a turn, the turn's end reviews reading and closing.
+            inFlight -= 1
+        case .queued(event: false, let bytes):
+            if bytes <= limits.outputSoftLimitBytes {
+                congestedSince = nil
+            } else if congestedSince == nil {
+                return false
+            }
+            outputBytes = bytes
+        case .queued(event: true, _), .readingBegan, .endOfStream, .readEnded, .readFailed, .writable, .wrote,
+             .outputReserved, .outputReleased, .heldLineServed, .timerFired, .hungUp, .interestFailed,
+             .notifyWhenDrained, .limitsChanged, .stopReading, .close:
+            return false
+        }
+        return true
+    }
+
     // MARK: Serving
 
-    func lineRead<Queries: ConnectionQueries>(_ line: LineFramer.Output,
-                                                               from buffer: UnsafeBufferPointer<UInt8>,
-                                                               _ queries: Queries) -> Machine.LineVerdict {
-        var actions = ConnectionActions()
+    func servesLineNow<Queries: ConnectionQueries>(_ queries: Queries) -> Bool {
         // Once a line of this read is held, the ones after it wait behind it, in order.
-        guard held.isEmpty else {
-            held.append(line, from: buffer)
-            return .notNow(actions)
-        }
-        guard var turn, !mustStop(before: turn, queries) else {
-            held.append(line, from: buffer)
-            if !gate.isPaused { scheduleHeldLines(&actions) }
-            return .notNow(actions)
-        }
+        guard held.isEmpty, var turn, !mustStop(before: turn, queries) else { return false }
         turn.served += 1
         self.turn = turn
-        return .serve
+        return true
+    }
+
+    func holdLine<Queries: ConnectionQueries>(_ line: LineFramer.Output, from buffer: UnsafeBufferPointer<UInt8>,
+                                              _ queries: Queries) -> ConnectionActions {
+        var actions = ConnectionActions()
+        let behindHeldLines = !held.isEmpty
+        held.append(line, from: buffer)
+        if !behindHeldLines && !gate.isPaused { scheduleHeldLines(&actions) }
+        return actions
     }
 
     /// Serves the oldest held line, or ends the turn when none is left or the turn or the gate says stop.
