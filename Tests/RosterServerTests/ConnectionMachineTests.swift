@@ -40,6 +40,12 @@ private struct Rig {
         Array(machine.step(fact, asked))
     }
 
+    /// A fact fed while actions are performed with none waiting, as the connection feeds it: applied without a
+    /// step when the machine can (`nil`), else stepped.
+    mutating func feedDuringActions(_ fact: ConnectionMachine.Fact) -> [Action]? {
+        machine.applyWithoutStep(fact) ? nil : step(fact)
+    }
+
     /// A line read, with "served now" written as the `serve` action it stands for.
     mutating func read(_ n: Int) -> [Action] {
         let line = span(n)
@@ -296,6 +302,69 @@ struct ConnectionMachineTests {
         _ = rig.step(.readEnded(lineEnded: true, partialLine: false))
         #expect(rig.step(.wrote(.wroteAll, outputBytes: 0, then: .nothing)) == [.setInterest(0)])
         #expect(rig.step(.outputReleased(1_500)) == [.accountOutput(delta: -1_500), .schedule(.heldLines)])
+    }
+}
+
+@Suite("Connection machine: facts applied without a step")
+struct ConnectionMachineShortcutTests {
+    /// A script of a turn and what follows it: a request owed and answered, answers under and over the soft
+    /// limit, one more answer while congestion is timed, the turn's end, and a late answer.
+    private static let script: [ConnectionMachine.Fact] = [
+        .requestStarted, .queued(event: false, outputBytes: 40), .requestFinished,
+        .requestStarted, .queued(event: false, outputBytes: 1_500), .queued(event: false, outputBytes: 1_600),
+        .queued(event: true, outputBytes: 1_700), .requestFinished,
+        .readEnded(lineEnded: true, partialLine: false), .wrote(.wroteAll, outputBytes: 0, then: .nothing),
+        .requestStarted, .queued(event: false, outputBytes: 30), .requestFinished,
+    ]
+
+    private static var settings: ServerSettings {
+        var settings = ServerSettings()
+        settings.outputSoftLimitBytes = 1_000
+        settings.outputPauseBytes = 100_000
+        return settings
+    }
+
+    /// Fed as the connection feeds them, the script asks for exactly the actions that stepping every fact asks
+    /// for, and leaves the machine where stepping leaves it: the shortcut changes the cost, not the history.
+    @Test func theHistoryIsTheOneEveryStepGives() {
+        var stepped = Rig(Self.settings)
+        var shortcut = Rig(Self.settings)
+        #expect(stepped.step(.readingBegan) == [.beginTurn])
+        #expect(shortcut.step(.readingBegan) == [.beginTurn])
+        let served = stepped.read(0)
+        #expect(shortcut.read(0) == served)
+        var applied: [Int] = []
+        for (index, fact) in Self.script.enumerated() {
+            let expected = stepped.step(fact)
+            let fed = shortcut.feedDuringActions(fact)
+            if let actions = fed {
+                #expect(actions == expected, "fact \(index): \(fact)")
+            } else {
+                #expect(expected == [], "fact \(index) was applied without a step but a step asks \(expected)")
+                applied.append(index)
+            }
+            #expect(shortcut.machine.inFlight == stepped.machine.inFlight)
+            #expect(shortcut.machine.interest == stepped.machine.interest)
+        }
+        // Inside the turn: both requests' three facts, and the answer queued while congestion was timed; the
+        // answer that crossed the soft limit, the event, and everything after the turn were stepped.
+        #expect(applied == [0, 1, 2, 3, 5, 7])
+        let timer = ConnectionMachine.Timer.congestion(since: .zero, stall: Self.settings.outputStallTimeout)
+        let afterStepping = stepped.step(.timerFired(timer))
+        #expect(shortcut.step(.timerFired(timer)) == afterStepping)
+    }
+
+    /// Outside a turn no fact is applied without a step, and a closed machine takes none.
+    @Test func outsideATurnEveryFactIsStepped() {
+        var rig = Rig()
+        for fact in Self.script {
+            let applied = rig.machine.applyWithoutStep(fact)
+            #expect(!applied, "\(fact)")
+        }
+        _ = rig.step(.readingBegan)
+        _ = rig.step(.close)
+        let appliedWhenClosed = rig.machine.applyWithoutStep(.requestStarted)
+        #expect(!appliedWhenClosed)
     }
 }
 

@@ -65,9 +65,9 @@
 ///
 /// The runners in RosterServer hold the kernel through their own generic parameter, so a call from them runs the
 /// unspecialized kernel: metadata looked up and fields copied through value witnesses on every access, which
-/// cost a third more instructions per keystroke (tools/instructions-per-keystroke.sh). Each public entry point
-/// therefore names the three rulebooks in `@_specialize`: called generically, it checks the type and jumps to
-/// the copy compiled for that form.
+/// cost a third more instructions per keystroke (`tools/instructions-per-request.sh --keystroke`). Each public
+/// entry point therefore names the three rulebooks in `@_specialize`: called generically, it checks the type and
+/// jumps to the copy compiled for that form.
 public struct FormKernel<Rules: FormRulebook>: Sendable {
     /// The form's own fields; `inputReceived` answers `unknown_field` for a wire name outside them.
     public typealias Field = Rules.Field
