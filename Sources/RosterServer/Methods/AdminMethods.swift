@@ -28,10 +28,10 @@ final class AdminMethods<Figures: AdminFigures> {
     typealias AdminCall = RequestCall<Figures.Host>
 
     /// Maintenance, and the audit log a backup leaves its entry in.
-    private let storage: any StorageMaintenance & AuditStorage
+    private let storage: any Storage
     private unowned let figures: Figures
 
-    init(storage: any StorageMaintenance & AuditStorage, figures: Figures) {
+    init(storage: any Storage, figures: Figures) {
         self.storage = storage
         self.figures = figures
     }
@@ -43,7 +43,7 @@ final class AdminMethods<Figures: AdminFigures> {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
         }
         let charge = call.connection.queueCharge
-        storage.backup(to: path, charge: charge) { [self] result in
+        storage.acting(for: charge).backup(to: path) { [self] result in
             let answer: Result<JSONValue, RosterError>
             let failure: String?
             switch result {
@@ -62,7 +62,7 @@ final class AdminMethods<Figures: AdminFigures> {
             // Answered once its entry is stored (or could not be), so the log read next holds it.
             let entry = AuditRecord(event: .backup, username: nil, peer: call.auditPeer,
                                     outcome: failure == nil ? .succeeded : .failed, reason: failure)
-            storage.appendAudit(entry, charge: charge) { [figures] stored in
+            storage.acting(for: charge).appendAudit(entry) { [figures] stored in
                 if case .failure(let storageFailure) = stored {
                     figures.logger.warning("the backup's audit entry could not be written: \(storageFailure.rosterError.reason)")
                 }

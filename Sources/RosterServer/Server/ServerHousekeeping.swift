@@ -34,7 +34,7 @@ extension Server {
     func pruneAudit() {
         let days = config.audit.retentionDays
         let cutoff = config.audit.retainedSinceMs(nowMs: wallClock.nowMs())
-        storage.pruneAudit(before: cutoff, charge: .daemon) { [weak self] result in
+        storage.acting(for: .daemon).pruneAudit(before: cutoff) { [weak self] result in
             guard let self else { return }
             let fields = [("ROSTER_EVENT", "audit_pruned")]
             switch result {

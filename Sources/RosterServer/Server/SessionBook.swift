@@ -21,7 +21,7 @@ final class SessionBook {
     private let connections: ConnectionTable<Connection>
     private let contacts: ContactsService
     /// Where `account.export` reads the user's contacts from.
-    private let storage: any ContactStorage
+    private let storage: any Storage
     private let output: ServerOutput
     private let stats: ServerStats
     private let trust: PeerTrust
@@ -33,7 +33,7 @@ final class SessionBook {
     /// Every method's spec, sorted by name, for `rpc.describe`: the dispatcher's, once its table is complete.
     var methodSpecs: [MethodSpec] = []
 
-    init(connections: ConnectionTable<Connection>, contacts: ContactsService, storage: any ContactStorage,
+    init(connections: ConnectionTable<Connection>, contacts: ContactsService, storage: any Storage,
          output: ServerOutput, stats: ServerStats, trust: PeerTrust, config: DaemonConfig, logger: Logger) {
         self.connections = connections
         self.contacts = contacts
@@ -244,8 +244,8 @@ final class SessionBook {
 
     func exportContacts(of account: Account, byteLimit: Int, charge: QueueCharge, cancelled: Locked<Bool>,
                         completion: @escaping (Result<String, RosterError>) -> Void) {
-        storage.exportContacts(of: account.id, after: 0, into: VCardBook(byteLimit: byteLimit), charge: charge,
-                               cancelled: cancelled) { result in
+        storage.acting(for: charge).exportContacts(of: account.id, after: 0, into: VCardBook(byteLimit: byteLimit),
+                                                   cancelled: cancelled) { result in
             completion(result.mapError(\.rosterError).flatMap { $0 })
         }
     }
