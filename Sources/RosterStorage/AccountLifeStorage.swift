@@ -19,26 +19,31 @@ public protocol AccountLifeStorage {
 
     /// Replaces the password hash and revokes every token of the account except `keeping`, in one transaction;
     /// answers the hashes it revoked. Never refused by a budget: it follows a hash that was paid for.
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, completion: @escaping StorageCompletion<[[UInt8]]>)
+    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
+                        completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Sets (or, with nil, removes) the canonical email; `.conflict(.email)` when another account holds it.
     /// Answers the account as it is now; nil when it is gone.
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, completion: @escaping StorageCompletion<Account?>)
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?,
+                     completion: @escaping StorageCompletion<Account?>)
 
     /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP, and
     /// the failed-log-in rows under `failureKeys`. The backend's username directory forgets the name. Answers what
     /// was deleted (nil when it was gone already). Never refused by a budget.
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, completion: @escaping StorageCompletion<DeletedAccount?>)
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?,
+                       completion: @escaping StorageCompletion<DeletedAccount?>)
 
     /// The account's tokens used within the last `idleLimitMs`, oldest first.
     func sessions(of account: AccountID, idleLimitMs: Int64, completion: @escaping StorageCompletion<[StoredSession]>)
 
     /// Revokes every token of the account except `keeping`; answers the hashes it revoked. Never refused by a
     /// budget: a revocation must take effect.
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, completion: @escaping StorageCompletion<[[UInt8]]>)
+    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?,
+                      completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Replaces every recovery code of the account with these hashes.
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, completion: @escaping StorageCompletion<Void>)
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?,
+                              completion: @escaping StorageCompletion<Void>)
 
     /// Whether the account holds an unused recovery code with this hash, changing nothing: a locked account's
     /// recovery answers `locked` only to whoever has a right code, and its code is not used up.
@@ -56,7 +61,8 @@ public protocol AccountLifeStorage {
 
     /// Makes the pending secret the account's TOTP, with `step` as its last accepted step; false when nothing was
     /// pending.
-    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, completion: @escaping StorageCompletion<Bool>)
+    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?,
+                     completion: @escaping StorageCompletion<Bool>)
 
     /// Records `step` as used, atomically, only if it is later than the last accepted step: true when it was,
     /// false for a replay (or when the account has no confirmed TOTP). Never refused by a budget.

@@ -10,7 +10,8 @@
 public protocol AdminStorage {
     /// Accounts ordered by canonical username, `limit` of them after `offset`, and how many match in all; `query`
     /// (nil or empty: every account) as a substring of the username or the email, ASCII letters without case.
-    func listAccounts(matching query: String?, limit: Int, offset: Int, completion: @escaping StorageCompletion<AccountPage>)
+    func listAccounts(matching query: String?, limit: Int, offset: Int,
+                      completion: @escaping StorageCompletion<AccountPage>)
 
     /// One account as an administrator sees it; nil when none answers to `identifier`.
     func accountSummary(_ identifier: AccountIdentifier, completion: @escaping StorageCompletion<AccountSummary?>)
@@ -18,7 +19,8 @@ public protocol AdminStorage {
     /// Locks the account at the backend's now, with an optional reason (a lock of a locked account keeps its
     /// first time and takes the new reason); false when it is gone. Never refused by a budget: a lock must take
     /// effect.
-    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, completion: @escaping StorageCompletion<Bool>)
+    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?,
+                     completion: @escaping StorageCompletion<Bool>)
 
     /// Unlocks the account and deletes its tokens (dead since the lock), in one transaction; false when it is gone.
     func unlockAccount(_ account: AccountID, audit: AuditRecord?, completion: @escaping StorageCompletion<Bool>)

@@ -88,20 +88,25 @@ public protocol ContactStorage {
     // answers `.revoked` (see `SessionGrant`).
 
     /// Adds a validated draft, with its search keys computed off the loop.
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, completion: @escaping StorageCompletion<StoredContact>)
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant,
+                    completion: @escaping StorageCompletion<StoredContact>)
 
     /// Applies `patch` to the contact as it stands when this call's turn comes, validates, and writes it.
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, completion: @escaping StorageCompletion<ContactUpdate>)
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                       completion: @escaping StorageCompletion<ContactUpdate>)
 
     /// Removes a contact; whether it was the user's.
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, completion: @escaping StorageCompletion<Bool>)
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant,
+                       completion: @escaping StorageCompletion<Bool>)
 
     /// Parses `data` and adds what is not an exact duplicate, off the loop and in one transaction. The
     /// data's size is charged to the queue's byte budget while the import waits and runs.
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant, completion: @escaping StorageCompletion<ContactImportOutcome>)
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                        completion: @escaping StorageCompletion<ContactImportOutcome>)
 
     /// Writes the user's contacts with ids above `after` into `sink`, in id order, until it refuses one.
     /// When `cancelled` is set before the export starts, it is skipped and answers `.busy(retryAfterMs: 0)`.
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, cancelled: Locked<Bool>,
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink,
+                                                 cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>)
 }

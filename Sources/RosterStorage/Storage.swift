@@ -28,5 +28,5 @@ public protocol Storage: StorageMaintenance, StorageChangeFeed, AuditFeed {
 }
 
 /// Every data protocol at once: what `Storage.acting(for:)` answers.
-public protocol StorageCalls: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage, LoginFailureStorage,
-    ContactStorage, AuditStorage, BackupStorage {}
+public protocol StorageCalls: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage,
+    LoginFailureStorage, ContactStorage, AuditStorage, BackupStorage {}

@@ -31,7 +31,8 @@ struct PostgreSQLAuditTests {
         let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1", remote: "2001:db8::5"))
         let appended = try pair.value {
             pair.a.acting(for: .daemon).appendAudit(record(.login, nil, client: nil, remote: "203.0.113.5", outcome: .failed,
-                                                           reason: "unknown_user", suppressed: 7), completion: $0)
+                                                           reason: "unknown_user", suppressed: 7),
+                                                    completion: $0)
         }
         #expect(try pair.value { pair.a.acting(for: .daemon).lockAccount(alice.id,
                                                                          reason: "stolen laptop, 2 = too many",

@@ -55,7 +55,8 @@ struct PostgreSQLBackupTests {
         let storage = try storage(harness, snapshots: writer)
         defer { storage.stop() }
         _ = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
-                                                                                       passwordHash: StoragePair.placeholderHash), completion: $0) }.get()
+                                                                                       passwordHash: StoragePair.placeholderHash),
+                                                                            completion: $0) }.get()
         var first: Result<BackupSummary, BackupFailure>?
         storage.acting(for: .daemon).backup(to: "/tmp/first.db") { first = $0 }
         var second: Result<BackupSummary, BackupFailure>?

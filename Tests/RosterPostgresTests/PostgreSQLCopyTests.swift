@@ -42,7 +42,8 @@ struct PostgreSQLCopyTests {
         for (index, name) in ["alice1", "Bob123", "carol1"].enumerated() {
             let account = try value { source.acting(for: .daemon).createAccount(NewAccount(username: name.lowercased(), display: name,
                                                                                            email: index == 1 ? nil : "\(name)@Example.com",
-                                                                                           passwordHash: hash + "\(index)"), completion: $0) }
+                                                                                           passwordHash: hash + "\(index)"),
+                                                                                completion: $0) }
             owners.append(account.id)
             clock.advance(byMs: 10)
         }

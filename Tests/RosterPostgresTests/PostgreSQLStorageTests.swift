@@ -220,7 +220,8 @@ struct PostgreSQLStorageTests {
         storage.onChange = { heard.append($0) }
         storage.warmUp()
         _ = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
-                                                                                      passwordHash: placeholderHash), completion: $0) }.get()
+                                                                                      passwordHash: placeholderHash),
+                                                                           completion: $0) }.get()
         try harness.run(until: { storage.knownUsernameTaken("nobody") != nil })
 
         cluster.stopImmediately()
@@ -257,9 +258,11 @@ struct PostgreSQLNULTests {
         defer { storage.stop() }
         let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
         let owner = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "owner1", display: "owner1", email: nil,
-                                                                                               passwordHash: hash), completion: $0) }.get()
+                                                                                               passwordHash: hash),
+                                                                                    completion: $0) }.get()
         #expect(try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "nul01", display: "nul\u{0}01", email: nil,
-                                                                                           passwordHash: hash), completion: $0) }.map(\.id) == .failure(.other))
+                                                                                           passwordHash: hash),
+                                                                                completion: $0) }.map(\.id) == .failure(.other))
         let added = try harness.answer { storage.acting(for: .daemon).addContact(ContactDraft(name: "A\u{0}B"),
                 for: owner.id, completion: $0) }
         #expect(added.map(\.contact.id) == .failure(.other))

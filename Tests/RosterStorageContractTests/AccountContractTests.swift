@@ -95,7 +95,8 @@ struct AccountContractTests {
         var answers: [Result<Account, StorageFailure>] = []
         for (display, email) in [("Dave01", "dave@example.com"), ("DAVE01", "other@example.com")] {
             storage.acting(for: peerCharge).createAccount(NewAccount(username: display.lowercased(), display: display, email: email,
-                                                                     passwordHash: placeholderHash), completion: backend.completion { answers.append($0) })
+                                                                     passwordHash: placeholderHash),
+                                                          completion: backend.completion { answers.append($0) })
         }
         try backend.run(until: { answers.count == 2 })
         let winners = answers.compactMap { try? $0.get() }

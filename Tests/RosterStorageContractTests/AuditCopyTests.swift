@@ -71,7 +71,8 @@ struct AuditCopyTests {
         }
         #expect(try first.value { storage.acting(for: .daemon).lockAccount(alice.id, reason: "stolen laptop",
                                                                            audit: AuditRecord(event: .locked, username: "alice1", peer: Self.peer,
-                                                                                              reason: "stolen laptop"), completion: $0) })
+                                                                                              reason: "stolen laptop"),
+                                                                           completion: $0) })
         let original = try log(first)
         #expect(original.count == 5)
         #expect(original.compactMap(\.record.peer.remote).sorted() == ["2001:db8::5", "2001:db8::5", "203.0.113.5"])

@@ -94,7 +94,8 @@ struct ContactContractTests {
         let eve = try backend.value { storage.acting(for: charge(dave)).addContact(ContactDraft(name: "Eve"), for: dave,
                 completion: $0) }.contact.id
         events = []
-        storage.acting(for: charge(dave)).updateContact(eve, of: dave, with: ContactPatch(name: nil, phone: nil, email: nil, note: "x"), completion: backend.completion { result in
+        storage.acting(for: charge(dave)).updateContact(eve, of: dave, with: ContactPatch(name: nil, phone: nil, email: nil, note: "x"),
+                                                        completion: backend.completion { result in
                                                             guard case .success(.updated) = result else { return events.append("update failed") }
                                                             events.append("update")
                                                         })

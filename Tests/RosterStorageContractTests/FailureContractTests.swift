@@ -41,7 +41,8 @@ struct FailureContractTests {
         #expect(try backend.value { storage.acting(for: peerCharge).isUsernameTaken("full01", completion: $0) })
         #expect(try backend.answer { storage.acting(for: peerCharge).createAccount(NewAccount(username: String(repeating: "n", count: 5_000),
                                                                                               display: "n", email: String(repeating: "e", count: 20_000),
-                                                                                              passwordHash: placeholderHash), completion: $0) }.map(\.id) == .failure(.full))
+                                                                                              passwordHash: placeholderHash),
+                                                                                   completion: $0) }.map(\.id) == .failure(.full))
     }
 
     @Test(arguments: BackendKind.allCases)

@@ -11,7 +11,8 @@ extension AccountStorage {
 }
 
 extension SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String? = nil, completion: @escaping StorageCompletion<Void>) {
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String? = nil,
+                           completion: @escaping StorageCompletion<Void>) {
         storeToken(hash: hash, for: account, client: client, audit: nil, completion: completion)
     }
 
@@ -45,23 +46,28 @@ extension AdminStorage {
 }
 
 extension AccountLifeStorage {
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, completion: @escaping StorageCompletion<[[UInt8]]>) {
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?,
+                               completion: @escaping StorageCompletion<[[UInt8]]>) {
         changePassword(of: account, to: passwordHash, keeping: keeping, audit: nil, completion: completion)
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, completion: @escaping StorageCompletion<Account?>) {
+    public func changeEmail(of account: AccountID, to email: String?,
+                            completion: @escaping StorageCompletion<Account?>) {
         changeEmail(of: account, to: email, audit: nil, completion: completion)
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], completion: @escaping StorageCompletion<DeletedAccount?>) {
+    public func deleteAccount(_ account: AccountID, failureKeys: [String],
+                              completion: @escaping StorageCompletion<DeletedAccount?>) {
         deleteAccount(account, failureKeys: failureKeys, audit: nil, completion: completion)
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, completion: @escaping StorageCompletion<[[UInt8]]>) {
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?,
+                             completion: @escaping StorageCompletion<[[UInt8]]>) {
         revokeTokens(of: account, except: keeping, audit: nil, completion: completion)
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], completion: @escaping StorageCompletion<Void>) {
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]],
+                                     completion: @escaping StorageCompletion<Void>) {
         replaceRecoveryCodes(of: account, hashes: hashes, audit: nil, completion: completion)
     }
 
