@@ -188,9 +188,6 @@ extension SQLiteStorage.Acting {
 
     public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                                completion: @escaping StorageCompletion<ContactImportOutcome>) {
-        // The data is held by the queue until the import is done: its byte budget counts it.
-        var charge = charge
-        charge.bytes = data.utf8.count
         storage.importContacts(data, format: format, for: user, session: session, charge: charge,
                                completion: completion)
     }

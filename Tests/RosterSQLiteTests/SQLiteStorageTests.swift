@@ -165,6 +165,41 @@ struct SQLiteStorageTests {
                             "revoke true"])
     }
 
+    /// The caller binds only who pays; the backend charges an import its data's size, which the payer's byte
+    /// budget counts while it waits: a second import of the same user waiting is refused, another user's is not.
+    @Test func anImportHoldsItsDataSizeAgainstItsPayersByteBudget() throws {
+        let harness = try Harness()
+        harness.settings = ServerSettings(storageWorkers: 1, maxQueuedImportBytesPerUser: 64)
+        let storage = try harness.open()
+        let ann = try register("ann001", storage, harness)
+        let bob = try register("bob001", storage, harness)
+        let hold = Locked(false)
+        // The one worker waits until told, so the imports below wait in the queue.
+        storage.acting(for: peer).loadSearchIndex(of: bob.id, build: { _ in hold.wait { $0 ? () : nil } },
+                                                  completion: { _ in })
+        let data = "name\n" + String(repeating: "x", count: 35) + "\n"
+        #expect(data.utf8.count == 41)
+        var answers: [String] = []
+        func importFor(_ account: Account, _ label: String) {
+            storage.acting(for: QueueCharge(payer: .account(account.id), connection: UInt64(account.id)))
+                .importContacts(data, format: .csv, for: account.id) { result in
+                    switch result {
+                    case .success(let outcome): answers.append("\(label) added \(outcome.added.count)")
+                    case .failure(.busy): answers.append("\(label) busy")
+                    case .failure(let failure): answers.append("\(label) \(failure)")
+                    }
+                }
+        }
+        importFor(ann, "ann first")
+        importFor(ann, "ann second")
+        importFor(bob, "bob")
+        #expect(answers == ["ann second busy"])
+        hold.withLock { $0 = true }
+        hold.broadcast()
+        try harness.run(until: { answers.count == 3 })
+        #expect(answers == ["ann second busy", "ann first added 1", "bob added 1"])
+    }
+
     /// Issue 12: a `contacts.add` took 233 ms instead of 12 with two CPU hogs on the host while the storage workers
     /// stood back. They keep the daemon's own policy and nice, idle or busy.
     @Test func theWorkersKeepTheDaemonsOwnPriority() throws {

@@ -441,7 +441,7 @@ struct ContactsServiceTests {
         }
     }
 
-    /// The service binds the connection's charge; the storage's view adds the data's size to it.
+    /// The service binds the connection's charge as it is; the storage charges the import its data's size.
     @Test func anImportIsChargedItsDataSize() {
         let fixture = ContactsFixture(holdingLoads: true)
         let ann = fixture.account("ann")

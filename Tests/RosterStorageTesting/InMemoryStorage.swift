@@ -49,7 +49,7 @@ public final class InMemoryStorage: Storage {
     public var failures: [Operation: StorageFailure] = [:]
     /// Every call made, in order (pruning, warming up and applying settings are not calls that answer).
     public private(set) var calls: [Operation] = []
-    /// What each import was charged, as its view handed it on (the data's size in `bytes`).
+    /// What each import was charged: its view's charge with the data's size as `bytes`, as a backend queues it.
     public private(set) var importCharges: [QueueCharge] = []
     /// The budgets last applied.
     public private(set) var settings: ServerSettings?
@@ -362,6 +362,9 @@ public final class InMemoryStorage: Storage {
 
     func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                         charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        // As a backend's queue would hold it: with the data's size.
+        var charge = charge
+        charge.bytes = data.utf8.count
         importCharges.append(charge)
         answer(.importContacts, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
