@@ -30,3 +30,17 @@ public protocol Storage: StorageMaintenance, StorageChangeFeed, AuditFeed {
 /// Every data protocol at once: what `Storage.acting(for:)` answers.
 public protocol StorageCalls: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage,
     LoginFailureStorage, ContactStorage, AuditStorage, BackupStorage {}
+
+/// One kind of a backend's data, bound per call to whoever pays for it: what a part of the server that needs
+/// only that kind holds instead of the whole `Storage` (the account procedures reach no contacts).
+public struct BoundStorage<Data> {
+    private let bind: (QueueCharge) -> Data
+
+    /// `bind` is `{ storage.acting(for: $0) }`, seen as the kind this holder needs.
+    public init(_ bind: @escaping (QueueCharge) -> Data) {
+        self.bind = bind
+    }
+
+    /// The data, every call made through it charged to `charge` (see `Storage.acting(for:)`).
+    public func acting(for charge: QueueCharge) -> Data { bind(charge) }
+}

@@ -31,7 +31,7 @@ final class ContactsFixture {
         let inner = storage
         let interposed = holdingLoads.map { InterposedStorage(inner, holdsLoads: $0) }
         self.interposed = interposed
-        service = if let interposed { ContactsService(contacts: { interposed.acting(for: $0) }) }
+        service = if let interposed { ContactsService(contacts: BoundStorage { interposed.acting(for: $0) }) }
                   else { ContactsService(storage: inner) }
         service.onChange = { [unowned self] in self.changed.append($0) }
     }

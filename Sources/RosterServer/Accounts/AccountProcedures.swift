@@ -10,9 +10,13 @@ import RosterStorage
 /// Every completion runs on the loop thread, once, whether the storage answered before its call returned or
 /// later. Session changes (announcing an account, logging a session in) are the caller's: it knows the session.
 final class AccountProcedures {
-    /// Accounts, session tokens, failed log-ins, the life of an account and what an administrator does to it,
-    /// each call bound to the payer of the request it serves; audited: each change's entry commits with it.
-    let storage: any Storage
+    /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account
+    /// and what an administrator does to it, nothing of contacts. Audited: each change's entry commits with it.
+    typealias Backend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
+        & AuditStorage
+
+    /// Each call bound to the payer of the request it serves.
+    let storage: BoundStorage<any Backend>
     let passwords: any PasswordWork
     let logger: Logger
     /// The key file's subkeys: TOTP seals and recovery-code hashes.
@@ -30,7 +34,7 @@ final class AccountProcedures {
 
     init(storage: any Storage, passwords: any PasswordWork, policy: Policy, logger: Logger,
          secrets: AccountSecrets, clock: any WallClock = SystemWallClock(), audit: AuditSettings = AuditSettings()) {
-        self.storage = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.failedEntries = FailedLoginEntryCap(perMinute: audit.failedLoginEntriesPerMinute)
         self.passwords = passwords
         self.policy = policy

@@ -23,16 +23,16 @@ final class ContactsService {
     /// The `retry_after_ms` of a request refused while the index loads: about what 100,000 contacts take to load.
     static let indexLoadRetryMs: Int64 = 250
 
-    /// Every user's contacts, as one payer reaches them (`Storage.acting(for:)`).
-    private let contacts: (QueueCharge) -> any ContactStorage
+    /// Every user's contacts, as one payer reaches them.
+    private let contacts: BoundStorage<any ContactStorage>
     private var indexes = ContactIndexes<Completion<ContactIndex>>(waiterLimit: ContactsService.indexWaitersPerUser)
     var onChange: ((AccountID) -> Void)?
 
     convenience init(storage: any Storage) {
-        self.init(contacts: { storage.acting(for: $0) })
+        self.init(contacts: BoundStorage { storage.acting(for: $0) })
     }
 
-    init(contacts: @escaping (QueueCharge) -> any ContactStorage) {
+    init(contacts: BoundStorage<any ContactStorage>) {
         self.contacts = contacts
     }
 
@@ -67,7 +67,7 @@ final class ContactsService {
             case .success(let page) where page.ids.isEmpty:
                 completion(.success((items: [], total: page.total)))
             case .success(let page):
-                contacts(charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { $0 }) { read in
+                contacts.acting(for: charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { $0 }) { read in
                     completion(read.map { contacts in
                         (items: contacts.map { FoundContact($0, query: query, keys: page.keys[$0.id]) }, total: page.total)
                     }.mapError(\.rosterError))
@@ -83,7 +83,7 @@ final class ContactsService {
                   completion: @escaping Completion<[UInt8]>) {
         let total = page.total
         let keys = page.keys
-        contacts(charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { items in
+        contacts.acting(for: charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { items in
             RPCMessage.result(id: id, ["items": .array(items.map { ContactJSON.encode(FoundContact($0, query: query, keys: keys[$0.id])) }),
                                        "total": .int(total)])
         }) { read in completion(read.mapError(\.rosterError)) }
@@ -116,7 +116,7 @@ final class ContactsService {
 
     private func load(_ userID: AccountID, charge: QueueCharge) {
         // Held strongly: the waiters are owed an answer whatever happens meanwhile.
-        contacts(charge).loadSearchIndex(of: userID, build: { ContactIndex($0) }) { result in
+        contacts.acting(for: charge).loadSearchIndex(of: userID, build: { ContactIndex($0) }) { result in
             self.indexLoaded(userID, charge: charge, result)
         }
     }
@@ -145,7 +145,7 @@ final class ContactsService {
         } catch {
             return completion(.failure(error.rosterError))
         }
-        contacts(charge).addContact(draft, for: userID, session: grant) { [weak self] result in
+        contacts.acting(for: charge).addContact(draft, for: userID, session: grant) { [weak self] result in
             switch result {
             case .success(let stored):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -161,7 +161,7 @@ final class ContactsService {
     /// the one before it.
     func update(userID: AccountID, grant: SessionGrant, id: Int64, _ patch: ContactPatch, charge: QueueCharge,
                 completion: @escaping Completion<Contact>) {
-        contacts(charge).updateContact(id, of: userID, session: grant, with: patch) { [weak self] result in
+        contacts.acting(for: charge).updateContact(id, of: userID, session: grant, with: patch) { [weak self] result in
             switch result {
             case .success(.updated(let stored)):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -178,7 +178,7 @@ final class ContactsService {
 
     func remove(userID: AccountID, grant: SessionGrant, id: Int64, charge: QueueCharge,
                 completion: @escaping Completion<Void>) {
-        contacts(charge).removeContact(id, of: userID, session: grant) { [weak self] result in
+        contacts.acting(for: charge).removeContact(id, of: userID, session: grant) { [weak self] result in
             switch result {
             case .success(true):
                 self?.changed(userID, .remove(id))
@@ -195,7 +195,7 @@ final class ContactsService {
     /// storage wrote. The storage charges its data as bytes of queued work.
     func importContacts(userID: AccountID, grant: SessionGrant, format: ContactFormat, data: String, charge: QueueCharge,
                         completion: @escaping Completion<ContactImportOutcome>) {
-        contacts(charge).importContacts(data, format: format, for: userID, session: grant) { [weak self] result in
+        contacts.acting(for: charge).importContacts(data, format: format, for: userID, session: grant) { [weak self] result in
             if case .success(let outcome) = result, !outcome.added.isEmpty {
                 self?.changed(userID, .upsert(outcome.added.map { (id: $0.contact.id, keys: $0.keys) }))
             }
@@ -212,7 +212,7 @@ final class ContactsService {
     /// them from other users' writes for seconds).
     func export(userID: AccountID, after: Int64?, into writer: ContactExportWriter, charge: QueueCharge,
                 cancelled: Locked<Bool>, completion: @escaping Completion<[UInt8]>) {
-        contacts(charge).exportContacts(of: userID, after: after ?? 0, into: writer, cancelled: cancelled) { result in
+        contacts.acting(for: charge).exportContacts(of: userID, after: after ?? 0, into: writer, cancelled: cancelled) { result in
             completion(result.mapError(\.rosterError).flatMap { $0 })
         }
     }

@@ -54,13 +54,13 @@ final class AdminAuditMethods<Desk: AuditDesk> {
     static var defaultFollowerBacklogBytes: Int { 1 << 20 }
     var followerBacklogBytes = AdminAuditMethods.defaultFollowerBacklogBytes
 
-    private let storage: any Storage
+    private let storage: BoundStorage<any AuditStorage>
     private let accounts: AccountProcedures
     private unowned let desk: Desk
     private(set) var followers = AuditFollowers()
 
     init(storage: any Storage, accounts: AccountProcedures, desk: Desk) {
-        self.storage = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.accounts = accounts
         self.desk = desk
     }

@@ -27,12 +27,15 @@ protocol AdminFigures: AnyObject {
 final class AdminMethods<Figures: AdminFigures> {
     typealias AdminCall = RequestCall<Figures.Host>
 
-    /// Maintenance, and the audit log a backup leaves its entry in.
-    private let storage: any Storage
+    /// Maintenance (the figures of `admin.stats`).
+    private let maintenance: any StorageMaintenance
+    /// The backup, and the audit log it leaves its entry in.
+    private let storage: BoundStorage<any BackupStorage & AuditStorage>
     private unowned let figures: Figures
 
     init(storage: any Storage, figures: Figures) {
-        self.storage = storage
+        maintenance = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.figures = figures
     }
 
@@ -78,7 +81,7 @@ final class AdminMethods<Figures: AdminFigures> {
         }
         // While the storage cannot count (a database that is down), the daemon's own figures and the storage's
         // state are what an administrator needs most; the counts read null.
-        storage.statistics { [self] result in
+        maintenance.statistics { [self] result in
             switch result {
             case .success(let counted): call.succeed(statsJSON(counted))
             case .failure: call.succeed(statsJSON(nil))

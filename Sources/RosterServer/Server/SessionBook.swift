@@ -21,7 +21,8 @@ final class SessionBook {
     private let connections: ConnectionTable<Connection>
     private let contacts: ContactsService
     /// Where `account.export` reads the user's contacts from.
-    private let storage: any Storage
+    /// Only to export a user's contacts (`account.export`).
+    private let storage: BoundStorage<any ContactStorage>
     private let output: ServerOutput
     private let stats: ServerStats
     private let trust: PeerTrust
@@ -37,7 +38,7 @@ final class SessionBook {
          output: ServerOutput, stats: ServerStats, trust: PeerTrust, config: DaemonConfig, logger: Logger) {
         self.connections = connections
         self.contacts = contacts
-        self.storage = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.output = output
         self.stats = stats
         self.trust = trust
