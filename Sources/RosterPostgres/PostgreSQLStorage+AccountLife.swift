@@ -8,11 +8,11 @@ import RosterStorage
 // and every deletion is announced in the transaction that makes it, so the other daemons end exactly those
 // sessions and forget exactly that name.
 
-extension PostgreSQLStorage: AccountLifeStorage {
+extension PostgreSQLStorage {
     /// How often a deletion is tried again when the account's email changed between reading and deleting it.
     static let deletionAttempts = 3
 
-    public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
+    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
         query(PostgreSQLQueries.security(of: account), charge: charge, "account security read") { result in
             completion(result.map { found in
                 found.rows.first.map { row in
@@ -23,14 +23,14 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
+    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
         query(PostgreSQLQueries.credential(of: account), charge: charge, "account read") { result in
             completion(result.map { $0.rows.first.flatMap(Self.credential) })
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<[[UInt8]]>) {
+    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<[[UInt8]]>) {
         guard acceptable(passwordHash, completion) else { return }
         let logger = self.logger
         let audit = auditWrite(audit)
@@ -50,8 +50,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Account?>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
@@ -78,8 +78,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<DeletedAccount?>) {
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<DeletedAccount?>) {
         guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
         deleteAccount(account, failureKeys: failureKeys, audit: auditWrite(audit), charge: charge, attempt: 1,
                       completion: completion)
@@ -122,8 +122,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
-                         completion: @escaping StorageCompletion<[StoredSession]>) {
+    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
+                  completion: @escaping StorageCompletion<[StoredSession]>) {
         query(PostgreSQLQueries.sessions(of: account, idleLimitMs: idleLimitMs, now: now), charge: charge,
               "session list") { result in
             completion(result.map { found in
@@ -135,8 +135,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                             completion: @escaping StorageCompletion<[[UInt8]]>) {
+    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<[[UInt8]]>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix, now: now,
                                              audit: audit),
@@ -146,8 +146,8 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                                     completion: @escaping StorageCompletion<Void>) {
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Void>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit), transaction: true,
               charge: charge, "recovery codes") { [weak self] result in
@@ -156,15 +156,15 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
-                                  completion: @escaping StorageCompletion<Bool>) {
+    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.holdsRecoveryCode(of: account, codeHash: codeHash), charge: charge, "recovery code read") { result in
             completion(result.map { !$0.rows.isEmpty })
         }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
-                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
+    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
+                            completion: @escaping StorageCompletion<[[UInt8]]?>) {
         guard acceptable(newPasswordHash, completion) else { return }
         let audit = auditWrite(audit)
         let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
@@ -175,14 +175,14 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
-                                 completion: @escaping StorageCompletion<Void>) {
+    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
+                          completion: @escaping StorageCompletion<Void>) {
         query(PostgreSQLQueries.storePendingTOTP(of: account, sealed: sealed), charge: charge, "TOTP enrolment") { result in
             completion(result.map { _ in () })
         }
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.confirmTOTP(of: account, step: step, now: now, audit: audit), charge: charge,
               "TOTP confirmation") { [weak self] result in
@@ -191,14 +191,14 @@ extension PostgreSQLStorage: AccountLifeStorage {
         }
     }
 
-    public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<Bool>) {
+    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.acceptTOTPStep(of: account, step: step), charge: charge, force: true, "TOTP step") { result in
             completion(result.map { $0.affectedRows > 0 })
         }
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit), charge: charge,
               "TOTP removal") { [weak self] result in

@@ -7,33 +7,39 @@ import RosterStorage
 // pool's budget; reads and a resume may be.
 
 extension PostgreSQLStorage: UsernameDirectoryStorage {
+    /// From the directory when it can tell (no work is queued), from the database otherwise.
+    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+        readUsernameTaken(canonical, charge: charge, completion: completion)
+    }
+
     /// One statement, while the directory is not in; once it is, the directory answers, also while the database
     /// is down.
-    public func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.usernameTaken(canonical), charge: charge, "username check") { result in
             completion(result.map { $0.rows.first?.bool(0) ?? false })
         }
     }
 
-    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.emailTaken(canonical), charge: charge, "email check") { result in
             completion(result.map { $0.rows.first?.bool(0) ?? false })
         }
     }
 
-    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         credential(for: identifier, charge: charge) { result in completion(result.map { $0 != nil }) }
     }
 
-    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Credential?>) {
+    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<Credential?>) {
         query(PostgreSQLQueries.user(identifier), charge: charge, "account read") { result in
             completion(result.map { $0.rows.first.flatMap(Self.credential) })
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(new.passwordHash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
@@ -79,8 +85,8 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         }
     }
 
-    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
-                                    completion: @escaping StorageCompletion<Void>) {
+    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                             completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(hash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
@@ -109,9 +115,9 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
     }
 }
 
-extension PostgreSQLStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
-                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+extension PostgreSQLStorage {
+    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                    charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
         let client = client.flatMap { PGText.storable($0) ? $0 : nil }
         let audit = auditWrite(audit)
@@ -139,8 +145,8 @@ extension PostgreSQLStorage: SessionTokenStorage {
         }
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
+    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Account?>) {
         // The statement names the entry as the account it resumed; the others read that row by its id.
         let audit = audit.map { AuditWrite($0, origin: origin, announcedByID: $0.username == nil) }
         query(PostgreSQLQueries.resumeToken(hash, idleLimitMs: idleLimitMs, now: now, audit: audit), transaction: true,
@@ -157,7 +163,7 @@ extension PostgreSQLStorage: SessionTokenStorage {
         }
     }
 
-    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let revoked = notification(.tokenRevoked(hash: hash))
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.revokeToken(hash, notification: revoked, now: now, audit: audit), charge: charge,
@@ -168,9 +174,9 @@ extension PostgreSQLStorage: SessionTokenStorage {
     }
 }
 
-extension PostgreSQLStorage: LoginFailureStorage {
-    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<RecentFailures>) {
+extension PostgreSQLStorage {
+    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<RecentFailures>) {
         query(PostgreSQLQueries.recentFailures(keys: keys, windowMs: windowMs, now: now), charge: charge,
               "rate-limit read") { result in
             completion(result.flatMap { found in
@@ -186,7 +192,7 @@ extension PostgreSQLStorage: LoginFailureStorage {
         }
     }
 
-    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard !keys.isEmpty || audit != nil else { return completion(.success(())) }
         let audit = auditWrite(audit)

@@ -4,9 +4,9 @@ import RosterStorage
 
 // The administrator's calls (protocol.md §Administering users), each one round trip. A lock and a reset are forced (the protocol says they
 // are never refused); a lock is announced as `sessionsEnded` in the statement that makes it.
-extension PostgreSQLStorage: AdminStorage {
-    public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
-                             completion: @escaping StorageCompletion<AccountPage>) {
+extension PostgreSQLStorage {
+    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<AccountPage>) {
         let query = query ?? ""
         guard PGText.storable(query) else { return completion(.success(AccountPage(items: [], total: 0))) }
         self.query(PostgreSQLQueries.listAccounts(matching: query, limit: limit, offset: offset), transaction: true,
@@ -18,8 +18,8 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<AccountSummary?>) {
+    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<AccountSummary?>) {
         let key = switch identifier {
         case .username(let name): name
         case .email(let email): email
@@ -30,8 +30,8 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Bool>) {
+    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Bool>) {
         guard PGText.storable(reason) else { return completion(.failure(unstorable("account lock"))) }
         let audit = auditWrite(audit)
         let statement = PostgreSQLQueries.lockAccount(account, reason: reason, now: now,
@@ -43,7 +43,7 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.unlockAccount(account, now: now, audit: audit), charge: charge,
               "account unlock") { [weak self] result in
@@ -52,7 +52,7 @@ extension PostgreSQLStorage: AdminStorage {
         }
     }
 
-    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard PGText.storable(keys.joined()) else { return completion(.failure(unstorable("failure reset"))) }
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.resetFailures(keys: keys, now: now, audit: audit), charge: charge, force: true,

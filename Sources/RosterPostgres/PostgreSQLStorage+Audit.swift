@@ -6,11 +6,11 @@ import RosterStorage
 // as `.here`, and its listener drops the echo. The other daemons' entries come through the listener as `.elsewhere`:
 // whole in the payload, or, for an entry too large for one, by id and read here. Entries announced while the
 // listener was disconnected are not heard (they are in the table, for `auditEntries`).
-extension PostgreSQLStorage: AuditStorage {
+extension PostgreSQLStorage {
     /// Rows one pruning statement deletes at most.
     static let pruneBatch = 10_000
 
-    public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
+    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         let write = AuditWrite(record, origin: origin)
         query(PostgreSQLQueries.appendAudit(write, now: now), charge: charge, force: true, "audit entry write") { [weak self] result in
             guard let self else { return completion(.failure(StorageFailure.stopped)) }
@@ -21,14 +21,14 @@ extension PostgreSQLStorage: AuditStorage {
         }
     }
 
-    public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
+    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
         guard PGText.storable(query.username) else { return completion(.success([])) }
         self.query(PostgreSQLQueries.auditEntries(query), charge: charge, "audit log read") { result in
             completion(result.map { $0.rows.compactMap { $0.auditEntry() } })
         }
     }
 
-    public func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
+    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
         pruneAudit(before: beforeMs, charge: charge, pruned: 0, completion: completion)
     }
 

@@ -6,7 +6,7 @@ import RosterStorage
 // not (their ids were chosen already). Search keys, parsing, index builds, encoding and export pages run on the
 // CPU workers; every write tells the user's other daemons (`contactsChanged`) in its own statement.
 
-extension PostgreSQLStorage: ContactStorage {
+extension PostgreSQLStorage {
     /// What a user's operation asked past their share of waiting turns answers.
     static let turnsRetryAfterMs: Int64 = 100
     /// Compare-and-set rounds of an update before it gives up (each lost to another daemon's write).
@@ -25,9 +25,9 @@ extension PostgreSQLStorage: ContactStorage {
         if !queued { completion(.failure(.busy(retryAfterMs: Self.turnsRetryAfterMs))) }
     }
 
-    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
-                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
-                                             completion: @escaping StorageCompletion<T>) {
+    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                      build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                      completion: @escaping StorageCompletion<T>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
             self.query(PostgreSQLQueries.searchKeys(of: user), charge: charge, "contacts: load contacts") { [weak self] result in
@@ -51,9 +51,9 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
-                                          encode: @escaping @Sendable ([Contact]) -> T,
-                                          completion: @escaping StorageCompletion<T>) {
+    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                   encode: @escaping @Sendable ([Contact]) -> T,
+                                   completion: @escaping StorageCompletion<T>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         if let skipped = StorageFailure.skipped(cancelled) { return completion(.failure(skipped)) }
         query(PostgreSQLQueries.contacts(ids, of: user), charge: charge, "contacts: read contact") { [weak self] result in
@@ -72,8 +72,8 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<StoredContact>) {
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<StoredContact>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
@@ -91,8 +91,8 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
-                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                       charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
@@ -153,8 +153,8 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if session.isEnded { return answer(.failure(.revoked)) }
@@ -172,8 +172,8 @@ extension PostgreSQLStorage: ContactStorage {
 
     /// Parses off the loop, reads only the user's contacts whose folded name a card has (the only possible
     /// duplicates), decides off the loop what is new and computes its keys, and inserts it all in one transaction.
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
-                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         var charge = charge
         charge.bytes = data.utf8.count
         inTurn(of: user, completion) { [weak self] answer in
@@ -283,9 +283,9 @@ extension PostgreSQLStorage: ContactStorage {
         }
     }
 
-    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
-                                                        cancelled: Locked<Bool>,
-                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                 cancelled: Locked<Bool>,
+                                                 completion: @escaping StorageCompletion<Sink.Output>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
             if let skipped = StorageFailure.skipped(cancelled) { return answer(.failure(skipped)) }

@@ -21,8 +21,9 @@ public struct PostgreSQLSettings: Sendable {
 /// The PostgreSQL backend of `Storage`: one database shared by any number of rosterd.
 ///
 /// Theory of operation. Every call is one or a few statements sent through the pool (`PGPool`), which drives
-/// libpq on the loop without blocking it and answers on the loop; the pool's budget refuses work past it as
-/// `.busy`, and while no connection is up every call answers `.unavailable` at once. A write is answered only
+/// libpq on the loop without blocking it and answers on the loop; the pool's budget, charged to the payer the
+/// caller's view was bound to (`acting(for:)`), refuses work past it as `.busy`, and while no connection is up
+/// every call answers `.unavailable` at once. A write is answered only
 /// once committed. Writes that other daemons must hear of (an account, a revoked token, a user's contacts) carry
 /// a `pg_notify` in the same statement, as does every audit entry; the dedicated LISTEN connection (`PGListener`)
 /// hears the others' and reports them through `onChange` (entries through `onAudit`), dropping this instance's own
@@ -357,8 +358,8 @@ public final class PostgreSQLStorage: Storage {
     /// daemon keeps writing. One at a time: each holds a connection and reads every row for seconds, so a second
     /// is told to come back (`busy`). `charge` is not spent: the one-at-a-time rule is this work's whole budget,
     /// and it takes nothing from the pool's queue.
-    public func backup(to path: String, charge: QueueCharge,
-                       completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
+    func backup(to path: String, charge: QueueCharge,
+                completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
         guard let snapshots else {
             logger.error("admin.backup: this storage was opened without a snapshot writer")

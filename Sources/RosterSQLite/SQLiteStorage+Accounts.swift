@@ -6,22 +6,28 @@ import RosterStorage
 // verification already paid for, except a resume, which a budget may refuse.
 
 extension SQLiteStorage: UsernameDirectoryStorage {
+    /// From the directory when it can tell (no work is queued), from the database otherwise.
+    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+        if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
+        readUsernameTaken(canonical, charge: charge, completion: completion)
+    }
+
     /// A point read on the loop's connection, while the directory is not warm.
-    public func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func readUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try users.usernameExists(canonical) }
     }
 
-    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try users.emailExists(canonical) }
     }
 
-    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try user(identifier) != nil }
     }
 
-    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Credential?>) {
+    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<Credential?>) {
         read("user database read", completion) { () throws(StoreError) in
             switch identifier {
             case .username(let canonical): try users.credential(canonical: canonical)
@@ -30,7 +36,7 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         auditedWrite(charge, force: true, "registration", audit: audit, { database, now in
             Account(try UserStore(database: database).insertUser(canonical: new.username, display: new.display,
                                                                  email: new.email, passwordHash: new.passwordHash,
@@ -41,8 +47,8 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         })
     }
 
-    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
-                                    completion: @escaping StorageCompletion<Void>) {
+    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                             completion: @escaping StorageCompletion<Void>) {
         let logger = self.logger
         work(charge, force: true, { worker in
             do {
@@ -63,9 +69,9 @@ extension SQLiteStorage: UsernameDirectoryStorage {
     }
 }
 
-extension SQLiteStorage: SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
-                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+extension SQLiteStorage {
+    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                    charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         // The revocations' entry commits before the log-in's, in the same transaction.
         auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
             let revoked = try SessionTokenStore(database: database).insert(tokenHash: hash, userID: account, client: client,
@@ -78,8 +84,8 @@ extension SQLiteStorage: SessionTokenStorage {
         })
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
+    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Account?>) {
         // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry, named
         // as that account.
         auditedWrite(charge, "user database write", audit: audit, rule: .resumed, { database, now in
@@ -88,16 +94,16 @@ extension SQLiteStorage: SessionTokenStorage {
         }, completion: completion)
     }
 
-    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         auditedWrite(charge, force: true, "user database write", audit: audit, rule: .whenTrue, { database, _ in
             try SessionTokenStore(database: database).revoke(tokenHash: hash)
         }, completion: completion)
     }
 }
 
-extension SQLiteStorage: LoginFailureStorage {
-    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<RecentFailures>) {
+extension SQLiteStorage {
+    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<RecentFailures>) {
         let now = clock.nowMs()
         // The window's first millisecond, as `LoginRateLimit.windowStart` counts it.
         let since = Saturating.subtract(now, Saturating.subtract(windowMs, 1))
@@ -108,7 +114,7 @@ extension SQLiteStorage: LoginFailureStorage {
         }
     }
 
-    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
             try LoginFailureStore(database: database).record(keys: keys, at: now)
         }, completion: completion)

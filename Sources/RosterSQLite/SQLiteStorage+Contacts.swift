@@ -6,7 +6,7 @@ import RosterStorage
 // keep their order (`QueueOrder.contacts`); page reads do not (their ids were chosen already). Search keys, parsing and encoding
 // run there too, off the loop, and only the insert itself waits for the write turn.
 
-extension SQLiteStorage: ContactStorage {
+extension SQLiteStorage {
     /// Rows read from the database at a time while an export page is written.
     static let exportChunk = 1_000
     /// A page of at most this many contacts is read on the loop's connection, before the call returns: a hundred
@@ -14,9 +14,9 @@ extension SQLiteStorage: ContactStorage {
     /// (nor is refused `busy` there), as it never did before the storage boundary.
     static let loopReadLimit = 100
 
-    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
-                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
-                                             completion: @escaping StorageCompletion<T>) {
+    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                      build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                      completion: @escaping StorageCompletion<T>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
             do throws(StoreError) {
@@ -27,9 +27,9 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
-                                          encode: @escaping @Sendable ([Contact]) -> T,
-                                          completion: @escaping StorageCompletion<T>) {
+    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                   encode: @escaping @Sendable ([Contact]) -> T,
+                                   completion: @escaping StorageCompletion<T>) {
         if ids.count <= Self.loopReadLimit {
             if let skipped = StorageFailure.skipped(cancelled) { return completion(.failure(skipped)) }
             return read("contacts: read contact", completion) { () throws(StoreError) in
@@ -47,8 +47,8 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<StoredContact>) {
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<StoredContact>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
@@ -65,8 +65,8 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
-                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                       charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         let clock = self.clock
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { (worker: inout StorageWorker) -> Result<ContactUpdate, StorageFailure> in
@@ -94,8 +94,8 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
             if session.isEnded { return .failure(.revoked) }
@@ -112,8 +112,8 @@ extension SQLiteStorage: ContactStorage {
 
     /// Costs what its own rows cost (a one-row import once read the whole book to find duplicates): they are
     /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
-                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         let clock = self.clock
         let logger = self.logger
         var charge = charge
@@ -140,9 +140,9 @@ extension SQLiteStorage: ContactStorage {
         }, completion: completion)
     }
 
-    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
-                                                        cancelled: Locked<Bool>,
-                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                 cancelled: Locked<Bool>,
+                                                 completion: @escaping StorageCompletion<Sink.Output>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
             if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }

@@ -8,13 +8,13 @@ import RosterStorage
 /// credential, failure times): prepared statements answer in microseconds, so those calls answer before they
 /// return, and a username check is answered from the in-memory `UsernameDirectory` once `warmUp` has filled it.
 /// Everything that writes, or reads many rows, runs on the storage workers (`WorkerPool`, the daemon's own
-/// priority), each with its own connection, charged to whoever asked (`QueueCharge`) and refused as `.busy` past
-/// a budget, except where the protocol says never; every write transaction takes its turn at SQLite's one write
-/// lock (`WriteTurn`) and commits (WAL, synchronous=FULL) before it is answered. One user's contact writes,
-/// imports, exports and index loads run one at a time in the order they were asked (`QueueOrder.contacts`), so
-/// an index holds exactly the writes answered before it. An audited write commits its audit entry in its own
-/// transaction (`auditedWrite`), and the loop tells `onAudit` of it before answering. Every completion runs on the
-/// loop thread. Stored times come from the injected `WallClock`.
+/// priority), each with its own connection, charged to whoever asked (the `QueueCharge` the caller's view was
+/// bound to by `acting(for:)`) and refused as `.busy` past a budget, except where the protocol says never; every
+/// write transaction takes its turn at SQLite's one write lock (`WriteTurn`) and commits (WAL, synchronous=FULL)
+/// before it is answered. One user's contact writes, imports, exports and index loads run one at a time in the
+/// order they were asked (`QueueOrder.contacts`), so an index holds exactly the writes answered before it. An
+/// audited write commits its audit entry in its own transaction (`auditedWrite`), and the loop tells `onAudit` of
+/// it before answering. Every completion runs on the loop thread. Stored times come from the injected `WallClock`.
 public final class SQLiteStorage: Storage {
 
     let loop: EventLoop
@@ -238,8 +238,8 @@ public final class SQLiteStorage: Storage {
 
     /// An online copy made by a worker's own connection while the loop keeps serving. One at a time: each holds a
     /// worker and reads the whole file for seconds, so a second one is told to come back (`busy`).
-    public func backup(to path: String, charge: QueueCharge,
-                       completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
+    func backup(to path: String, charge: QueueCharge,
+                completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
         if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         let logger = self.logger

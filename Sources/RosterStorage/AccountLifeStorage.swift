@@ -1,5 +1,4 @@
 import RosterCore
-import RosterRuntime
 
 /// The life of an account after sign-up (protocol.md §The life of an account): its password, email, sessions, recovery codes, TOTP and
 /// deletion. Every call acts on one account by id; `nil` or `false` answers mean the row the call needed is not
@@ -11,70 +10,66 @@ import RosterRuntime
 ///
 /// A write's `audit` entry commits in its transaction, and only when the write changed something (the account
 /// was there, the code was unused, a secret was pending); a nil entry writes none.
-public protocol AccountLifeStorage: AnyObject {
+public protocol AccountLifeStorage {
     /// What `account.show` and the second factor need: TOTP state and how many recovery codes are left.
-    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>)
+    func security(of account: AccountID, completion: @escaping StorageCompletion<AccountSecurity?>)
 
     /// The account and its stored hash, to verify `current` or `password` with; nil when it is gone.
-    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>)
+    func credential(of account: AccountID, completion: @escaping StorageCompletion<Credential?>)
 
     /// Replaces the password hash and revokes every token of the account except `keeping`, in one transaction;
     /// answers the hashes it revoked. Never refused by a budget: it follows a hash that was paid for.
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
                         completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Sets (or, with nil, removes) the canonical email; `.conflict(.email)` when another account holds it.
     /// Answers the account as it is now; nil when it is gone.
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?,
                      completion: @escaping StorageCompletion<Account?>)
 
     /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP, and
     /// the failed-log-in rows under `failureKeys`. The backend's username directory forgets the name. Answers what
     /// was deleted (nil when it was gone already). Never refused by a budget.
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?,
                        completion: @escaping StorageCompletion<DeletedAccount?>)
 
     /// The account's tokens used within the last `idleLimitMs`, oldest first.
-    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
-                  completion: @escaping StorageCompletion<[StoredSession]>)
+    func sessions(of account: AccountID, idleLimitMs: Int64, completion: @escaping StorageCompletion<[StoredSession]>)
 
     /// Revokes every token of the account except `keeping`; answers the hashes it revoked. Never refused by a
     /// budget: a revocation must take effect.
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?,
                       completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Replaces every recovery code of the account with these hashes.
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?,
                               completion: @escaping StorageCompletion<Void>)
 
     /// Whether the account holds an unused recovery code with this hash, changing nothing: a locked account's
     /// recovery answers `locked` only to whoever has a right code, and its code is not used up.
-    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Bool>)
+    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], completion: @escaping StorageCompletion<Bool>)
 
     /// Uses up the unused recovery code with this hash, sets the new password hash and revokes every token of
     /// the account, in one transaction; answers the revoked hashes, or nil when there is no such unused code
     /// (then nothing changed). Never refused by a budget.
     func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
-                            charge: QueueCharge,
                             completion: @escaping StorageCompletion<[[UInt8]]?>)
 
     /// Stores a pending (unconfirmed) TOTP secret, replacing any pending one; a confirmed secret stays in force
     /// until `confirmTOTP` replaces it.
-    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
-                          completion: @escaping StorageCompletion<Void>)
+    func storePendingTOTP(of account: AccountID, sealed: [UInt8], completion: @escaping StorageCompletion<Void>)
 
     /// Makes the pending secret the account's TOTP, with `step` as its last accepted step; false when nothing was
     /// pending.
-    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?,
+                     completion: @escaping StorageCompletion<Bool>)
 
     /// Records `step` as used, atomically, only if it is later than the last accepted step: true when it was,
     /// false for a replay (or when the account has no confirmed TOTP). Never refused by a budget.
-    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<Bool>)
+    func acceptTOTPStep(of account: AccountID, step: Int64, completion: @escaping StorageCompletion<Bool>)
 
     /// Removes the account's TOTP, confirmed and pending.
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, completion: @escaping StorageCompletion<Void>)
 }
 
 /// An account's second factor and recovery state.

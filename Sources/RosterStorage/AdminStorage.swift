@@ -1,5 +1,3 @@
-import RosterRuntime
-
 /// What an administrator does to accounts (protocol.md §Administering users): find them, read one, lock, unlock, and clear failed
 /// log-ins. Every write is one durable transaction; `false` or `nil` answers mean the account is gone.
 ///
@@ -9,27 +7,26 @@ import RosterRuntime
 /// `sessionsEnded`, which ends that account's sessions on every other daemon.
 ///
 /// Each write's `audit` entry commits in its transaction, and only when the account was there.
-public protocol AdminStorage: AnyObject {
+public protocol AdminStorage {
     /// Accounts ordered by canonical username, `limit` of them after `offset`, and how many match in all; `query`
     /// (nil or empty: every account) as a substring of the username or the email, ASCII letters without case.
-    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+    func listAccounts(matching query: String?, limit: Int, offset: Int,
                       completion: @escaping StorageCompletion<AccountPage>)
 
     /// One account as an administrator sees it; nil when none answers to `identifier`.
-    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<AccountSummary?>)
+    func accountSummary(_ identifier: AccountIdentifier, completion: @escaping StorageCompletion<AccountSummary?>)
 
     /// Locks the account at the backend's now, with an optional reason (a lock of a locked account keeps its
     /// first time and takes the new reason); false when it is gone. Never refused by a budget: a lock must take
     /// effect.
-    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?,
                      completion: @escaping StorageCompletion<Bool>)
 
     /// Unlocks the account and deletes its tokens (dead since the lock), in one transaction; false when it is gone.
-    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func unlockAccount(_ account: AccountID, audit: AuditRecord?, completion: @escaping StorageCompletion<Bool>)
 
     /// Deletes every failed log-in recorded under `keys`. Never refused by a budget.
-    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
+    func resetFailures(keys: [String], audit: AuditRecord?, completion: @escaping StorageCompletion<Void>)
 }
 
 /// An account as `admin.users.list` and `admin.users.show` describe it (never its hash).

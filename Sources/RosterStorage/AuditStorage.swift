@@ -1,25 +1,26 @@
-import RosterRuntime
-
 /// The audit log (protocol.md §The audit log): an append-only record of who did what, when and from where. An entry for a change
 /// is passed to the write that makes the change and commits in its transaction, so a crash keeps both or neither;
 /// an entry for something that changed nothing (a refused log-in, a backup) is appended on its own.
 ///
 /// Entries hold usernames, peer credentials, the hello's client name, outcomes and reasons: never a password, a
 /// code or a token, and no backend adds any.
-public protocol AuditStorage: AnyObject {
+public protocol AuditStorage {
+    /// Appends an entry for something that changed nothing else, durably, before answering; answers it as stored.
+    /// Never refused by a budget: a refused log-in must leave its trace however full the queue is.
+    func appendAudit(_ record: AuditRecord, completion: @escaping StorageCompletion<AuditEntry>)
+
+    /// The entries that match, newest first (by id), at most `query.limit` of them.
+    func auditEntries(_ query: AuditQuery, completion: @escaping StorageCompletion<[AuditEntry]>)
+
+    /// Deletes every entry older than `beforeMs` (Unix milliseconds); answers how many went.
+    func pruneAudit(before beforeMs: Int64, completion: @escaping StorageCompletion<Int>)
+}
+
+/// Where a backend reports the audit log as it grows.
+public protocol AuditFeed: AnyObject {
     /// Set by the server before `warmUp`, and called on the loop thread for every committed entry: this daemon's
     /// (after its transaction committed) and, on a shared database, other daemons' (`origin == .elsewhere`).
     var onAudit: ((AuditEntry, AuditOrigin) -> Void)? { get set }
-
-    /// Appends an entry for something that changed nothing else, durably, before answering; answers it as stored.
-    /// Never refused by a budget: a refused log-in must leave its trace however full the queue is.
-    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>)
-
-    /// The entries that match, newest first (by id), at most `query.limit` of them.
-    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>)
-
-    /// Deletes every entry older than `beforeMs` (Unix milliseconds); answers how many went.
-    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>)
 }
 
 /// What an audit entry records; the raw values are the wire's `event` strings.

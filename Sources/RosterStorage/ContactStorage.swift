@@ -71,17 +71,16 @@ public protocol ContactExportSink: Sendable {
 /// Every user's contacts. Calls that write one user's contacts, import them, export them or load their search index
 /// complete in the order they were made, so a pipelined `add` then `remove` never swap, and an index holds exactly
 /// the writes answered before it. Only the owner's id reaches a contact: another user's id reads as missing.
-public protocol ContactStorage: AnyObject {
+public protocol ContactStorage {
     /// A user's whole search index, with `build` run on what was read, off the loop (100,000 contacts must not
     /// stall other connections). In order with the user's writes: it sees those made before it, and none after.
-    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
-                                      build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+    func loadSearchIndex<T: Sendable>(of user: AccountID, build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>)
 
     /// The contacts with these ids that are still the user's, in the order given, with `encode` run on them off
     /// the loop (a page of 1,000 is too big to encode there). A read: it keeps no order with the user's writes.
     /// When `cancelled` is set before the read starts, it is skipped and answers `.busy(retryAfterMs: 0)`.
-    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, cancelled: Locked<Bool>,
                                    encode: @escaping @Sendable ([Contact]) -> T,
                                    completion: @escaping StorageCompletion<T>)
 
@@ -89,25 +88,25 @@ public protocol ContactStorage: AnyObject {
     // answers `.revoked` (see `SessionGrant`).
 
     /// Adds a validated draft, with its search keys computed off the loop.
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant,
                     completion: @escaping StorageCompletion<StoredContact>)
 
     /// Applies `patch` to the contact as it stands when this call's turn comes, validates, and writes it.
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, charge: QueueCharge,
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
                        completion: @escaping StorageCompletion<ContactUpdate>)
 
     /// Removes a contact; whether it was the user's.
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant,
                        completion: @escaping StorageCompletion<Bool>)
 
-    /// Parses `data` and adds what is not an exact duplicate, off the loop and in one transaction. `charge.bytes`
-    /// should carry the data's size, which the queue's byte budget counts.
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+    /// Parses `data` and adds what is not an exact duplicate, off the loop and in one transaction. The
+    /// data's size is charged to the queue's byte budget while the import waits and runs.
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                         completion: @escaping StorageCompletion<ContactImportOutcome>)
 
     /// Writes the user's contacts with ids above `after` into `sink`, in id order, until it refuses one.
     /// When `cancelled` is set before the export starts, it is skipped and answers `.busy(retryAfterMs: 0)`.
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink,
                                                  cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>)
 }

@@ -1,7 +1,5 @@
-import RosterRuntime
-
 /// Session tokens, known only by their hashes. Idleness is measured on the backend's clock.
-public protocol SessionTokenStorage: AnyObject {
+public protocol SessionTokenStorage {
     /// Stores a new token's hash for `account`, durably, with the `client` its connection named in
     /// `session.hello` (for `session.list`). Never refused by a budget: it follows a verified password or a new
     /// account. `audit` commits with the token. With a `limit`, the account's oldest idle tokens (least recently
@@ -9,25 +7,25 @@ public protocol SessionTokenStorage: AnyObject {
     /// `limit.maxTokens`; the answer is the hashes revoked (announced to the other daemons as a revocation is),
     /// never the new one's.
     func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
-                    charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>)
+                    completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// The account behind a token used within the last `idleLimitMs`, moving its last use to now; nil for an
     /// unknown, revoked or idled-out token. `audit` commits with the move only when an unlocked account resumed,
     /// named as that account when it names none (the caller knows the account only from this answer).
-    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?,
                      completion: @escaping StorageCompletion<Account?>)
 
     /// Revokes a token; whether it was there (`audit` commits with it only then). Never refused by a budget: a
     /// log-out must take effect.
-    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func revokeToken(hash: [UInt8], audit: AuditRecord?, completion: @escaping StorageCompletion<Bool>)
 }
 
 
 extension SessionTokenStorage {
     /// `storeToken` without a limit: nothing else is revoked.
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?,
                            completion: @escaping StorageCompletion<Void>) {
-        storeToken(hash: hash, for: account, client: client, audit: audit, limit: nil, charge: charge) {
+        storeToken(hash: hash, for: account, client: client, audit: audit, limit: nil) {
             completion($0.map { _ in () })
         }
     }

@@ -13,9 +13,6 @@ public protocol StorageMaintenance: AnyObject {
     /// Drops failed log-ins older than `failureWindowMs` and tokens idle for longer than `tokenIdleMs`.
     func pruneExpired(failureWindowMs: Int64, tokenIdleMs: Int64)
 
-    /// An online copy to `path`, which must name nothing yet. One at a time: a second answers `.busy`.
-    func backup(to path: String, charge: QueueCharge, completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void)
-
     /// Counts and queue figures for `admin.stats` and the status line.
     func statistics(completion: @escaping StorageCompletion<StorageStatistics>)
 
@@ -25,6 +22,13 @@ public protocol StorageMaintenance: AnyObject {
     /// The daemon's last call, after its loop ended: `stop`, then wait for the work in hand and close, recording a
     /// clean shutdown where the backend keeps one (SQLite's next start then skips quick_check).
     func finish()
+}
+
+/// An online copy of the whole database, made for whoever asked (an administrator's connection): a backend that
+/// queues the copy charges it to the payer its view was bound to (`Storage.acting(for:)`).
+public protocol BackupStorage {
+    /// An online copy to `path`, which must name nothing yet. One at a time: a second answers `.busy`.
+    func backup(to path: String, completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void)
 }
 
 /// What a finished backup holds, for the admin's answer.

@@ -21,7 +21,7 @@ struct PostgreSQLAuditTests {
 
     private func entries(_ storage: PostgreSQLStorage, _ pair: StoragePair, _ query: AuditQuery = AuditQuery(limit: 1_000))
         throws -> [AuditEntry] {
-        try pair.value { storage.auditEntries(query, charge: .daemon, completion: $0) }
+        try pair.value { storage.acting(for: .daemon).auditEntries(query, completion: $0) }
     }
 
     @Test func anEntryWrittenThroughOneReachesTheOtherAsElsewhereOnceWithEveryField() throws {
@@ -30,21 +30,22 @@ struct PostgreSQLAuditTests {
         // Issue 17: entries with the remote a gateway spoke for (IPv6 and IPv4) and without.
         let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1", remote: "2001:db8::5"))
         let appended = try pair.value {
-            pair.a.appendAudit(record(.login, nil, client: nil, remote: "203.0.113.5", outcome: .failed,
-                                      reason: "unknown_user", suppressed: 7),
-                               charge: .daemon, completion: $0)
+            pair.a.acting(for: .daemon).appendAudit(record(.login, nil, client: nil, remote: "203.0.113.5", outcome: .failed,
+                                                           reason: "unknown_user", suppressed: 7),
+                                                    completion: $0)
         }
-        #expect(try pair.value { pair.a.lockAccount(alice.id, reason: "stolen laptop, 2 = too many",
-                                                    audit: record(.locked, "alice1", reason: "stolen laptop, 2 = too many"),
-                                                    charge: .daemon, completion: $0) })
+        #expect(try pair.value { pair.a.acting(for: .daemon).lockAccount(alice.id,
+                                                                         reason: "stolen laptop, 2 = too many",
+                                                                         audit: record(.locked, "alice1", reason: "stolen laptop, 2 = too many"),
+                                                                         completion: $0) })
         // A client name too large for a payload: announced by id, read by the other from the table.
         let huge = String(repeating: "x", count: AuditNotification.maxPayloadBytes + 1)
-        _ = try pair.value { pair.a.appendAudit(record(.backup, nil, client: huge, remote: "198.51.100.7"), charge: .daemon,
-                                                completion: $0) }
+        _ = try pair.value { pair.a.acting(for: .daemon).appendAudit(record(.backup, nil, client: huge, remote: "198.51.100.7"),
+                                                                     completion: $0) }
         // One write of the other's own, whose entry must not come back to it.
-        try pair.value { pair.b.recordFailure(keys: ["account:alice1"],
-                                              audit: record(.login, "alice1", outcome: .failed, reason: "wrong_password"),
-                                              charge: .daemon, completion: $0) }
+        try pair.value { pair.b.acting(for: .daemon).recordFailure(keys: ["account:alice1"],
+                                                                   audit: record(.login, "alice1", outcome: .failed, reason: "wrong_password"),
+                                                                   completion: $0) }
 
         let written = try entries(pair.a, pair).reversed()
         #expect(written.count == 5)
@@ -74,23 +75,25 @@ struct PostgreSQLAuditTests {
         let pair = try StoragePair(clock: nil)
         let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1"))
         #expect(try entries(pair.a, pair).map(\.timeMs) == [alice.createdAtMs])
-        #expect(try pair.value { pair.a.lockAccount(alice.id, reason: nil, audit: record(.locked, "alice1"),
-                                                    charge: .daemon, completion: $0) })
-        let lockedAt = try pair.value { pair.a.accountSummary(.username("alice1"), charge: .daemon, completion: $0) }?.lockedAtMs
+        #expect(try pair.value { pair.a.acting(for: .daemon).lockAccount(alice.id, reason: nil,
+                                                                         audit: record(.locked, "alice1"),
+                                                                         completion: $0) })
+        let lockedAt = try pair.value { pair.a.acting(for: .daemon).accountSummary(.username("alice1"),
+                completion: $0) }?.lockedAtMs
         #expect(try entries(pair.a, pair, AuditQuery(event: .locked, limit: 10)).map(\.timeMs) == [lockedAt])
 
         // A token for an account that is not there fails whole: no entry, no announcement.
-        let failed = try pair.harness.answer { pair.a.storeToken(hash: [UInt8](repeating: 1, count: 32), for: 9_999,
-                                                                 client: nil, audit: record(.login, "ghost1"),
-                                                                 charge: .daemon, completion: $0) }
+        let failed = try pair.harness.answer { pair.a.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 1, count: 32),
+                for: 9_999, client: nil, audit: record(.login, "ghost1"), completion: $0) }
         #expect(throws: StorageFailure.self) { try failed.get() }
         // A change that did not happen writes none either: a token that was not there, a registration that clashed.
-        #expect(try !pair.value { pair.a.revokeToken(hash: [UInt8](repeating: 2, count: 32), audit: record(.logout, "alice1"),
-                                                     charge: .daemon, completion: $0) })
+        #expect(try !pair.value { pair.a.acting(for: .daemon).revokeToken(hash: [UInt8](repeating: 2, count: 32),
+                                                                          audit: record(.logout, "alice1"),
+                                                                          completion: $0) })
         let clash = try pair.harness.answer {
-            pair.a.createAccount(NewAccount(username: "ALICE1", display: "ALICE1", email: nil,
-                                            passwordHash: StoragePair.placeholderHash),
-                                 audit: record(.register, "ALICE1"), charge: .daemon, completion: $0)
+            pair.a.acting(for: .daemon).createAccount(NewAccount(username: "ALICE1", display: "ALICE1", email: nil,
+                                                                 passwordHash: StoragePair.placeholderHash),
+                                                      audit: record(.register, "ALICE1"), completion: $0)
         }
         #expect(clash.map(\.id) == .failure(.conflict(.username)))
         #expect(try entries(pair.a, pair).map(\.record.event) == [.locked, .register])
@@ -99,8 +102,8 @@ struct PostgreSQLAuditTests {
 
     @Test func aNULIsStoredAsAReplacementCharacterAndTheWriteGoesThrough() throws {
         let pair = try StoragePair()
-        let entry = try pair.value { pair.a.appendAudit(record(.login, "bobby1", client: "evil\u{0}client",
-                                                               reason: "a\u{0}b"), charge: .daemon, completion: $0) }
+        let entry = try pair.value { pair.a.acting(for: .daemon).appendAudit(record(.login, "bobby1", client: "evil\u{0}client",
+                                                                                    reason: "a\u{0}b"), completion: $0) }
         #expect(entry.record.peer.client == "evil\u{FFFD}client")
         #expect(entry.record.reason == "a\u{FFFD}b")
         #expect(try entries(pair.a, pair) == [entry])
@@ -119,8 +122,9 @@ struct PostgreSQLAuditTests {
         }
         #expect(try entries(pair.a, pair, AuditQuery(username: "USER1", limit: 10)).map(\.record.username) == ["user1"])
 
-        #expect(try pair.value { pair.a.pruneAudit(before: Int64(count - 2), charge: .daemon, completion: $0) } == count - 3)
+        #expect(try pair.value { pair.a.acting(for: .daemon).pruneAudit(before: Int64(count - 2),
+                                                                        completion: $0) } == count - 3)
         #expect(try entries(pair.a, pair).map(\.timeMs) == [Int64(count), Int64(count - 1), Int64(count - 2)])
-        #expect(try pair.value { pair.a.pruneAudit(before: 1, charge: .daemon, completion: $0) } == 0)
+        #expect(try pair.value { pair.a.acting(for: .daemon).pruneAudit(before: 1, completion: $0) } == 0)
     }
 }

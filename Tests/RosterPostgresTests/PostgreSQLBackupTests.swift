@@ -54,13 +54,13 @@ struct PostgreSQLBackupTests {
         let writer = GatedWriter()
         let storage = try storage(harness, snapshots: writer)
         defer { storage.stop() }
-        _ = try harness.answer { storage.createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
-                                                                  passwordHash: StoragePair.placeholderHash),
-                                                       charge: .daemon, completion: $0) }.get()
+        _ = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
+                                                                                       passwordHash: StoragePair.placeholderHash),
+                                                                            completion: $0) }.get()
         var first: Result<BackupSummary, BackupFailure>?
-        storage.backup(to: "/tmp/first.db", charge: .daemon) { first = $0 }
+        storage.acting(for: .daemon).backup(to: "/tmp/first.db") { first = $0 }
         var second: Result<BackupSummary, BackupFailure>?
-        storage.backup(to: "/tmp/second.db", charge: .daemon) { second = $0 }
+        storage.acting(for: .daemon).backup(to: "/tmp/second.db") { second = $0 }
         #expect(second == .failure(.storage(.busy(retryAfterMs: 1_000))), "a second backup did not answer busy at once")
         // The loop keeps answering while the backup is held on its own thread.
         try harness.run(until: { writer.counts.count == 1 })
@@ -73,7 +73,7 @@ struct PostgreSQLBackupTests {
         #expect(first == .success(BackupSummary(path: "/tmp/first.db", pages: 1, bytes: 1)))
         // Done: the next one runs.
         writer.release()
-        let third = try harness.answer { storage.backup(to: "/tmp/third.db", charge: .daemon, completion: $0) }
+        let third = try harness.answer { storage.acting(for: .daemon).backup(to: "/tmp/third.db", completion: $0) }
         #expect(third == .success(BackupSummary(path: "/tmp/third.db", pages: 1, bytes: 1)))
     }
 

@@ -40,27 +40,30 @@ struct PostgreSQLCopyTests {
         func value<T>(_ call: (@escaping StorageCompletion<T>) -> Void) throws -> T { try harness.answer(call).get() }
         var owners: [AccountID] = []
         for (index, name) in ["alice1", "Bob123", "carol1"].enumerated() {
-            let account = try value { source.createAccount(NewAccount(username: name.lowercased(), display: name,
-                                                                      email: index == 1 ? nil : "\(name)@Example.com",
-                                                                      passwordHash: hash + "\(index)"),
-                                                           charge: .daemon, completion: $0) }
+            let account = try value { source.acting(for: .daemon).createAccount(NewAccount(username: name.lowercased(), display: name,
+                                                                                           email: index == 1 ? nil : "\(name)@Example.com",
+                                                                                           passwordHash: hash + "\(index)"),
+                                                                                completion: $0) }
             owners.append(account.id)
             clock.advance(byMs: 10)
         }
-        try value { source.storeToken(hash: [UInt8](repeating: 1, count: 32), for: owners[0], client: "rosterctl 1",
-                                      charge: .daemon, completion: $0) }
-        try value { source.storeToken(hash: [UInt8](repeating: 0xFE, count: 32), for: owners[2], charge: .daemon, completion: $0) }
-        try value { source.recordFailure(keys: ["account:alice1", "uid:1000"], charge: .daemon, completion: $0) }
-        try value { source.replaceRecoveryCodes(of: owners[0], hashes: [[UInt8](repeating: 3, count: 32)], charge: .daemon,
-                                                completion: $0) }
-        try value { source.storePendingTOTP(of: owners[0], sealed: [9, 9], charge: .daemon, completion: $0) }
-        _ = try value { source.confirmTOTP(of: owners[0], step: 77, charge: .daemon, completion: $0) }
-        try value { source.storePendingTOTP(of: owners[1], sealed: [8], charge: .daemon, completion: $0) }
+        try value { source.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 1, count: 32), for: owners[0],
+                                                           client: "rosterctl 1", completion: $0) }
+        try value { source.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 0xFE, count: 32), for: owners[2],
+                                                           completion: $0) }
+        try value { source.acting(for: .daemon).recordFailure(keys: ["account:alice1", "uid:1000"], completion: $0) }
+        try value { source.acting(for: .daemon).replaceRecoveryCodes(of: owners[0],
+                                                                     hashes: [[UInt8](repeating: 3, count: 32)],
+                                                                     completion: $0) }
+        try value { source.acting(for: .daemon).storePendingTOTP(of: owners[0], sealed: [9, 9], completion: $0) }
+        _ = try value { source.acting(for: .daemon).confirmTOTP(of: owners[0], step: 77, completion: $0) }
+        try value { source.acting(for: .daemon).storePendingTOTP(of: owners[1], sealed: [8], completion: $0) }
         let csv = "name,phone,email,note\n张三,555-0100,,\nRenée,,renee@example.com,\"a, b\"\n김민준,,,\n"
-        _ = try value { source.importContacts(csv, format: .csv, for: owners[1], charge: .daemon, completion: $0) }
-        _ = try value { source.addContact(ContactDraft(name: "Dan"), for: owners[0], charge: .daemon, completion: $0) }
+        _ = try value { source.acting(for: .daemon).importContacts(csv, format: .csv, for: owners[1], completion: $0) }
+        _ = try value { source.acting(for: .daemon).addContact(ContactDraft(name: "Dan"), for: owners[0],
+                                                               completion: $0) }
         // Issue 16: a copy keeps a lock (and the last log-in the tokens above moved).
-        #expect(try value { source.lockAccount(owners[2], reason: "stolen", charge: .daemon, completion: $0) })
+        #expect(try value { source.acting(for: .daemon).lockAccount(owners[2], reason: "stolen", completion: $0) })
 
         let reader = try PostgreSQLCopy(conninfo: from)
         let writer = try PostgreSQLCopy(conninfo: to)
@@ -80,22 +83,26 @@ struct PostgreSQLCopyTests {
         let copy = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: to, connections: 1), loop: harness.loop,
                                               server: ServerSettings(), cores: 2, clock: clock, logger: Logger(level: .err))
         defer { copy.stop() }
-        #expect(try harness.answer { copy.createAccount(NewAccount(username: "bob123", display: "BOB123", email: nil,
-                                                                   passwordHash: hash), charge: .daemon, completion: $0) }
+        #expect(try harness.answer { copy.acting(for: .daemon).createAccount(NewAccount(username: "bob123", display: "BOB123", email: nil,
+                                                                                        passwordHash: hash), completion: $0) }
                 .map(\.id) == .failure(.conflict(.username)))
-        let next = try value { copy.createAccount(NewAccount(username: "dave01", display: "dave01", email: nil,
-                                                             passwordHash: hash), charge: .daemon, completion: $0) }
+        let next = try value { copy.acting(for: .daemon).createAccount(NewAccount(username: "dave01", display: "dave01", email: nil,
+                                                                                  passwordHash: hash), completion: $0) }
         #expect(next.id > owners.max() ?? 0)
-        let contact = try value { copy.addContact(ContactDraft(name: "Eve"), for: next.id, charge: .daemon, completion: $0) }
-        #expect(try value { copy.credential(for: .email("ALICE1@example.com"), charge: .daemon, completion: $0) }?.passwordHash
+        let contact = try value { copy.acting(for: .daemon).addContact(ContactDraft(name: "Eve"), for: next.id,
+                                                                       completion: $0) }
+        #expect(try value { copy.acting(for: .daemon).credential(for: .email("ALICE1@example.com"),
+                                                                 completion: $0) }?.passwordHash
                 == hash + "0")
         #expect(contact.contact.id > 4)
-        #expect(try value { copy.credential(of: owners[0], charge: .daemon, completion: $0) }?.totp
+        #expect(try value { copy.acting(for: .daemon).credential(of: owners[0], completion: $0) }?.totp
                 == TOTPSeal(sealed: [9, 9], lastStep: 77))
-        #expect(try value { copy.security(of: owners[1], charge: .daemon, completion: $0) }
+        #expect(try value { copy.acting(for: .daemon).security(of: owners[1], completion: $0) }
                 == AccountSecurity(totp: nil, pendingTOTP: [8], recoveryCodesLeft: 0))
-        #expect(try value { copy.credential(for: .username("carol1"), charge: .daemon, completion: $0) }?.account.locked == true)
-        #expect(try value { copy.accountSummary(.username("alice1"), charge: .daemon, completion: $0) }?.lastLoginAtMs != nil)
+        #expect(try value { copy.acting(for: .daemon).credential(for: .username("carol1"),
+                                                                 completion: $0) }?.account.locked == true)
+        #expect(try value { copy.acting(for: .daemon).accountSummary(.username("alice1"),
+                                                                     completion: $0) }?.lastLoginAtMs != nil)
     }
 
     /// `admin.backup`'s read: the counts and every row come from one snapshot, so what commits while it reads

@@ -25,17 +25,18 @@ struct PostgreSQLStorageTests {
         #expect(pair.b.knownUsernameTaken("ALICE1") == true)
 
         let token = [UInt8](repeating: 7, count: 32)
-        try pair.value { pair.a.storeToken(hash: token, for: alice.id, charge: .daemon, completion: $0) }
-        #expect(try pair.value { pair.b.revokeToken(hash: token, charge: .daemon, completion: $0) })
+        try pair.value { pair.a.acting(for: .daemon).storeToken(hash: token, for: alice.id, completion: $0) }
+        #expect(try pair.value { pair.b.acting(for: .daemon).revokeToken(hash: token, completion: $0) })
         // A revoke of what is gone tells nobody.
-        #expect(try !pair.value { pair.b.revokeToken(hash: token, charge: .daemon, completion: $0) })
-        let added = try pair.value { pair.b.addContact(ContactDraft(name: "Bo"), for: alice.id, charge: .daemon,
-                                                       completion: $0) }
-        _ = try pair.value { pair.b.updateContact(added.contact.id, of: alice.id,
-                                                  with: ContactPatch(name: nil, phone: "1", email: nil, note: nil),
-                                                  charge: .daemon, completion: $0) }
-        _ = try pair.value { pair.b.removeContact(added.contact.id, of: alice.id, charge: .daemon, completion: $0) }
-        _ = try pair.value { pair.b.importContacts("name\nCy\n", format: .csv, for: alice.id, charge: .daemon, completion: $0) }
+        #expect(try !pair.value { pair.b.acting(for: .daemon).revokeToken(hash: token, completion: $0) })
+        let added = try pair.value { pair.b.acting(for: .daemon).addContact(ContactDraft(name: "Bo"), for: alice.id,
+                                                                            completion: $0) }
+        _ = try pair.value { pair.b.acting(for: .daemon).updateContact(added.contact.id, of: alice.id,
+                                                                       with: ContactPatch(name: nil, phone: "1", email: nil, note: nil),
+                                                                       completion: $0) }
+        _ = try pair.value { pair.b.acting(for: .daemon).removeContact(added.contact.id, of: alice.id, completion: $0) }
+        _ = try pair.value { pair.b.acting(for: .daemon).importContacts("name\nCy\n", format: .csv, for: alice.id,
+                                                                        completion: $0) }
         let expected: [StorageChange] = [.tokenRevoked(hash: token)] + Array(repeating: .contactsChanged(account: alice.id),
                                                                             count: 4)
         try pair.harness.run(until: { pair.heardByA.count >= expected.count })
@@ -55,15 +56,16 @@ struct PostgreSQLStorageTests {
         let alice = try pair.register("alice1", email: "alice@example.com", on: pair.a)
         let bob = try pair.register("bobby1", on: pair.a)
         let tokens = (1...2).map { [UInt8](repeating: $0, count: 32) }
-        for token in tokens { try pair.value { pair.a.storeToken(hash: token, for: alice.id, charge: .daemon, completion: $0) } }
-        try pair.value { pair.a.storeToken(hash: [UInt8](repeating: 9, count: 32), for: bob.id, charge: .daemon,
-                                           completion: $0) }
+        for token in tokens { try pair.value { pair.a.acting(for: .daemon).storeToken(hash: token, for: alice.id,
+                completion: $0) } }
+        try pair.value { pair.a.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 9, count: 32), for: bob.id,
+                                                                completion: $0) }
         try pair.harness.run(until: { pair.heardByB.count == 2 })
         #expect(pair.b.knownUsernameTaken("alice1") == true)
         pair.heardByB = []
 
-        let deleted = try pair.value { pair.a.deleteAccount(alice.id, failureKeys: ["account:alice1"], charge: .daemon,
-                                                            completion: $0) }
+        let deleted = try pair.value { pair.a.acting(for: .daemon).deleteAccount(alice.id,
+                failureKeys: ["account:alice1"], completion: $0) }
         #expect(Set(deleted?.revokedTokens ?? []) == Set(tokens))
         #expect(pair.a.knownUsernameTaken("ALICE1") == false)
         try pair.harness.run(until: { pair.heardByB.count >= 3 })
@@ -86,20 +88,23 @@ struct PostgreSQLStorageTests {
         let carol = try pair.register("carol1", on: pair.a)
         let token = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
         for byte: UInt8 in 1...5 {
-            try pair.value { pair.a.storeToken(hash: token(byte), for: carol.id, charge: .daemon, completion: $0) }
+            try pair.value { pair.a.acting(for: .daemon).storeToken(hash: token(byte), for: carol.id, completion: $0) }
         }
         try pair.harness.run(until: { pair.heardByB.count == 1 })
         pair.heardByB = []
         let newHash = placeholderHash + "x"
-        let changed = try pair.value { pair.a.changePassword(of: carol.id, to: newHash, keeping: token(5), charge: .daemon,
-                                                             completion: $0) }
+        let changed = try pair.value { pair.a.acting(for: .daemon).changePassword(of: carol.id, to: newHash,
+                keeping: token(5), completion: $0) }
         #expect(changed.count == 4)
-        try pair.value { pair.a.storeToken(hash: token(6), for: carol.id, charge: .daemon, completion: $0) }
-        #expect(try pair.value { pair.a.revokeTokens(of: carol.id, except: token(5), charge: .daemon, completion: $0) }
+        try pair.value { pair.a.acting(for: .daemon).storeToken(hash: token(6), for: carol.id, completion: $0) }
+        #expect(try pair.value { pair.a.acting(for: .daemon).revokeTokens(of: carol.id, except: token(5),
+                                                                          completion: $0) }
                 == [token(6)])
-        try pair.value { pair.a.replaceRecoveryCodes(of: carol.id, hashes: [token(7)], charge: .daemon, completion: $0) }
-        #expect(try pair.value { pair.a.redeemRecoveryCode(of: carol.id, codeHash: token(7), newPasswordHash: newHash,
-                                                           charge: .daemon, completion: $0) } == [token(5)])
+        try pair.value { pair.a.acting(for: .daemon).replaceRecoveryCodes(of: carol.id, hashes: [token(7)],
+                                                                          completion: $0) }
+        #expect(try pair.value { pair.a.acting(for: .daemon).redeemRecoveryCode(of: carol.id, codeHash: token(7),
+                                                                                newPasswordHash: newHash,
+                                                                                completion: $0) } == [token(5)])
         let expected = (1...6).map { StorageChange.tokenRevoked(hash: token($0)) }
         try pair.harness.run(until: { pair.heardByB.count >= expected.count })
         #expect(Set(pair.heardByB.map { "\($0)" }) == Set(expected.map { "\($0)" }))
@@ -116,8 +121,8 @@ struct PostgreSQLStorageTests {
         let token = { (byte: UInt8) in [UInt8](repeating: byte, count: 32) }
         let limit = TokenLimit(maxTokens: 2, revocation: nil)
         for byte: UInt8 in 1...4 {
-            _ = try pair.value { pair.a.storeToken(hash: token(byte), for: dora.id, client: nil, audit: nil, limit: limit,
-                                                   charge: .daemon, completion: $0) }
+            _ = try pair.value { pair.a.acting(for: .daemon).storeToken(hash: token(byte), for: dora.id, client: nil,
+                                                                        audit: nil, limit: limit, completion: $0) }
         }
         let expected = [1, 2].map { StorageChange.tokenRevoked(hash: token($0)) }
         try pair.harness.run(until: { pair.heardByB.count >= 1 + expected.count })
@@ -175,8 +180,9 @@ struct PostgreSQLStorageTests {
         let before = try PostgresTestCluster.shared.psql(
             "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint", database: name)
         let account = try pair.register("clock1", on: pair.a)
-        try pair.value { pair.a.recordFailure(keys: ["k"], charge: .daemon, completion: $0) }
-        let recent = try pair.value { pair.b.recentFailures(keys: ["k"], windowMs: 60_000, charge: .daemon, completion: $0) }
+        try pair.value { pair.a.acting(for: .daemon).recordFailure(keys: ["k"], completion: $0) }
+        let recent = try pair.value { pair.b.acting(for: .daemon).recentFailures(keys: ["k"], windowMs: 60_000,
+                completion: $0) }
         let after = try PostgresTestCluster.shared.psql(
             "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint", database: name)
         let low = try #require(Int64(before.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -191,7 +197,7 @@ struct PostgreSQLStorageTests {
         let pair = try StoragePair()
         var answers = 0
         for index in 0..<20 {
-            pair.a.isEmailTaken("x\(index)@example.com", charge: .daemon) { _ in answers += 1 }
+            pair.a.acting(for: .daemon).isEmailTaken("x\(index)@example.com") { _ in answers += 1 }
         }
         pair.a.stop()
         try pair.harness.run(until: { answers == 20 })
@@ -213,28 +219,29 @@ struct PostgreSQLStorageTests {
         storage.onStateChange = { states.append($0.phase) }
         storage.onChange = { heard.append($0) }
         storage.warmUp()
-        _ = try harness.answer { storage.createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
-                                                                 passwordHash: placeholderHash),
-                                                      charge: .daemon, completion: $0) }.get()
+        _ = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "kept01", display: "kept01", email: nil,
+                                                                                      passwordHash: placeholderHash),
+                                                                           completion: $0) }.get()
         try harness.run(until: { storage.knownUsernameTaken("nobody") != nil })
 
         cluster.stopImmediately()
         try harness.run(until: { storage.state.phase == .down }, within: .seconds(20))
         #expect(states.last == .down)
         let started = harness.loop.now
-        let answer = try harness.answer { storage.isEmailTaken("a@example.com", charge: .daemon, completion: $0) }
+        let answer = try harness.answer { storage.acting(for: .daemon).isEmailTaken("a@example.com", completion: $0) }
         guard case .failure(.unavailable) = answer else { Issue.record("answered \(answer)"); return }
         #expect(harness.loop.now - started < .milliseconds(100))
         // Username checks keep answering from memory.
         #expect(storage.knownUsernameTaken("KEPT01") == true)
-        #expect(try harness.answer { storage.isUsernameTaken("kept01", charge: .daemon, completion: $0) }.get())
+        #expect(try harness.answer { storage.acting(for: .daemon).isUsernameTaken("kept01", completion: $0) }.get())
         let statistics = try harness.answer { storage.statistics(completion: $0) }.get()
         #expect(statistics.state.phase == .down && statistics.accounts == 1)
 
         try cluster.start()
         try harness.run(until: { storage.state.phase == .up && heard.contains(.resync) }, within: .seconds(30))
         #expect(states.last == .up)
-        #expect(try harness.answer { storage.isEmailTaken("a@example.com", charge: .daemon, completion: $0) }.get() == false)
+        #expect(try harness.answer { storage.acting(for: .daemon).isEmailTaken("a@example.com",
+                                                                               completion: $0) }.get() == false)
     }
 }
 
@@ -250,29 +257,30 @@ struct PostgreSQLNULTests {
                                                  clock: ManualWallClock(), logger: Logger(level: .crit))
         defer { storage.stop() }
         let hash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"
-        let owner = try harness.answer { storage.createAccount(NewAccount(username: "owner1", display: "owner1", email: nil,
-                                                                          passwordHash: hash),
-                                                               charge: .daemon, completion: $0) }.get()
-        #expect(try harness.answer { storage.createAccount(NewAccount(username: "nul01", display: "nul\u{0}01", email: nil,
-                                                                      passwordHash: hash),
-                                                           charge: .daemon, completion: $0) }.map(\.id) == .failure(.other))
-        let added = try harness.answer { storage.addContact(ContactDraft(name: "A\u{0}B"), for: owner.id, charge: .daemon,
-                                                            completion: $0) }
+        let owner = try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "owner1", display: "owner1", email: nil,
+                                                                                               passwordHash: hash),
+                                                                                    completion: $0) }.get()
+        #expect(try harness.answer { storage.acting(for: .daemon).createAccount(NewAccount(username: "nul01", display: "nul\u{0}01", email: nil,
+                                                                                           passwordHash: hash),
+                                                                                completion: $0) }.map(\.id) == .failure(.other))
+        let added = try harness.answer { storage.acting(for: .daemon).addContact(ContactDraft(name: "A\u{0}B"),
+                for: owner.id, completion: $0) }
         #expect(added.map(\.contact.id) == .failure(.other))
-        let kept = try harness.answer { storage.addContact(ContactDraft(name: "Kept"), for: owner.id, charge: .daemon,
-                                                           completion: $0) }.get()
+        let kept = try harness.answer { storage.acting(for: .daemon).addContact(ContactDraft(name: "Kept"),
+                                                                                for: owner.id, completion: $0) }.get()
         let patched = try harness.answer {
-            storage.updateContact(kept.contact.id, of: owner.id, with: ContactPatch(name: nil, phone: nil, email: nil, note: "x\u{0}y"),
-                                  charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).updateContact(kept.contact.id, of: owner.id,
+                                                       with: ContactPatch(name: nil, phone: nil, email: nil, note: "x\u{0}y"),
+                                                       completion: $0)
         }
         #expect(patched == .failure(.other))
-        let imported = try harness.answer { storage.importContacts("name\nFine\n\"Cut\u{0}Here\"\n", format: .csv, for: owner.id,
-                                                                   charge: .daemon, completion: $0) }
+        let imported = try harness.answer { storage.acting(for: .daemon).importContacts("name\nFine\n\"Cut\u{0}Here\"\n",
+                format: .csv, for: owner.id, completion: $0) }
         #expect(imported.map(\.skipped) == .failure(.other))
-        let all = try harness.answer { storage.readContacts([kept.contact.id], of: owner.id, charge: .daemon,
-                                                            cancelled: Locked(false), encode: { $0 }, completion: $0) }.get()
+        let all = try harness.answer { storage.acting(for: .daemon).readContacts([kept.contact.id], of: owner.id,
+                cancelled: Locked(false), encode: { $0 }, completion: $0) }.get()
         #expect(all == [kept.contact])
-        #expect(try harness.answer { storage.loadSearchIndex(of: owner.id, charge: .daemon, build: { $0.count },
-                                                             completion: $0) }.get() == 1)
+        #expect(try harness.answer { storage.acting(for: .daemon).loadSearchIndex(of: owner.id, build: { $0.count },
+                completion: $0) }.get() == 1)
     }
 }

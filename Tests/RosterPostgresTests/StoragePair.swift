@@ -49,9 +49,9 @@ final class StoragePair {
     }
 
     func register(_ name: String, email: String? = nil, on storage: PostgreSQLStorage, audit: AuditRecord? = nil) throws -> Account {
-        try value { storage.createAccount(NewAccount(username: name, display: name, email: email,
-                                                     passwordHash: Self.placeholderHash),
-                                          audit: audit, charge: .daemon, completion: $0) }
+        try value { storage.acting(for: .daemon).createAccount(NewAccount(username: name, display: name, email: email,
+                                                                          passwordHash: Self.placeholderHash),
+                                                               audit: audit, completion: $0) }
     }
 
     /// Waits until both listeners are in place: a notification sent before one is listening is lost, so a new

@@ -29,10 +29,11 @@ struct SQLiteAuditTests {
         var heard: [AuditEntry] = []
         storage.onAudit = { entry, _ in heard.append(entry) }
         let alice = try harness.answer {
-            storage.createAccount(NewAccount(username: "alice1", display: "A", email: "a@example.com",
-                                             passwordHash: SQLiteStorageTests.hash), charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).createAccount(NewAccount(username: "alice1", display: "A", email: "a@example.com",
+                                                                  passwordHash: SQLiteStorageTests.hash), completion: $0)
         }.get()
-        try harness.answer { storage.storeToken(hash: token(1), for: alice.id, charge: .daemon, completion: $0) }.get()
+        try harness.answer { storage.acting(for: .daemon).storeToken(hash: token(1), for: alice.id,
+                                                                     completion: $0) }.get()
         let bad = refusedEntry
         func refused<T>(_ what: String, _ call: (@escaping StorageCompletion<T>) -> Void) throws {
             let answer: Result<T, StorageFailure> = try harness.answer(call)
@@ -40,26 +41,31 @@ struct SQLiteAuditTests {
         }
 
         try refused("registration") {
-            storage.createAccount(NewAccount(username: "bobby1", display: "B", email: nil, passwordHash: SQLiteStorageTests.hash),
-                                  audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).createAccount(NewAccount(username: "bobby1", display: "B", email: nil, passwordHash: SQLiteStorageTests.hash),
+                                                       audit: bad, completion: $0)
         }
         try refused("log-in") {
-            storage.storeToken(hash: token(2), for: alice.id, client: nil, audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).storeToken(hash: token(2), for: alice.id, client: nil, audit: bad,
+                                                    completion: $0)
         }
-        try refused("failure") { storage.recordFailure(keys: ["account:alice1"], audit: bad, charge: .daemon, completion: $0) }
+        try refused("failure") { storage.acting(for: .daemon).recordFailure(keys: ["account:alice1"], audit: bad,
+                                                                            completion: $0) }
         try refused("password change") {
-            storage.changePassword(of: alice.id, to: Self.newHash, keeping: nil, audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).changePassword(of: alice.id, to: Self.newHash, keeping: nil, audit: bad,
+                                                        completion: $0)
         }
         try refused("email change") {
-            storage.changeEmail(of: alice.id, to: "b@example.com", audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).changeEmail(of: alice.id, to: "b@example.com", audit: bad, completion: $0)
         }
-        try refused("log-out") { storage.revokeToken(hash: token(1), audit: bad, charge: .daemon, completion: $0) }
-        try refused("lock") { storage.lockAccount(alice.id, reason: "x", audit: bad, charge: .daemon, completion: $0) }
+        try refused("log-out") { storage.acting(for: .daemon).revokeToken(hash: token(1), audit: bad, completion: $0) }
+        try refused("lock") { storage.acting(for: .daemon).lockAccount(alice.id, reason: "x", audit: bad,
+                                                                       completion: $0) }
         try refused("deletion") {
-            storage.deleteAccount(alice.id, failureKeys: [], audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).deleteAccount(alice.id, failureKeys: [], audit: bad, completion: $0)
         }
         try refused("recovery codes") {
-            storage.replaceRecoveryCodes(of: alice.id, hashes: [token(5)], audit: bad, charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).replaceRecoveryCodes(of: alice.id, hashes: [token(5)], audit: bad,
+                                                              completion: $0)
         }
 
         // Each change went with its entry: everything is as it was before the first refused write.
@@ -73,13 +79,15 @@ struct SQLiteAuditTests {
         #expect(try count("SELECT count(*) FROM recovery_codes") == "0")
         #expect(try count("SELECT count(*) FROM audit_log") == "0")
         #expect(heard == [])
-        #expect(try harness.answer { storage.isUsernameTaken("bobby1", charge: .daemon, completion: $0) }.get() == false)
-        #expect(try harness.answer { storage.resumeToken(hash: token(1), idleLimitMs: 60_000, charge: .daemon,
-                                                         completion: $0) }.get()?.id == alice.id)
+        #expect(try harness.answer { storage.acting(for: .daemon).isUsernameTaken("bobby1",
+                completion: $0) }.get() == false)
+        #expect(try harness.answer { storage.acting(for: .daemon).resumeToken(hash: token(1), idleLimitMs: 60_000,
+                                                                              completion: $0) }.get()?.id == alice.id)
         // The same writes with an entry the table takes go through, each with its entry.
         var good = bad
         good.suppressed = 0
-        try harness.answer { storage.recordFailure(keys: ["account:alice1"], audit: good, charge: .daemon, completion: $0) }.get()
+        try harness.answer { storage.acting(for: .daemon).recordFailure(keys: ["account:alice1"], audit: good,
+                                                                        completion: $0) }.get()
         #expect(try count("SELECT count(*) FROM login_failures") == "1")
         #expect(try count("SELECT count(*) FROM audit_log") == "1")
         #expect(heard.map(\.record) == [good])
@@ -89,8 +97,8 @@ struct SQLiteAuditTests {
         let harness = try Harness()
         let storage = try harness.open()
         let entry = try harness.answer {
-            storage.appendAudit(AuditRecord(event: .locked, username: "alice1", peer: peer, reason: "phished"),
-                                charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).appendAudit(AuditRecord(event: .locked, username: "alice1", peer: peer, reason: "phished"),
+                                                     completion: $0)
         }.get()
         let database = try Database(path: harness.path)
         for update in ["UPDATE audit_log SET reason = 'nothing happened'", "UPDATE audit_log SET username = NULL",
@@ -114,7 +122,8 @@ struct SQLiteAuditTests {
             }
             _ = try store.append(AuditRecord(event: .logout, username: "alice1", peer: peer), at: now)
         }
-        #expect(try harness.answer { storage.pruneAudit(before: now - 1, charge: .daemon, completion: $0) }.get() == old)
+        #expect(try harness.answer { storage.acting(for: .daemon).pruneAudit(before: now - 1,
+                                                                             completion: $0) }.get() == old)
         #expect(try database.pragmaValue("SELECT group_concat(event) FROM audit_log") == "logout")
     }
 

@@ -51,8 +51,8 @@ struct SQLiteStorageTests {
 
     private func register(_ name: String, _ storage: SQLiteStorage, _ harness: Harness) throws -> Account {
         try harness.answer {
-            storage.createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: Self.hash),
-                                  charge: peer, completion: $0)
+            storage.acting(for: peer).createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: Self.hash),
+                                                    completion: $0)
         }.get()
     }
 
@@ -108,7 +108,7 @@ struct SQLiteStorageTests {
         let other = try Database(path: harness.path)
         try other.execute("INSERT INTO users(canonical, display, password_hash, created_at) VALUES ('bobby1', 'b', '\(Self.hash)', 0)")
         let taken = { (name: String) throws -> Bool in
-            try harness.answer { storage.isUsernameTaken(name, charge: self.peer, completion: $0) }.get()
+            try harness.answer { storage.acting(for: self.peer).isUsernameTaken(name, completion: $0) }.get()
         }
         #expect(try !taken("bobby1"))
         #expect(try taken("ALICE1"))
@@ -128,32 +128,33 @@ struct SQLiteStorageTests {
         let hold = Locked(false)
         let connection = QueueCharge(payer: .account(user.id), connection: 9)
         // One job that waits until told, so that the connection's budget of one is spent.
-        storage.loadSearchIndex(of: user.id, charge: connection, build: { _ in hold.wait { $0 ? () : nil } },
-                                completion: { _ in })
+        storage.acting(for: connection).loadSearchIndex(of: user.id, build: { _ in hold.wait { $0 ? () : nil } },
+                                                        completion: { _ in })
         var answers: [String] = []
         // A small page is read on the loop's connection: no queue, so no budget to refuse it.
-        storage.readContacts(Array(1...100), of: user.id, charge: connection, cancelled: Locked(false),
-                             encode: { $0.count }) { result in
+        storage.acting(for: connection).readContacts(Array(1...100), of: user.id, cancelled: Locked(false),
+                                                     encode: { $0.count }) { result in
             answers.append("small page \((try? result.get()).map(String.init) ?? "failed")")
         }
-        storage.readContacts(Array(1...101), of: user.id, charge: connection, cancelled: Locked(false),
-                             encode: { $0.count }) { result in
+        storage.acting(for: connection).readContacts(Array(1...101), of: user.id, cancelled: Locked(false),
+                                                     encode: { $0.count }) { result in
             if case .failure(.busy) = result { answers.append("big page busy") }
         }
-        storage.resumeToken(hash: [UInt8](repeating: 1, count: 32), idleLimitMs: 1_000, charge: connection) { result in
+        storage.acting(for: connection).resumeToken(hash: [UInt8](repeating: 1, count: 32),
+                                                    idleLimitMs: 1_000) { result in
             if case .failure(.busy(let wait)) = result, wait > 0 { answers.append("resume busy") }
         }
-        storage.addContact(ContactDraft(name: "A"), for: user.id, charge: connection) { result in
+        storage.acting(for: connection).addContact(ContactDraft(name: "A"), for: user.id) { result in
             if case .failure(.busy) = result { answers.append("add busy") }
         }
         // Never refused: what follows work already paid for.
-        storage.storeToken(hash: [UInt8](repeating: 2, count: 32), for: user.id, charge: connection) { result in
+        storage.acting(for: connection).storeToken(hash: [UInt8](repeating: 2, count: 32), for: user.id) { result in
             answers.append("token \((try? result.get()) != nil)")
         }
-        storage.recordFailure(keys: ["account:dave01"], charge: connection) { result in
+        storage.acting(for: connection).recordFailure(keys: ["account:dave01"]) { result in
             answers.append("failure \((try? result.get()) != nil)")
         }
-        storage.revokeToken(hash: [UInt8](repeating: 2, count: 32), charge: connection) { result in
+        storage.acting(for: connection).revokeToken(hash: [UInt8](repeating: 2, count: 32)) { result in
             answers.append("revoke \((try? result.get()) ?? false)")
         }
         #expect(answers == ["small page 0", "big page busy", "resume busy", "add busy"])
@@ -164,6 +165,41 @@ struct SQLiteStorageTests {
                             "revoke true"])
     }
 
+    /// The caller binds only who pays; the backend charges an import its data's size, which the payer's byte
+    /// budget counts while it waits: a second import of the same user waiting is refused, another user's is not.
+    @Test func anImportHoldsItsDataSizeAgainstItsPayersByteBudget() throws {
+        let harness = try Harness()
+        harness.settings = ServerSettings(storageWorkers: 1, maxQueuedImportBytesPerUser: 64)
+        let storage = try harness.open()
+        let ann = try register("ann001", storage, harness)
+        let bob = try register("bob001", storage, harness)
+        let hold = Locked(false)
+        // The one worker waits until told, so the imports below wait in the queue.
+        storage.acting(for: peer).loadSearchIndex(of: bob.id, build: { _ in hold.wait { $0 ? () : nil } },
+                                                  completion: { _ in })
+        let data = "name\n" + String(repeating: "x", count: 35) + "\n"
+        #expect(data.utf8.count == 41)
+        var answers: [String] = []
+        func importFor(_ account: Account, _ label: String) {
+            storage.acting(for: QueueCharge(payer: .account(account.id), connection: UInt64(account.id)))
+                .importContacts(data, format: .csv, for: account.id) { result in
+                    switch result {
+                    case .success(let outcome): answers.append("\(label) added \(outcome.added.count)")
+                    case .failure(.busy): answers.append("\(label) busy")
+                    case .failure(let failure): answers.append("\(label) \(failure)")
+                    }
+                }
+        }
+        importFor(ann, "ann first")
+        importFor(ann, "ann second")
+        importFor(bob, "bob")
+        #expect(answers == ["ann second busy"])
+        hold.withLock { $0 = true }
+        hold.broadcast()
+        try harness.run(until: { answers.count == 3 })
+        #expect(answers == ["ann second busy", "ann first added 1", "bob added 1"])
+    }
+
     /// Issue 12: a `contacts.add` took 233 ms instead of 12 with two CPU hogs on the host while the storage workers
     /// stood back. They keep the daemon's own policy and nice, idle or busy.
     @Test func theWorkersKeepTheDaemonsOwnPriority() throws {
@@ -172,11 +208,11 @@ struct SQLiteStorageTests {
         let user = try register("gina01", storage, harness)
         let release = Locked(false)
         let started = Locked(false)
-        storage.loadSearchIndex(of: user.id, charge: peer, build: { _ in
-            started.withLock { $0 = true }
-            started.broadcast()
-            release.wait { $0 ? () : nil }
-        }, completion: { _ in })
+        storage.acting(for: peer).loadSearchIndex(of: user.id, build: { _ in
+                              started.withLock { $0 = true }
+                              started.broadcast()
+                              release.wait { $0 ? () : nil }
+                          }, completion: { _ in })
         defer {
             release.withLock { $0 = true }
             release.broadcast()
@@ -203,8 +239,8 @@ struct SQLiteStorageTests {
         _ = try register("erin01", storage, harness)
         var answers: [Result<BackupSummary, BackupFailure>] = []
         let target = harness.directory.path("copy.db")
-        storage.backup(to: target, charge: peer) { answers.append($0) }
-        storage.backup(to: harness.directory.path("other.db"), charge: peer) { answers.append($0) }
+        storage.acting(for: peer).backup(to: target) { answers.append($0) }
+        storage.acting(for: peer).backup(to: harness.directory.path("other.db")) { answers.append($0) }
         #expect(answers == [.failure(.storage(.busy(retryAfterMs: 1_000)))])
         try harness.run(until: { answers.count == 2 })
         guard case .success(let summary) = answers[1] else { Issue.record("\(answers)"); return }
@@ -212,7 +248,7 @@ struct SQLiteStorageTests {
         #expect(summary.pages > 0)
         let copy = try Database(path: target)
         #expect(try UserStore(database: copy).usernameExists("erin01"))
-        let again = try harness.answer { storage.backup(to: target, charge: peer, completion: $0) }
+        let again = try harness.answer { storage.acting(for: peer).backup(to: target, completion: $0) }
         #expect(again == .failure(.refused(.targetExists)))
         #expect(harness.log.messages.contains("backup to \(target) refused: target_exists"))
     }
@@ -226,7 +262,7 @@ struct SQLiteStorageTests {
         let stored = try UserStore(database: try Database(path: harness.path)).user(canonical: "fred01")
         #expect(stored?.createdAt == harness.clock.nowMs())
         let contact = try harness.answer {
-            storage.addContact(ContactDraft(name: "G"), for: account.id, charge: peer, completion: $0)
+            storage.acting(for: peer).addContact(ContactDraft(name: "G"), for: account.id, completion: $0)
         }.get()
         #expect(contact.contact.createdAt == harness.clock.nowMs())
     }

@@ -28,15 +28,15 @@ struct AccountLifeProceduresTests {
     /// An account with `password`, made straight in the storage.
     func account(_ name: String = "alice1", email: String? = nil, password: String = "secret1") throws -> Account {
         var made: Result<Account, StorageFailure>?
-        storage.createAccount(NewAccount(username: name, display: name, email: email,
-                                         passwordHash: FakePasswordWork.hash(of: password)), charge: charge) { made = $0 }
+        storage.acting(for: charge).createAccount(NewAccount(username: name, display: name, email: email,
+                                                             passwordHash: FakePasswordWork.hash(of: password))) { made = $0 }
         return try #require(made).get()
     }
 
     /// A token stored for `account`, as a log-in would.
     func token(_ byte: UInt8, for account: Account) -> [UInt8] {
         let hash = [UInt8](repeating: byte, count: 32)
-        storage.storeToken(hash: hash, for: account.id, client: "test", charge: charge) { _ in }
+        storage.acting(for: charge).storeToken(hash: hash, for: account.id, client: "test") { _ in }
         return hash
     }
 
@@ -49,19 +49,19 @@ struct AccountLifeProceduresTests {
 
     func failures(_ key: String) -> Int {
         var times: RecentFailures?
-        storage.recentFailures(keys: [key], windowMs: 300_000, charge: charge) { times = try? $0.get() }
+        storage.acting(for: charge).recentFailures(keys: [key], windowMs: 300_000) { times = try? $0.get() }
         return times?.times[key]?.count ?? -1
     }
 
     func works(_ password: String, for account: Account) -> Bool {
         var credential: Credential?
-        storage.credential(of: account.id, charge: charge) { credential = try? $0.get() }
+        storage.acting(for: charge).credential(of: account.id) { credential = try? $0.get() }
         return credential?.passwordHash == FakePasswordWork.hash(of: password)
     }
 
     func liveTokens(of account: Account) -> [[UInt8]] {
         var sessions: [StoredSession] = []
-        storage.sessions(of: account.id, idleLimitMs: 1 << 40, charge: charge) { sessions = (try? $0.get()) ?? [] }
+        storage.acting(for: charge).sessions(of: account.id, idleLimitMs: 1 << 40) { sessions = (try? $0.get()) ?? [] }
         return sessions.map(\.tokenHash)
     }
 
@@ -170,7 +170,7 @@ struct AccountLifeProceduresTests {
         // The peer's count is not the account's: it stays.
         #expect(failures("uid:1000") == 1)
         var taken: Bool?
-        storage.isUsernameTaken("alice1", charge: charge) { taken = try? $0.get() }
+        storage.acting(for: charge).isUsernameTaken("alice1") { taken = try? $0.get() }
         #expect(taken == false)
         let again = try now { accounts.deleteAccount(alice, password: Secret("secret1"), peer: peer, charge: charge,
                                                      completion: $0) }
@@ -213,7 +213,7 @@ struct AccountLifeProceduresTests {
         _ = try account("bob123")
         let codes = try now { accounts.replaceRecoveryCodes(of: alice, password: Secret("secret1"), peer: peer,
                                                             charge: charge, completion: $0) }.get()
-        storage.lockAccount(alice.id, reason: "stolen laptop", charge: charge) { _ in }
+        storage.acting(for: charge).lockAccount(alice.id, reason: "stolen laptop") { _ in }
         func recover(_ name: String, _ code: String) throws -> RosterError? {
             try now { accounts.recover(username: name, code: code, newPassword: Secret("better22"), peer: peer,
                                        charge: charge, completion: $0) }.failure
@@ -228,7 +228,7 @@ struct AccountLifeProceduresTests {
         #expect(failures("account:alice1") == 1)
         #expect(try now { accounts.security(of: alice, charge: charge, completion: $0) }.get().recoveryCodesLeft == 10)
         #expect(works("secret1", for: alice))
-        storage.unlockAccount(alice.id, charge: charge) { _ in }
+        storage.acting(for: charge).unlockAccount(alice.id) { _ in }
         #expect(try recover("alice1", codes[0]) == nil)
         #expect(works("better22", for: alice))
     }

@@ -79,7 +79,7 @@ struct AdminAuditMethodsTests {
     @discardableResult
     private func append(_ event: AuditEvent, _ username: String?, outcome: AuditOutcome = .succeeded) -> Int64 {
         var id: Int64 = -1
-        storage.appendAudit(AuditRecord(event: event, username: username, peer: alice, outcome: outcome), charge: .daemon) {
+        storage.acting(for: .daemon).appendAudit(AuditRecord(event: event, username: username, peer: alice, outcome: outcome)) {
             id = (try? $0.get().id) ?? -1
         }
         clock.advance(byMs: 1_000)
@@ -155,8 +155,8 @@ struct AdminAuditMethodsTests {
 
     @Test func anEmailNamesTheAccountThatHoldsItNowAndAUsernameStaysFindable() throws {
         var made: Account?
-        storage.createAccount(NewAccount(username: "alice1", display: "alice1", email: "alice@example.com",
-                                         passwordHash: FakePasswordWork.hash(of: "secret1")), charge: .daemon) { made = try? $0.get() }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: "alice1", display: "alice1", email: "alice@example.com",
+                                                              passwordHash: FakePasswordWork.hash(of: "secret1"))) { made = try? $0.get() }
         #expect(made != nil)
         append(.login, "alice1")
         append(.login, "gone42")

@@ -10,8 +10,7 @@ import Testing
 @Suite("Pruning the audit log", .serialized)
 struct AuditPruningTests {
     private func append(_ host: ServerOnFakeStorage, _ event: AuditEvent) {
-        host.storage.appendAudit(AuditRecord(event: event, username: "alice1", peer: AuditPeer(uid: 1000, pid: 1, client: nil)),
-                                 charge: .daemon) { _ in }
+        host.storage.acting(for: .daemon).appendAudit(AuditRecord(event: event, username: "alice1", peer: AuditPeer(uid: 1000, pid: 1, client: nil))) { _ in }
     }
 
     @Test func pruningRunsAtStartAndEveryHourByTheRetentionInForce() throws {

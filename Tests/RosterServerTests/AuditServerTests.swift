@@ -16,8 +16,7 @@ struct AuditServerTests {
 
     private func append(_ host: ServerOnFakeStorage, _ event: AuditEvent, _ username: String?,
                         outcome: AuditOutcome = .succeeded, reason: String? = nil) {
-        host.storage.appendAudit(AuditRecord(event: event, username: username, peer: peer, outcome: outcome, reason: reason),
-                                 charge: .daemon) { _ in }
+        host.storage.acting(for: .daemon).appendAudit(AuditRecord(event: event, username: username, peer: peer, outcome: outcome, reason: reason)) { _ in }
     }
 
     private func ids(_ answer: JSONValue) -> [Int64]? { answer["items"]?.arrayValue?.compactMap { $0["id"]?.int64Value } }

@@ -35,8 +35,7 @@ struct ContactsMethodsTests {
     /// A connection logged in as a new account.
     private func loggedIn(_ name: String, host id: UInt64) -> RecordingCallHost {
         let host = RecordingCallHost(id: id)
-        storage.createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$test"),
-                              charge: .daemon) { host.session.user = try? $0.get() }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$test")) { host.session.user = try? $0.get() }
         host.session.grant = SessionGrant(tokenHash: nil)
         return host
     }

@@ -31,7 +31,8 @@ final class ContactsFixture {
         let inner = storage
         let interposed = holdingLoads.map { InterposedStorage(inner, holdsLoads: $0) }
         self.interposed = interposed
-        service = ContactsService(storage: interposed ?? inner)
+        service = if let interposed { ContactsService(contacts: BoundStorage { interposed.acting(for: $0) }) }
+                  else { ContactsService(storage: inner) }
         service.onChange = { [unowned self] in self.changed.append($0) }
     }
 
@@ -41,8 +42,7 @@ final class ContactsFixture {
         storage.answering = .immediately
         defer { storage.answering = answering }
         var id: AccountID = -1
-        storage.createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$v=19$test"),
-                              charge: .daemon) { id = (try? $0.get().id) ?? -1 }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: name, display: name, email: nil, passwordHash: "$argon2id$v=19$test")) { id = (try? $0.get().id) ?? -1 }
         return id
     }
 
@@ -54,7 +54,8 @@ final class ContactsFixture {
         defer { storage.answering = answering }
         return names.map { name in
             var id: Int64 = -1
-            storage.addContact(ContactDraft(name: name, phone: nil, email: nil, note: nil), for: user, charge: .daemon) {
+            storage.acting(for: .daemon).addContact(ContactDraft(name: name, phone: nil, email: nil, note: nil),
+                                                    for: user) {
                 id = (try? $0.get().contact.id) ?? -1
             }
             return id
@@ -92,11 +93,13 @@ final class ContactsFixture {
 
 /// `InMemoryStorage` with what it cannot do: an index load that reads its snapshot when it is asked but answers
 /// only when released (so writes can be answered after the snapshot and before the load's answer, which the loop
-/// must not lose), a read that started before it was called off, and a record of what each import was charged.
-final class InterposedStorage: ContactStorage {
+/// must not lose), and a read that started before it was called off. The service reaches it as it reaches a
+/// backend: through a view bound to a charge (`acting(for:)`), recorded in `charges`.
+final class InterposedStorage {
     private let inner: InMemoryStorage
     private var held: [() -> Void] = []
-    private(set) var importCharges: [QueueCharge] = []
+    /// What each view was bound to, in order.
+    private(set) var charges: [QueueCharge] = []
     /// Whether index loads wait for `releaseLoads`.
     var holdsLoads: Bool
     /// Whether reads go ahead though they were called off (they had started already).
@@ -113,42 +116,54 @@ final class InterposedStorage: ContactStorage {
         for load in loads { load() }
     }
 
-    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge, build: @escaping @Sendable ([ContactIndexEntry]) -> T,
-                                      completion: @escaping StorageCompletion<T>) {
-        guard holdsLoads else { return inner.loadSearchIndex(of: user, charge: charge, build: build, completion: completion) }
-        inner.loadSearchIndex(of: user, charge: charge, build: build) { result in self.held.append { completion(result) } }
+    func acting(for charge: QueueCharge) -> Acting {
+        charges.append(charge)
+        return Acting(host: self, inner: inner.acting(for: charge))
     }
 
-    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
-                                   encode: @escaping @Sendable ([Contact]) -> T, completion: @escaping StorageCompletion<T>) {
-        inner.readContacts(ids, of: user, charge: charge, cancelled: readsStartedBeforeCancel ? Locked(false) : cancelled,
-                           encode: encode, completion: completion)
-    }
+    /// The inner storage's view, with the host's interpositions.
+    struct Acting: ContactStorage {
+        let host: InterposedStorage
+        let inner: InMemoryStorage.Acting
 
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
-                    completion: @escaping StorageCompletion<StoredContact>) {
-        inner.addContact(draft, for: user, session: session, charge: charge, completion: completion)
-    }
+        func loadSearchIndex<T: Sendable>(of user: AccountID, build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                          completion: @escaping StorageCompletion<T>) {
+            guard host.holdsLoads else { return inner.loadSearchIndex(of: user, build: build, completion: completion) }
+            inner.loadSearchIndex(of: user, build: build) { [host] result in host.held.append { completion(result) } }
+        }
 
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<ContactUpdate>) {
-        inner.updateContact(id, of: user, session: session, with: patch, charge: charge, completion: completion)
-    }
+        func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, cancelled: Locked<Bool>,
+                                       encode: @escaping @Sendable ([Contact]) -> T,
+                                       completion: @escaping StorageCompletion<T>) {
+            inner.readContacts(ids, of: user, cancelled: host.readsStartedBeforeCancel ? Locked(false) : cancelled,
+                               encode: encode, completion: completion)
+        }
 
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<Bool>) {
-        inner.removeContact(id, of: user, session: session, charge: charge, completion: completion)
-    }
+        func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant,
+                        completion: @escaping StorageCompletion<StoredContact>) {
+            inner.addContact(draft, for: user, session: session, completion: completion)
+        }
 
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
-                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
-        importCharges.append(charge)
-        inner.importContacts(data, format: format, for: user, session: session, charge: charge, completion: completion)
-    }
+        func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                           completion: @escaping StorageCompletion<ContactUpdate>) {
+            inner.updateContact(id, of: user, session: session, with: patch, completion: completion)
+        }
 
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
-                                                 cancelled: Locked<Bool>, completion: @escaping StorageCompletion<Sink.Output>) {
-        inner.exportContacts(of: user, after: after, into: sink, charge: charge, cancelled: cancelled, completion: completion)
+        func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant,
+                           completion: @escaping StorageCompletion<Bool>) {
+            inner.removeContact(id, of: user, session: session, completion: completion)
+        }
+
+        func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                            completion: @escaping StorageCompletion<ContactImportOutcome>) {
+            inner.importContacts(data, format: format, for: user, session: session, completion: completion)
+        }
+
+        func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink,
+                                                     cancelled: Locked<Bool>,
+                                                     completion: @escaping StorageCompletion<Sink.Output>) {
+            inner.exportContacts(of: user, after: after, into: sink, cancelled: cancelled, completion: completion)
+        }
     }
 }
 
@@ -426,6 +441,7 @@ struct ContactsServiceTests {
         }
     }
 
+    /// The service binds the connection's charge as it is; the storage charges the import its data's size.
     @Test func anImportIsChargedItsDataSize() {
         let fixture = ContactsFixture(holdingLoads: true)
         let ann = fixture.account("ann")
@@ -434,7 +450,8 @@ struct ContactsServiceTests {
                                        completion: answers.completion)
         var charge = fixture.charge
         charge.bytes = 12
-        #expect(fixture.interposed?.importCharges == [charge])
+        #expect(fixture.interposed?.charges == [fixture.charge])
+        #expect(fixture.storage.importCharges == [charge])
         #expect(answers.values.count == 1)
     }
 }

@@ -84,7 +84,7 @@ struct FormRunnerTests {
         ])
         harness.storage.failure = nil
         var stored: Bool?
-        harness.storage.isUsernameTaken("alice1", charge: .daemon) { stored = try? $0.get() }
+        harness.storage.acting(for: .daemon).isUsernameTaken("alice1") { stored = try? $0.get() }
         #expect(stored == false)
     }
 
@@ -150,7 +150,7 @@ struct FormRunnerTests {
             .submitSucceeded(username: "alice1", withToken: true),
         ])
         harness.storage.answering = .immediately
-        harness.storage.credential(for: .email("alice@example.com"), charge: .daemon) { result in
+        harness.storage.acting(for: .daemon).credential(for: .email("alice@example.com")) { result in
             #expect((try? result.get())?.account.username == "alice1")
         }
     }

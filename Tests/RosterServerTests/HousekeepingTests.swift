@@ -49,8 +49,8 @@ struct HousekeepingTests {
     private var sweepCount: Int { sweeps.withLock { $0 } }
 
     private func append(_ event: AuditEvent) {
-        storage.appendAudit(AuditRecord(event: event, username: "alice1", peer: AuditPeer(uid: 1000, pid: 1, client: nil)),
-                            charge: .daemon) { _ in }
+        let record = AuditRecord(event: event, username: "alice1", peer: AuditPeer(uid: 1000, pid: 1, client: nil))
+        storage.acting(for: .daemon).appendAudit(record) { _ in }
     }
 
     @Test func eachChoreRepeatsAtItsIntervalAndNoneAfterStop() {
@@ -116,8 +116,9 @@ struct HousekeepingTests {
 
         let notifier = RecordingNotifier()
         var made: Account?
-        storage.createAccount(NewAccount(username: "alice1", display: "alice1", email: nil,
-                                         passwordHash: FakePasswordWork.hash(of: "secret1")), charge: .daemon) { made = try? $0.get() }
+        let alice = NewAccount(username: "alice1", display: "alice1", email: nil,
+                               passwordHash: FakePasswordWork.hash(of: "secret1"))
+        storage.acting(for: .daemon).createAccount(alice) { made = try? $0.get() }
         #expect(made != nil)
         housekeeping.start(notifier: notifier)
         #expect(notifier.lines == ["Serving 3 connection(s), 2 logged in; 1 user(s)"])

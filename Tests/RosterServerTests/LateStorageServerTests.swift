@@ -81,15 +81,15 @@ struct LateStorageServerTests {
     @Test func theFastLaneAnswersLaterWhatItAnswersAtOnceByteForByte() throws {
         let requests = Self.checkUsername(1, "alice1") + Self.checkUsername(2, "ab") + Self.checkUsername(3, "bob123")
         let now = try Peer(answering: .immediately)
-        now.storage.createAccount(NewAccount(username: "bob123", display: "bob123", email: nil,
-                                             passwordHash: "$argon2id$placeholder"), charge: .daemon) { _ in }
+        now.storage.acting(for: .daemon).createAccount(NewAccount(username: "bob123", display: "bob123", email: nil,
+                                                                  passwordHash: "$argon2id$placeholder")) { _ in }
         now.send(requests)
         let atOnce = try now.read(3)
 
         let later = try Peer(answering: .onRelease)
         later.storage.answering = .immediately
-        later.storage.createAccount(NewAccount(username: "bob123", display: "bob123", email: nil,
-                                               passwordHash: "$argon2id$placeholder"), charge: .daemon) { _ in }
+        later.storage.acting(for: .daemon).createAccount(NewAccount(username: "bob123", display: "bob123", email: nil,
+                                                                    passwordHash: "$argon2id$placeholder")) { _ in }
         later.storage.answering = .onRelease
         later.send(requests)
         try later.idle()
@@ -106,8 +106,7 @@ struct LateStorageServerTests {
         let peer = try Peer(answering: .onRelease)
         let hash = try PasswordHasher(memoryKiB: 8, iterations: 1).hash("secret1")
         peer.storage.answering = .immediately
-        peer.storage.createAccount(NewAccount(username: "alice1", display: "alice1", email: nil, passwordHash: hash),
-                                   charge: .daemon) { _ in }
+        peer.storage.acting(for: .daemon).createAccount(NewAccount(username: "alice1", display: "alice1", email: nil, passwordHash: hash)) { _ in }
         peer.storage.answering = .onRelease
         peer.send(#"{"jsonrpc":"2.0","id":1,"method":"auth.login","params":{"username":"alice1","password":"secret1"}}"#
                   + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"session.whoami"}"# + "\n" + Self.checkUsername(3, "alice1"))

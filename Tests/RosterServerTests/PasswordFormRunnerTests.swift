@@ -24,7 +24,7 @@ struct PasswordFormRunnerTests {
 
     private func storedHash(_ harness: FormRunnerHarness, _ username: String) -> String? {
         var hash: String?
-        harness.storage.credential(for: AccountIdentifier(loginIdentifier: username), charge: .daemon) {
+        harness.storage.acting(for: .daemon).credential(for: AccountIdentifier(loginIdentifier: username)) {
             hash = (try? $0.get())??.passwordHash
         }
         return hash
@@ -32,7 +32,8 @@ struct PasswordFormRunnerTests {
 
     private func isLive(_ harness: FormRunnerHarness, _ token: [UInt8]) -> Bool {
         var live = false
-        harness.storage.resumeToken(hash: token, idleLimitMs: 60_000, charge: .daemon) { live = (try? $0.get()) != nil }
+        harness.storage.acting(for: .daemon).resumeToken(hash: token,
+                                                         idleLimitMs: 60_000) { live = (try? $0.get()) != nil }
         return live
     }
 

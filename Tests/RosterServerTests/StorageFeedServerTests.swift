@@ -82,7 +82,7 @@ struct StorageFeedServerTests {
         #expect(try wantsOld.takeEvents().last == "field register.email invalid/taken r1")
         #expect(try wantsOther.takeEvents().last == "field register.email valid/valid r1")
 
-        server.storage.changeEmail(of: alice.id, to: "new@example.com", charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).changeEmail(of: alice.id, to: "new@example.com") { _ in }
         server.storage.simulate(.emailChanged(account: alice.id, username: "alice1", email: "new@example.com",
                                               previous: "old@example.com"))
         try server.settle()
@@ -93,7 +93,7 @@ struct StorageFeedServerTests {
         #expect(try session.call("session.whoami")["user"]?["email"] == "new@example.com")
 
         // Removed elsewhere: free again on the form that wanted it.
-        server.storage.changeEmail(of: alice.id, to: nil, charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).changeEmail(of: alice.id, to: nil) { _ in }
         server.storage.simulate(.emailChanged(account: alice.id, username: "alice1", email: nil, previous: "new@example.com"))
         #expect(try wantsNew.takeEvents() == ["field register.email valid/valid r1"])
         #expect(try wantsOld.takeEvents() == [])
@@ -109,7 +109,7 @@ struct StorageFeedServerTests {
         #expect(try resumed.call("session.resume", ["token": token])["username"] == "alice1")
         let (other, _) = try loggedIn(server, as: "alice1")
         let hash = try #require(token.stringValue.flatMap(SessionToken.hash(bearer:)))
-        server.storage.revokeToken(hash: hash, charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).revokeToken(hash: hash) { _ in }
         server.storage.simulate(.tokenRevoked(hash: hash))
         #expect(try first.takeEvents() == ["session alice1", "session null"])
         #expect(try resumed.takeEvents() == ["session alice1", "session null"])
@@ -161,8 +161,8 @@ struct StorageFeedServerTests {
         for client in [mine, bobs] { try client.call("form.open", ["form": "contacts"]) }
         #expect(try mine.takeEvents() == [#"results "" [Alice Smith] of 1"#])
         #expect(try bobs.takeEvents() == [#"results "" [] of 0"#])
-        server.storage.addContact(ContactDraft(name: "Bea Brown", phone: nil, email: nil, note: nil), for: alice.id,
-                                  charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).addContact(ContactDraft(name: "Bea Brown", phone: nil, email: nil, note: nil),
+                                                       for: alice.id) { _ in }
         server.storage.simulate(.contactsChanged(account: alice.id))
         try server.advance(ms: 300)
         #expect(try mine.takeEvents() == [#"results "" [Alice Smith, Bea Brown] of 2"#])
@@ -185,9 +185,9 @@ struct StorageFeedServerTests {
 
         // What the other daemon did while this one's listener was away, and never heard of.
         try server.accountMadeElsewhere("alice1")
-        server.storage.revokeToken(hash: bobsToken, charge: .daemon) { _ in }
-        server.storage.addContact(ContactDraft(name: "Dan Dee", phone: nil, email: nil, note: nil), for: carol.id,
-                                  charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).revokeToken(hash: bobsToken) { _ in }
+        server.storage.acting(for: .daemon).addContact(ContactDraft(name: "Dan Dee", phone: nil, email: nil, note: nil),
+                                                       for: carol.id) { _ in }
         server.storage.simulate(.resync)
         try server.advance(ms: 300)
         #expect(try form.takeEvents() == ["field register.username invalid/taken r1",
@@ -206,7 +206,7 @@ struct StorageFeedServerTests {
         try server.accountMadeElsewhere("bob123")
         let (bob, _) = try loggedIn(server, as: "bob123")
         let (carols, _) = try loggedIn(server, as: "carol1")
-        server.storage.lockAccount(carol.id, reason: nil, charge: .daemon) { _ in }
+        server.storage.acting(for: .daemon).lockAccount(carol.id, reason: nil) { _ in }
         server.storage.simulate(.resync)
         try server.advance(ms: 300)
         #expect(try carols.takeEvents() == ["session null"])

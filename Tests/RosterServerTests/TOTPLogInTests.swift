@@ -17,12 +17,12 @@ struct TOTPLogInTests {
                          policy: Policy = .seed) throws -> (FormRunnerHarness, AccountID) {
         let harness = FormRunnerHarness(policy: policy)
         var created: Account?
-        harness.storage.createAccount(NewAccount(username: "alice1", display: "alice1", email: nil,
-                                                 passwordHash: FakePasswordWork.hash(of: "secret1")),
-                                      charge: .daemon) { created = try? $0.get() }
+        harness.storage.acting(for: .daemon).createAccount(NewAccount(username: "alice1", display: "alice1", email: nil,
+                                                                      passwordHash: FakePasswordWork.hash(of: "secret1"))) { created = try? $0.get() }
         let account = try #require(created)
-        harness.storage.storePendingTOTP(of: account.id, sealed: try SecretBox.seal(secret, key: key), charge: .daemon) { _ in }
-        harness.storage.confirmTOTP(of: account.id, step: lastStep, charge: .daemon) { _ in }
+        harness.storage.acting(for: .daemon).storePendingTOTP(of: account.id,
+                                                              sealed: try SecretBox.seal(secret, key: key)) { _ in }
+        harness.storage.acting(for: .daemon).confirmTOTP(of: account.id, step: lastStep) { _ in }
         return (harness, account.id)
     }
 
@@ -38,7 +38,7 @@ struct TOTPLogInTests {
 
     private func lastStep(_ harness: FormRunnerHarness, _ id: AccountID) -> Int64? {
         var step: Int64?
-        harness.storage.security(of: id, charge: .daemon) { step = (try? $0.get())?.totp?.lastStep }
+        harness.storage.acting(for: .daemon).security(of: id) { step = (try? $0.get())?.totp?.lastStep }
         return step
     }
 

@@ -17,22 +17,29 @@ struct AccountContractTests {
         #expect(alice.createdAtMs == backend.clock.nowMs())
 
         for name in ["alice1", "ALICE1", "Alice1"] {
-            #expect(try backend.value { storage.isUsernameTaken(name, charge: peerCharge, completion: $0) }, "\(name)")
-            #expect(try backend.value { storage.accountExists(.username(name), charge: peerCharge, completion: $0) })
+            #expect(try backend.value { storage.acting(for: peerCharge).isUsernameTaken(name,
+                    completion: $0) }, "\(name)")
+            #expect(try backend.value { storage.acting(for: peerCharge).accountExists(.username(name),
+                    completion: $0) })
         }
         for email in ["alice@example.com", "ALICE@example.COM"] {
-            #expect(try backend.value { storage.isEmailTaken(email, charge: peerCharge, completion: $0) }, "\(email)")
-            #expect(try backend.value { storage.accountExists(.email(email), charge: peerCharge, completion: $0) })
-            let credential = try backend.value { storage.credential(for: .email(email), charge: peerCharge, completion: $0) }
+            #expect(try backend.value { storage.acting(for: peerCharge).isEmailTaken(email,
+                    completion: $0) }, "\(email)")
+            #expect(try backend.value { storage.acting(for: peerCharge).accountExists(.email(email), completion: $0) })
+            let credential = try backend.value { storage.acting(for: peerCharge).credential(for: .email(email),
+                    completion: $0) }
             #expect(credential?.account == alice)
             #expect(credential?.passwordHash == placeholderHash)
         }
-        #expect(try !backend.value { storage.isUsernameTaken("alice2", charge: peerCharge, completion: $0) })
-        #expect(try !backend.value { storage.isEmailTaken("bob@example.com", charge: peerCharge, completion: $0) })
-        #expect(try !backend.value { storage.accountExists(.username("nobody"), charge: peerCharge, completion: $0) })
-        #expect(try !backend.value { storage.accountExists(.email("alice1"), charge: peerCharge, completion: $0) })
-        #expect(try backend.value { storage.credential(for: .username("nobody"), charge: peerCharge, completion: $0) } == nil)
-        let byName = try backend.value { storage.credential(for: .username("ALICE1"), charge: peerCharge, completion: $0) }
+        #expect(try !backend.value { storage.acting(for: peerCharge).isUsernameTaken("alice2", completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).isEmailTaken("bob@example.com", completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).accountExists(.username("nobody"),
+                completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).accountExists(.email("alice1"), completion: $0) })
+        #expect(try backend.value { storage.acting(for: peerCharge).credential(for: .username("nobody"),
+                                                                               completion: $0) } == nil)
+        let byName = try backend.value { storage.acting(for: peerCharge).credential(for: .username("ALICE1"),
+                completion: $0) }
         #expect(byName?.account == alice)
     }
 
@@ -44,7 +51,7 @@ struct AccountContractTests {
         let storage = backend.storage
         _ = try backend.account("alice1", email: nil)
         func agrees(_ name: String) throws {
-            let taken = try backend.value { storage.isUsernameTaken(name, charge: peerCharge, completion: $0) }
+            let taken = try backend.value { storage.acting(for: peerCharge).isUsernameTaken(name, completion: $0) }
             if let known = storage.knownUsernameTaken(name) { #expect(known == taken, "\(name)") }
         }
         for name in ["alice1", "ALICE1", "bob123"] { try agrees(name) }
@@ -66,8 +73,8 @@ struct AccountContractTests {
         _ = try backend.account("bobby1", email: "bob@example.com")
         func create(_ username: String, _ email: String?) throws -> Result<Account, StorageFailure> {
             try backend.answer {
-                storage.createAccount(NewAccount(username: username, display: username, email: email,
-                                                 passwordHash: placeholderHash), charge: peerCharge, completion: $0)
+                storage.acting(for: peerCharge).createAccount(NewAccount(username: username, display: username, email: email,
+                                                                         passwordHash: placeholderHash), completion: $0)
             }
         }
         #expect(try create("BOBBY1", nil) == .failure(.conflict(.username)))
@@ -87,15 +94,16 @@ struct AccountContractTests {
         let storage = backend.storage
         var answers: [Result<Account, StorageFailure>] = []
         for (display, email) in [("Dave01", "dave@example.com"), ("DAVE01", "other@example.com")] {
-            storage.createAccount(NewAccount(username: display.lowercased(), display: display, email: email,
-                                             passwordHash: placeholderHash),
-                                  charge: peerCharge, completion: backend.completion { answers.append($0) })
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: display.lowercased(), display: display, email: email,
+                                                                     passwordHash: placeholderHash),
+                                                          completion: backend.completion { answers.append($0) })
         }
         try backend.run(until: { answers.count == 2 })
         let winners = answers.compactMap { try? $0.get() }
         #expect(winners.count == 1)
         #expect(answers.contains(.failure(.conflict(.username))))
-        let found = try backend.value { storage.credential(for: .username("dave01"), charge: peerCharge, completion: $0) }
+        let found = try backend.value { storage.acting(for: peerCharge).credential(for: .username("dave01"),
+                completion: $0) }
         #expect(found?.account == winners.first)
     }
 
@@ -104,12 +112,14 @@ struct AccountContractTests {
         let backend = try kind.make()
         let erin = try backend.account("erin01", email: "erin@example.com")
         let hash = "$argon2id$v=19$m=19456,t=2,p=1$bmV3c2FsdA$bmV3aGFzaA"
-        try backend.value { backend.storage.replacePasswordHash(hash, of: erin.id, charge: peerCharge, completion: $0) }
+        try backend.value { backend.storage.acting(for: peerCharge).replacePasswordHash(hash, of: erin.id,
+                completion: $0) }
         let reopened = try backend.reopened()
-        let found = try backend.value { reopened.credential(for: .email("ERIN@example.com"), charge: peerCharge, completion: $0) }
+        let found = try backend.value { reopened.acting(for: peerCharge).credential(for: .email("ERIN@example.com"),
+                completion: $0) }
         #expect(found?.account == erin)
         #expect(found?.passwordHash == hash)
-        #expect(try backend.value { reopened.isUsernameTaken("erin01", charge: peerCharge, completion: $0) })
+        #expect(try backend.value { reopened.acting(for: peerCharge).isUsernameTaken("erin01", completion: $0) })
     }
 
     @Test(arguments: BackendKind.allCases)
@@ -117,17 +127,20 @@ struct AccountContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let created = try backend.answer {
-            storage.createAccount(NewAccount(username: "henry1", display: "henry1", email: nil, passwordHash: "hunter2"),
-                                  charge: peerCharge, completion: $0)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "henry1", display: "henry1", email: nil, passwordHash: "hunter2"),
+                                                          completion: $0)
         }
         #expect(created == .failure(.other))
-        #expect(try !backend.value { storage.isUsernameTaken("henry1", charge: peerCharge, completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).isUsernameTaken("henry1", completion: $0) })
         let ivy = try backend.account("ivy001")
-        #expect(try backend.answer { storage.replacePasswordHash("x", of: ivy.id, charge: peerCharge, completion: $0) }
+        #expect(try backend.answer { storage.acting(for: peerCharge).replacePasswordHash("x", of: ivy.id,
+                completion: $0) }
                 == .failure(.other))
-        #expect(try backend.answer { storage.replacePasswordHash(placeholderHash, of: 9_999, charge: peerCharge, completion: $0) }
+        #expect(try backend.answer { storage.acting(for: peerCharge).replacePasswordHash(placeholderHash, of: 9_999,
+                completion: $0) }
                 == .failure(.other))
-        let kept = try backend.value { storage.credential(for: .username("ivy001"), charge: peerCharge, completion: $0) }
+        let kept = try backend.value { storage.acting(for: peerCharge).credential(for: .username("ivy001"),
+                completion: $0) }
         #expect(kept?.passwordHash == placeholderHash)
     }
 }

@@ -14,17 +14,18 @@ struct AdminContractTests {
     private func token(_ byte: UInt8) -> [UInt8] { [UInt8](repeating: byte, count: 32) }
 
     private func resumes(_ byte: UInt8, _ backend: Backend) throws -> Account? {
-        try backend.value { backend.storage.resumeToken(hash: token(byte), idleLimitMs: Self.twelveHours,
-                                                        charge: peerCharge, completion: $0) }
+        try backend.value { backend.storage.acting(for: peerCharge).resumeToken(hash: token(byte),
+                                                                                idleLimitMs: Self.twelveHours,
+                                                                                completion: $0) }
     }
 
     private func summary(_ identifier: AccountIdentifier, _ backend: Backend) throws -> AccountSummary? {
-        try backend.value { backend.storage.accountSummary(identifier, charge: peerCharge, completion: $0) }
+        try backend.value { backend.storage.acting(for: peerCharge).accountSummary(identifier, completion: $0) }
     }
 
     private func list(_ query: String?, limit: Int = 100, offset: Int = 0, _ backend: Backend) throws -> AccountPage {
-        try backend.value { backend.storage.listAccounts(matching: query, limit: limit, offset: offset, charge: peerCharge,
-                                                         completion: $0) }
+        try backend.value { backend.storage.acting(for: peerCharge).listAccounts(matching: query, limit: limit,
+                offset: offset, completion: $0) }
     }
 
     @Test(arguments: BackendKind.allCases)
@@ -34,18 +35,21 @@ struct AdminContractTests {
         let alice = try backend.account("alice1", email: "alice@example.com")
         let bob = try backend.account("bobby1")
         for (byte, owner) in [(1, alice), (2, alice), (3, bob)] as [(UInt8, Account)] {
-            try backend.value { storage.storeToken(hash: token(byte), for: owner.id, charge: charge(owner.id), completion: $0) }
+            try backend.value { storage.acting(for: charge(owner.id)).storeToken(hash: token(byte), for: owner.id,
+                    completion: $0) }
         }
         let start = backend.clock.nowMs()
-        #expect(try backend.value { storage.lockAccount(alice.id, reason: "stolen laptop", charge: peerCharge, completion: $0) })
+        #expect(try backend.value { storage.acting(for: peerCharge).lockAccount(alice.id, reason: "stolen laptop",
+                                                                                completion: $0) })
         backend.clock.advance(byMs: 1_000)
         // A second lock keeps the first time and takes the new reason.
-        #expect(try backend.value { storage.lockAccount(alice.id, reason: "phished", charge: peerCharge, completion: $0) })
+        #expect(try backend.value { storage.acting(for: peerCharge).lockAccount(alice.id, reason: "phished",
+                                                                                completion: $0) })
 
         var locked = alice
         locked.locked = true
-        #expect(try backend.value { storage.credential(for: .email("alice@example.com"), charge: peerCharge,
-                                                       completion: $0) }?.account == locked)
+        #expect(try backend.value { storage.acting(for: peerCharge).credential(for: .email("alice@example.com"),
+                                                                               completion: $0) }?.account == locked)
         #expect(try resumes(1, backend) == locked)
         #expect(try resumes(2, backend) == locked)
         #expect(try resumes(3, backend) == bob)
@@ -54,19 +58,19 @@ struct AdminContractTests {
         #expect(seen?.lockedAtMs == start)
         #expect(seen?.lockedReason == "phished")
 
-        #expect(try backend.value { storage.unlockAccount(alice.id, charge: peerCharge, completion: $0) })
+        #expect(try backend.value { storage.acting(for: peerCharge).unlockAccount(alice.id, completion: $0) })
         #expect(try resumes(1, backend) == nil)
         #expect(try resumes(2, backend) == nil)
         #expect(try resumes(3, backend) == bob)
-        #expect(try backend.value { storage.credential(for: .username("alice1"), charge: peerCharge,
-                                                       completion: $0) }?.account == alice)
+        #expect(try backend.value { storage.acting(for: peerCharge).credential(for: .username("alice1"),
+                                                                               completion: $0) }?.account == alice)
         let unlocked = try summary(.username("alice1"), backend)
         #expect(unlocked?.lockedAtMs == nil)
         #expect(unlocked?.lockedReason == nil)
 
         // A gone account is no failure: false, and nothing changes.
-        #expect(try !backend.value { storage.lockAccount(9_999, reason: nil, charge: peerCharge, completion: $0) })
-        #expect(try !backend.value { storage.unlockAccount(9_999, charge: peerCharge, completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).lockAccount(9_999, reason: nil, completion: $0) })
+        #expect(try !backend.value { storage.acting(for: peerCharge).unlockAccount(9_999, completion: $0) })
     }
 
     @Test(arguments: BackendKind.allCases)
@@ -100,7 +104,8 @@ struct AdminContractTests {
         let alice = try backend.account("alice1", email: "alice@example.com")
         #expect(try summary(.username("alice1"), backend)?.lastLoginAtMs == nil)
         let first = backend.clock.nowMs()
-        try backend.value { storage.storeToken(hash: token(1), for: alice.id, charge: charge(alice.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(alice.id)).storeToken(hash: token(1), for: alice.id,
+                                                                             completion: $0) }
         #expect(try summary(.email("ALICE@example.com"), backend)?.lastLoginAtMs == first)
         backend.clock.advance(byMs: 5_000)
         _ = try resumes(1, backend)
@@ -109,9 +114,11 @@ struct AdminContractTests {
         #expect(seen?.totp == false)
         #expect(try list(nil, backend).items.first?.lastLoginAtMs == first + 5_000)
 
-        try backend.value { storage.storePendingTOTP(of: alice.id, sealed: [1, 2, 3], charge: charge(alice.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(alice.id)).storePendingTOTP(of: alice.id, sealed: [1, 2, 3],
+                completion: $0) }
         #expect(try summary(.username("alice1"), backend)?.totp == false)
-        #expect(try backend.value { storage.confirmTOTP(of: alice.id, step: 7, charge: charge(alice.id), completion: $0) })
+        #expect(try backend.value { storage.acting(for: charge(alice.id)).confirmTOTP(of: alice.id, step: 7,
+                completion: $0) })
         #expect(try summary(.username("alice1"), backend)?.totp == true)
         #expect(try summary(.username("nobody"), backend) == nil)
     }
@@ -121,11 +128,11 @@ struct AdminContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let keys = ["account:alice1", "uid:1000", "account:bobby1"]
-        try backend.value { storage.recordFailure(keys: keys, charge: peerCharge, completion: $0) }
-        try backend.value { storage.recordFailure(keys: keys, charge: peerCharge, completion: $0) }
-        try backend.value { storage.resetFailures(keys: ["account:alice1"], charge: peerCharge, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).recordFailure(keys: keys, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).recordFailure(keys: keys, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).resetFailures(keys: ["account:alice1"], completion: $0) }
         let failures = try backend.value {
-            storage.recentFailures(keys: keys, windowMs: 60_000, charge: peerCharge, completion: $0)
+            storage.acting(for: peerCharge).recentFailures(keys: keys, windowMs: 60_000, completion: $0)
         }
         #expect(failures.times["account:alice1"] ?? [] == [])
         #expect(failures.times["uid:1000"]?.count == 2)

@@ -55,71 +55,76 @@ struct AuditContractTests {
         let backend = probe.backend
         let storage = backend.storage
         let alice = try probe.write(record(.register, peer: Self.otherPeer)) {
-            storage.createAccount(NewAccount(username: "alice1", display: "Alice", email: "alice@example.com",
-                                             passwordHash: placeholderHash), audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "Alice", email: "alice@example.com",
+                                                                     passwordHash: placeholderHash), audit: $0, completion: $1)
         }
         for byte: UInt8 in [1, 2, 3] {
             try probe.write(record(.login)) {
-                storage.storeToken(hash: token(byte), for: alice.id, client: "rosterctl", audit: $0, charge: peerCharge,
-                                   completion: $1)
+                storage.acting(for: peerCharge).storeToken(hash: token(byte), for: alice.id, client: "rosterctl",
+                                                           audit: $0, completion: $1)
             }
         }
         // The caller knows the account only from the answer: the backend names it.
         let resumed = try probe.write(record(.resume, nil), expecting: record(.resume)) {
-            storage.resumeToken(hash: token(1), idleLimitMs: Self.twelveHours, audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).resumeToken(hash: token(1), idleLimitMs: Self.twelveHours, audit: $0,
+                                                        completion: $1)
         }
         #expect(resumed?.id == alice.id)
         try probe.write(record(.login, outcome: .failed, reason: "wrong_password", suppressed: 3)) {
-            storage.recordFailure(keys: ["account:alice1", "uid:1000"], audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).recordFailure(keys: ["account:alice1", "uid:1000"], audit: $0,
+                                                          completion: $1)
         }
         try probe.write(record(.login, nil, outcome: .failed, reason: "unknown_user")) {
-            storage.recordFailure(keys: ["uid:1000"], audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).recordFailure(keys: ["uid:1000"], audit: $0, completion: $1)
         }
         let revokedByPassword = try probe.write(record(.passwordChanged)) {
-            storage.changePassword(of: alice.id, to: Self.newHash, keeping: token(1), audit: $0, charge: charge(alice.id),
-                                   completion: $1)
+            storage.acting(for: charge(alice.id)).changePassword(of: alice.id, to: Self.newHash, keeping: token(1),
+                                                                 audit: $0, completion: $1)
         }
         #expect(Set(revokedByPassword) == [token(2), token(3)])
         let moved = try probe.write(record(.emailChanged)) {
-            storage.changeEmail(of: alice.id, to: "alice@example.org", audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).changeEmail(of: alice.id, to: "alice@example.org", audit: $0,
+                                                              completion: $1)
         }
         #expect(moved?.email == "alice@example.org")
-        try backend.value { storage.storeToken(hash: token(4), for: alice.id, client: nil, audit: nil, charge: peerCharge,
-                                               completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).storeToken(hash: token(4), for: alice.id, client: nil,
+                                                                       audit: nil, completion: $0) }
         let revoked = try probe.write(record(.sessionRevoked)) {
-            storage.revokeTokens(of: alice.id, except: token(1), audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).revokeTokens(of: alice.id, except: token(1), audit: $0,
+                                                               completion: $1)
         }
         #expect(revoked == [token(4)])
         #expect(try probe.write(record(.logout)) {
-            storage.revokeToken(hash: token(1), audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).revokeToken(hash: token(1), audit: $0, completion: $1)
         })
         try probe.write(record(.recoveryCodesCreated)) {
-            storage.replaceRecoveryCodes(of: alice.id, hashes: [token(5), token(6)], audit: $0, charge: charge(alice.id),
-                                         completion: $1)
+            storage.acting(for: charge(alice.id)).replaceRecoveryCodes(of: alice.id, hashes: [token(5), token(6)],
+                                                                       audit: $0, completion: $1)
         }
         #expect(try probe.write(record(.recovered)) {
-            storage.redeemRecoveryCode(of: alice.id, codeHash: token(5), newPasswordHash: Self.newHash, audit: $0,
-                                       charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).redeemRecoveryCode(of: alice.id, codeHash: token(5),
+                                                               newPasswordHash: Self.newHash, audit: $0, completion: $1)
         } != nil)
-        try backend.value { storage.storePendingTOTP(of: alice.id, sealed: [1, 2, 3], charge: charge(alice.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(alice.id)).storePendingTOTP(of: alice.id, sealed: [1, 2, 3],
+                completion: $0) }
         #expect(try probe.write(record(.totpEnabled)) {
-            storage.confirmTOTP(of: alice.id, step: 7, audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).confirmTOTP(of: alice.id, step: 7, audit: $0, completion: $1)
         })
         try probe.write(record(.totpDisabled)) {
-            storage.removeTOTP(of: alice.id, audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).removeTOTP(of: alice.id, audit: $0, completion: $1)
         }
         #expect(try probe.write(record(.locked, reason: "stolen laptop", peer: Self.otherPeer)) {
-            storage.lockAccount(alice.id, reason: "stolen laptop", audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).lockAccount(alice.id, reason: "stolen laptop", audit: $0, completion: $1)
         })
         #expect(try probe.write(record(.unlocked, peer: Self.otherPeer)) {
-            storage.unlockAccount(alice.id, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).unlockAccount(alice.id, audit: $0, completion: $1)
         })
         try probe.write(record(.failuresReset, peer: Self.otherPeer)) {
-            storage.resetFailures(keys: ["account:alice1"], audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).resetFailures(keys: ["account:alice1"], audit: $0, completion: $1)
         }
         #expect(try probe.write(record(.deleted)) {
-            storage.deleteAccount(alice.id, failureKeys: ["account:alice1"], audit: $0, charge: charge(alice.id),
-                                  completion: $1)
+            storage.acting(for: charge(alice.id)).deleteAccount(alice.id, failureKeys: ["account:alice1"], audit: $0,
+                                                                completion: $1)
         }?.account.id == alice.id)
     }
 
@@ -136,61 +141,65 @@ struct AuditContractTests {
 
         // Refused writes: a held name or email, a hash the schema refuses, a token for no account.
         #expect(try probe.unchanged(entry) {
-            storage.createAccount(NewAccount(username: "ALICE1", display: "A", email: nil, passwordHash: placeholderHash),
-                                  audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "ALICE1", display: "A", email: nil, passwordHash: placeholderHash),
+                                                          audit: $0, completion: $1)
         } == .failure(.conflict(.username)))
         #expect(try probe.unchanged(entry) {
-            storage.createAccount(NewAccount(username: "carol1", display: "C", email: "BOB@example.com",
-                                             passwordHash: placeholderHash), audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "carol1", display: "C", email: "BOB@example.com",
+                                                                     passwordHash: placeholderHash), audit: $0, completion: $1)
         } == .failure(.conflict(.email)))
         #expect(try probe.unchanged(entry) {
-            storage.createAccount(NewAccount(username: "carol1", display: "C", email: nil, passwordHash: "plain"),
-                                  audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "carol1", display: "C", email: nil, passwordHash: "plain"),
+                                                          audit: $0, completion: $1)
         }.isFailure)
         #expect(try probe.unchanged(record(.login)) {
-            storage.storeToken(hash: token(1), for: 9_999, client: nil, audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).storeToken(hash: token(1), for: 9_999, client: nil, audit: $0,
+                                                       completion: $1)
         }.isFailure)
         #expect(try probe.unchanged(record(.emailChanged)) {
-            storage.changeEmail(of: alice.id, to: "bob@example.com", audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).changeEmail(of: alice.id, to: "bob@example.com", audit: $0,
+                                                              completion: $1)
         } == .failure(.conflict(.email)))
         #expect(try probe.unchanged(record(.passwordChanged)) {
-            storage.changePassword(of: alice.id, to: "plain", keeping: nil, audit: $0, charge: charge(alice.id),
-                                   completion: $1)
+            storage.acting(for: charge(alice.id)).changePassword(of: alice.id, to: "plain", keeping: nil, audit: $0,
+                                                                 completion: $1)
         }.isFailure)
 
         // Nothing there to change: an unknown token, an unused code, nothing pending.
         #expect(try probe.unchanged(record(.resume)) {
-            storage.resumeToken(hash: token(9), idleLimitMs: Self.twelveHours, audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).resumeToken(hash: token(9), idleLimitMs: Self.twelveHours, audit: $0,
+                                                        completion: $1)
         } == .success(nil))
         #expect(try probe.unchanged(record(.logout)) {
-            storage.revokeToken(hash: token(9), audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).revokeToken(hash: token(9), audit: $0, completion: $1)
         } == .success(false))
-        try backend.value { storage.replaceRecoveryCodes(of: alice.id, hashes: [token(5)], charge: charge(alice.id),
-                                                         completion: $0) }
+        try backend.value { storage.acting(for: charge(alice.id)).replaceRecoveryCodes(of: alice.id, hashes: [token(5)],
+                completion: $0) }
         #expect(try probe.unchanged(record(.recovered)) {
-            storage.redeemRecoveryCode(of: alice.id, codeHash: token(6), newPasswordHash: Self.newHash, audit: $0,
-                                       charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).redeemRecoveryCode(of: alice.id, codeHash: token(6),
+                                                               newPasswordHash: Self.newHash, audit: $0, completion: $1)
         } == .success(nil))
-        _ = try backend.value { storage.redeemRecoveryCode(of: alice.id, codeHash: token(5), newPasswordHash: Self.newHash,
-                                                           charge: peerCharge, completion: $0) }
+        _ = try backend.value { storage.acting(for: peerCharge).redeemRecoveryCode(of: alice.id, codeHash: token(5),
+                newPasswordHash: Self.newHash, completion: $0) }
         #expect(try probe.unchanged(record(.recovered)) {
-            storage.redeemRecoveryCode(of: alice.id, codeHash: token(5), newPasswordHash: Self.newHash, audit: $0,
-                                       charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).redeemRecoveryCode(of: alice.id, codeHash: token(5),
+                                                               newPasswordHash: Self.newHash, audit: $0, completion: $1)
         } == .success(nil), "a used code")
         #expect(try probe.unchanged(record(.totpEnabled)) {
-            storage.confirmTOTP(of: alice.id, step: 1, audit: $0, charge: charge(alice.id), completion: $1)
+            storage.acting(for: charge(alice.id)).confirmTOTP(of: alice.id, step: 1, audit: $0, completion: $1)
         } == .success(false))
 
         // A resume that did not resume an unlocked account: idled out, or locked.
-        try backend.value { storage.storeToken(hash: token(1), for: alice.id, charge: peerCharge, completion: $0) }
-        try backend.value { storage.storeToken(hash: token(2), for: alice.id, charge: peerCharge, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).storeToken(hash: token(1), for: alice.id, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).storeToken(hash: token(2), for: alice.id, completion: $0) }
         backend.clock.advance(byMs: 1_000)
         #expect(try probe.unchanged(record(.resume)) {
-            storage.resumeToken(hash: token(1), idleLimitMs: 1_000, audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).resumeToken(hash: token(1), idleLimitMs: 1_000, audit: $0, completion: $1)
         } == .success(nil))
-        _ = try backend.value { storage.lockAccount(alice.id, reason: nil, charge: .daemon, completion: $0) }
+        _ = try backend.value { storage.acting(for: .daemon).lockAccount(alice.id, reason: nil, completion: $0) }
         #expect(try probe.unchanged(record(.resume)) {
-            storage.resumeToken(hash: token(2), idleLimitMs: Self.twelveHours, audit: $0, charge: peerCharge, completion: $1)
+            storage.acting(for: peerCharge).resumeToken(hash: token(2), idleLimitMs: Self.twelveHours, audit: $0,
+                                                        completion: $1)
         }.map { $0?.locked } == .success(true))
     }
 
@@ -202,35 +211,36 @@ struct AuditContractTests {
         let gone: AccountID = 9_999
         // What each answers is the account-life and admin contracts' business; here only that nothing is logged.
         _ = try probe.unchanged(record(.passwordChanged)) {
-            storage.changePassword(of: gone, to: Self.newHash, keeping: nil, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).changePassword(of: gone, to: Self.newHash, keeping: nil, audit: $0,
+                                                        completion: $1)
         }
         #expect(try probe.unchanged(record(.emailChanged)) {
-            storage.changeEmail(of: gone, to: "gone@example.com", audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).changeEmail(of: gone, to: "gone@example.com", audit: $0, completion: $1)
         } == .success(nil))
         #expect(try probe.unchanged(record(.deleted)) {
-            storage.deleteAccount(gone, failureKeys: ["account:gone"], audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).deleteAccount(gone, failureKeys: ["account:gone"], audit: $0, completion: $1)
         } == .success(nil))
         #expect(try probe.unchanged(record(.sessionRevoked)) {
-            storage.revokeTokens(of: gone, except: nil, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).revokeTokens(of: gone, except: nil, audit: $0, completion: $1)
         } == .success([]))
         _ = try probe.unchanged(record(.recoveryCodesCreated)) {
-            storage.replaceRecoveryCodes(of: gone, hashes: [token(1)], audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).replaceRecoveryCodes(of: gone, hashes: [token(1)], audit: $0, completion: $1)
         }
         #expect(try probe.unchanged(record(.recovered)) {
-            storage.redeemRecoveryCode(of: gone, codeHash: token(1), newPasswordHash: Self.newHash, audit: $0,
-                                       charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).redeemRecoveryCode(of: gone, codeHash: token(1), newPasswordHash: Self.newHash,
+                                                            audit: $0, completion: $1)
         } == .success(nil))
         #expect(try probe.unchanged(record(.totpEnabled)) {
-            storage.confirmTOTP(of: gone, step: 1, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).confirmTOTP(of: gone, step: 1, audit: $0, completion: $1)
         } == .success(false))
         _ = try probe.unchanged(record(.totpDisabled)) {
-            storage.removeTOTP(of: gone, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).removeTOTP(of: gone, audit: $0, completion: $1)
         }
         #expect(try probe.unchanged(record(.locked)) {
-            storage.lockAccount(gone, reason: "x", audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).lockAccount(gone, reason: "x", audit: $0, completion: $1)
         } == .success(false))
         #expect(try probe.unchanged(record(.unlocked)) {
-            storage.unlockAccount(gone, audit: $0, charge: .daemon, completion: $1)
+            storage.acting(for: .daemon).unlockAccount(gone, audit: $0, completion: $1)
         } == .success(false))
     }
 
@@ -245,7 +255,7 @@ struct AuditContractTests {
                                 peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5")),
                          record(.backup, nil, peer: AuditPeer(uid: 0, pid: Int32.max, client: nil))] {
             let entry = try probe.write(appended) { (_, completion: @escaping StorageCompletion<AuditEntry>) in
-                backend.storage.appendAudit(appended, charge: peerCharge, completion: completion)
+                backend.storage.acting(for: peerCharge).appendAudit(appended, completion: completion)
             }
             #expect(try AuditProbe.log(of: backend.storage, backend).first == entry)
         }
@@ -259,13 +269,15 @@ struct AuditContractTests {
         var found: [[AuditEntry]] = []
         backend.storage.onAudit = { entry, origin in
             #expect(origin == .here)
-            other.auditEntries(AuditQuery(limit: 10), charge: .daemon, completion: { found.append((try? $0.get()) ?? []) })
+            other.acting(for: .daemon).auditEntries(AuditQuery(limit: 10),
+                                                    completion: { found.append((try? $0.get()) ?? []) })
         }
         _ = try backend.value {
-            backend.storage.createAccount(NewAccount(username: "alice1", display: "A", email: nil, passwordHash: placeholderHash),
-                                          audit: record(.register), charge: peerCharge, completion: $0)
+            backend.storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "A", email: nil, passwordHash: placeholderHash),
+                                                                  audit: record(.register), completion: $0)
         }
-        let entry = try backend.value { backend.storage.appendAudit(record(.backup), charge: .daemon, completion: $0) }
+        let entry = try backend.value { backend.storage.acting(for: .daemon).appendAudit(record(.backup),
+                completion: $0) }
         try backend.run(until: { found.count == 2 })
         #expect(found.count == 2)
         #expect(found.last?.first == entry)
@@ -279,7 +291,7 @@ struct AuditContractTests {
     private func appended(_ records: [AuditRecord], to backend: Backend) throws -> [AuditEntry] {
         try records.map { appended in
             defer { backend.clock.advance(byMs: 1_000) }
-            return try backend.value { backend.storage.appendAudit(appended, charge: peerCharge, completion: $0) }
+            return try backend.value { backend.storage.acting(for: peerCharge).appendAudit(appended, completion: $0) }
         }
     }
 
@@ -293,7 +305,7 @@ struct AuditContractTests {
                                     record(.logout, "alice1")], to: backend)
         let (register, aliceLogin, bobLogin, unknown, logout) = (written[0], written[1], written[2], written[3], written[4])
         func query(_ query: AuditQuery) throws -> [AuditEntry] {
-            try backend.value { storage.auditEntries(query, charge: .daemon, completion: $0) }
+            try backend.value { storage.acting(for: .daemon).auditEntries(query, completion: $0) }
         }
         #expect(try query(AuditQuery(limit: 100)) == [logout, unknown, bobLogin, aliceLogin, register])
         #expect(try query(AuditQuery(username: "alice1", limit: 100)) == [logout, aliceLogin, register])
@@ -320,18 +332,21 @@ struct AuditContractTests {
         let start = backend.clock.nowMs()
         let written = try appended([record(.register), record(.login), record(.logout)], to: backend)
         let heard = backend.heard.entries
-        #expect(try backend.value { storage.pruneAudit(before: start + 1_000, charge: .daemon, completion: $0) } == 1)
+        #expect(try backend.value { storage.acting(for: .daemon).pruneAudit(before: start + 1_000,
+                                                                            completion: $0) } == 1)
         #expect(try AuditProbe.log(of: storage, backend) == [written[2], written[1]])
-        #expect(try backend.value { storage.pruneAudit(before: start + 1_000, charge: .daemon, completion: $0) } == 0)
-        #expect(try backend.value { storage.pruneAudit(before: start + 60_000, charge: .daemon, completion: $0) } == 2)
+        #expect(try backend.value { storage.acting(for: .daemon).pruneAudit(before: start + 1_000,
+                                                                            completion: $0) } == 0)
+        #expect(try backend.value { storage.acting(for: .daemon).pruneAudit(before: start + 60_000,
+                                                                            completion: $0) } == 2)
         #expect(try AuditProbe.log(of: storage, backend) == [])
         #expect(backend.heard.entries == heard, "pruning tells onAudit nothing")
 
         // The newest entry went, yet its id is not given again: a follower de-duplicates by id.
-        let next = try backend.value { storage.appendAudit(record(.login), charge: peerCharge, completion: $0) }
+        let next = try backend.value { storage.acting(for: peerCharge).appendAudit(record(.login), completion: $0) }
         #expect(next.id > written[2].id)
         let other = try backend.reopened()
-        let later = try backend.value { other.appendAudit(record(.logout), charge: peerCharge, completion: $0) }
+        let later = try backend.value { other.acting(for: peerCharge).appendAudit(record(.logout), completion: $0) }
         #expect(later.id > next.id)
     }
 }
@@ -347,7 +362,7 @@ private struct AuditProbe {
     static func log(of storage: any Storage, _ backend: Backend, sourceLocation: SourceLocation = #_sourceLocation)
         throws -> [AuditEntry] {
         try backend.value(sourceLocation: sourceLocation) {
-            storage.auditEntries(AuditQuery(limit: 1_000), charge: .daemon, completion: $0)
+            storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 1_000), completion: $0)
         }
     }
 

@@ -31,7 +31,8 @@ struct AuditCopyTests {
     }
 
     private func log(_ backend: Backend) throws -> [AuditEntry] {
-        try backend.value { backend.storage.auditEntries(AuditQuery(limit: 1_000), charge: .daemon, completion: $0) }
+        try backend.value { backend.storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 1_000),
+                                                                              completion: $0) }
     }
 
     private func copy(_ source: CopySource, _ target: CopyTarget) throws {
@@ -44,8 +45,8 @@ struct AuditCopyTests {
 
     /// One more entry, which must get an id past every copied one.
     private func appended(_ backend: Backend) throws -> AuditEntry {
-        try backend.value { backend.storage.appendAudit(AuditRecord(event: .backup, username: nil, peer: Self.peer),
-                                                        charge: .daemon, completion: $0) }
+        try backend.value { backend.storage.acting(for: .daemon).appendAudit(AuditRecord(event: .backup, username: nil, peer: Self.peer),
+                                                                             completion: $0) }
     }
 
     @Test func theLogGoesFromSQLiteToPostgreSQLAndBackWithItsIdsTimesAndFields() throws {
@@ -54,9 +55,9 @@ struct AuditCopyTests {
         let first = try sqlite(directory.path("first.db"), directory, clock: clock)
         let storage = first.storage
         let alice = try first.value {
-            storage.createAccount(NewAccount(username: "alice1", display: "Alice", email: nil, passwordHash: placeholderHash),
-                                  audit: AuditRecord(event: .register, username: "alice1", peer: Self.peer),
-                                  charge: peerCharge, completion: $0)
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "Alice", email: nil, passwordHash: placeholderHash),
+                                                          audit: AuditRecord(event: .register, username: "alice1", peer: Self.peer),
+                                                          completion: $0)
         }
         clock.advance(byMs: 1_000)
         for record in [AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: 1, client: nil), outcome: .failed,
@@ -65,13 +66,13 @@ struct AuditCopyTests {
                                                                                       remote: "203.0.113.5"),
                                    outcome: .failed, reason: "wrong_password"),
                        AuditRecord(event: .backup, username: nil, peer: AuditPeer(uid: 7, pid: 8, client: ""), reason: "")] {
-            _ = try first.value { storage.appendAudit(record, charge: .daemon, completion: $0) }
+            _ = try first.value { storage.acting(for: .daemon).appendAudit(record, completion: $0) }
             clock.advance(byMs: 1_000)
         }
-        #expect(try first.value { storage.lockAccount(alice.id, reason: "stolen laptop",
-                                                      audit: AuditRecord(event: .locked, username: "alice1", peer: Self.peer,
-                                                                         reason: "stolen laptop"),
-                                                      charge: .daemon, completion: $0) })
+        #expect(try first.value { storage.acting(for: .daemon).lockAccount(alice.id, reason: "stolen laptop",
+                                                                           audit: AuditRecord(event: .locked, username: "alice1", peer: Self.peer,
+                                                                                              reason: "stolen laptop"),
+                                                                           completion: $0) })
         let original = try log(first)
         #expect(original.count == 5)
         #expect(original.compactMap(\.record.peer.remote).sorted() == ["2001:db8::5", "2001:db8::5", "203.0.113.5"])
@@ -99,8 +100,8 @@ struct AuditCopyTests {
         let back = try sqlite(directory.path("back.db"), directory, clock: clock)
         #expect(try log(back) == onPostgreSQL)
         #expect(try appended(back).id > onPostgreSQL.map(\.id).max() ?? 0)
-        #expect(try back.value { back.storage.auditEntries(AuditQuery(username: "ALICE1", limit: 10), charge: .daemon,
-                                                           completion: $0) }.map(\.record.event)
+        #expect(try back.value { back.storage.acting(for: .daemon).auditEntries(AuditQuery(username: "ALICE1", limit: 10),
+                                                                                completion: $0) }.map(\.record.event)
                 == [.locked, .login, .register])
     }
 }

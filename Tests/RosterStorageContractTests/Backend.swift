@@ -185,7 +185,7 @@ let placeholderHash = "$argon2id$v=19$m=8192,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2
 extension Backend {
     /// A new account named `username`, which must not exist yet.
     func account(_ username: String, email: String? = nil) throws -> Account {
-        try value { storage.createAccount(NewAccount(username: username, display: username, email: email,
-                                                     passwordHash: placeholderHash), charge: peerCharge, completion: $0) }
+        try value { storage.acting(for: peerCharge).createAccount(NewAccount(username: username, display: username, email: email,
+                                                                             passwordHash: placeholderHash), completion: $0) }
     }
 }

@@ -11,10 +11,9 @@ struct InMemoryStorageTests {
     @Test func heldAnswersGoOutOldestFirstWhenReleasedAndDoTheirWorkThen() {
         let storage = InMemoryStorage(clock: ManualWallClock(), answering: .onRelease)
         var answers: [String] = []
-        storage.isUsernameTaken("alice1", charge: peerCharge) { answers.append("check \((try? $0.get()) ?? false)") }
-        storage.createAccount(NewAccount(username: "alice1", display: "alice1", email: nil, passwordHash: placeholderHash),
-                              charge: peerCharge) { answers.append("create \((try? $0.get().username) ?? "failed")") }
-        storage.isUsernameTaken("alice1", charge: peerCharge) { answers.append("check \((try? $0.get()) ?? false)") }
+        storage.acting(for: peerCharge).isUsernameTaken("alice1") { answers.append("check \((try? $0.get()) ?? false)") }
+        storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "alice1", email: nil, passwordHash: placeholderHash)) { answers.append("create \((try? $0.get().username) ?? "failed")") }
+        storage.acting(for: peerCharge).isUsernameTaken("alice1") { answers.append("check \((try? $0.get()) ?? false)") }
         #expect(answers == [])
         #expect(storage.pending == [.isUsernameTaken, .createAccount, .isUsernameTaken])
         #expect(storage.releaseNext())
@@ -29,7 +28,7 @@ struct InMemoryStorageTests {
         let storage = InMemoryStorage(answering: .onRelease)
         var answers: [String] = []
         for name in ["old", "new"] {
-            storage.isEmailTaken(name, charge: peerCharge) { _ in answers.append(name) }
+            storage.acting(for: peerCharge).isEmailTaken(name) { _ in answers.append(name) }
         }
         #expect(storage.release(at: 1))
         #expect(!storage.release(at: 1))
@@ -40,9 +39,9 @@ struct InMemoryStorageTests {
     @Test func answersToCallsMadeByReleasedCompletionsStayHeld() {
         let storage = InMemoryStorage(answering: .onRelease)
         var answered = 0
-        storage.isEmailTaken("a@b.c", charge: peerCharge) { _ in
+        storage.acting(for: peerCharge).isEmailTaken("a@b.c") { _ in
             answered += 1
-            storage.isEmailTaken("a@b.c", charge: peerCharge) { _ in answered += 1 }
+            storage.acting(for: peerCharge).isEmailTaken("a@b.c") { _ in answered += 1 }
         }
         #expect(storage.releaseAll() == 1)
         #expect(answered == 1)
@@ -54,17 +53,17 @@ struct InMemoryStorageTests {
         var results: [Result<Account, StorageFailure>] = []
         let new = NewAccount(username: "bob001", display: "bob001", email: nil, passwordHash: placeholderHash)
         storage.failures[.createAccount] = .full
-        storage.createAccount(new, charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).createAccount(new) { results.append($0) }
         var taken: Result<Bool, StorageFailure>?
-        storage.isUsernameTaken("bob001", charge: peerCharge) { taken = $0 }
+        storage.acting(for: peerCharge).isUsernameTaken("bob001") { taken = $0 }
         #expect(taken == .success(false))
         storage.failures = [:]
         storage.failure = .unavailable(retryAfterMs: 50)
-        storage.createAccount(new, charge: peerCharge) { results.append($0) }
-        storage.isUsernameTaken("bob001", charge: peerCharge) { taken = $0 }
+        storage.acting(for: peerCharge).createAccount(new) { results.append($0) }
+        storage.acting(for: peerCharge).isUsernameTaken("bob001") { taken = $0 }
         #expect(taken == .failure(.unavailable(retryAfterMs: 50)))
         storage.failure = nil
-        storage.createAccount(new, charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).createAccount(new) { results.append($0) }
         #expect(results.map { $0.map(\.username) } == [.failure(.full), .failure(.unavailable(retryAfterMs: 50)), .success("bob001")])
     }
 
@@ -72,9 +71,9 @@ struct InMemoryStorageTests {
         let storage = InMemoryStorage(answering: .onRelease)
         var results: [Result<Bool, StorageFailure>] = []
         storage.failure = .full
-        storage.isEmailTaken("a@b.c", charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).isEmailTaken("a@b.c") { results.append($0) }
         storage.failure = nil
-        storage.isEmailTaken("a@b.c", charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).isEmailTaken("a@b.c") { results.append($0) }
         storage.releaseAll()
         #expect(results == [.failure(.full), .success(false)])
     }
@@ -82,11 +81,11 @@ struct InMemoryStorageTests {
     @Test func aSecondBackupWhileOneIsOutIsBusy() {
         let storage = InMemoryStorage(answering: .onRelease)
         var results: [Result<BackupSummary, BackupFailure>] = []
-        storage.backup(to: "/backups/a.db", charge: peerCharge) { results.append($0) }
-        storage.backup(to: "/backups/b.db", charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).backup(to: "/backups/a.db") { results.append($0) }
+        storage.acting(for: peerCharge).backup(to: "/backups/b.db") { results.append($0) }
         #expect(results == [.failure(.storage(.busy(retryAfterMs: 1_000)))])
         storage.releaseAll()
-        storage.backup(to: "/backups/a.db", charge: peerCharge) { results.append($0) }
+        storage.acting(for: peerCharge).backup(to: "/backups/a.db") { results.append($0) }
         storage.releaseAll()
         #expect(results == [.failure(.storage(.busy(retryAfterMs: 1_000))),
                             .success(BackupSummary(path: "/backups/a.db", pages: 0, bytes: 0)),

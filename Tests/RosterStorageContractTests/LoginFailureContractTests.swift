@@ -13,25 +13,26 @@ struct LoginFailureContractTests {
         let storage = backend.storage
         let start = backend.clock.nowMs()
         for _ in 0..<3 {
-            try backend.value { storage.recordFailure(keys: ["account:alice1", "uid:1000"], charge: peerCharge, completion: $0) }
+            try backend.value { storage.acting(for: peerCharge).recordFailure(keys: ["account:alice1", "uid:1000"],
+                                                                              completion: $0) }
             backend.clock.advance(byMs: 100)
         }
-        try backend.value { storage.recordFailure(keys: ["uid:1000"], charge: peerCharge, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).recordFailure(keys: ["uid:1000"], completion: $0) }
         // Now is start + 300: the window of 250 ms starts at start + 51.
         let recent = try backend.value {
-            storage.recentFailures(keys: ["account:alice1", "uid:1000", "account:nobody"], windowMs: 250, charge: peerCharge,
-                                   completion: $0)
+            storage.acting(for: peerCharge).recentFailures(keys: ["account:alice1", "uid:1000", "account:nobody"],
+                                                           windowMs: 250, completion: $0)
         }
         #expect(recent.nowMs == start + 300)
         #expect(recent.times["account:alice1"] == [start + 100, start + 200])
         #expect(recent.times["uid:1000"] == [start + 100, start + 200, start + 300])
         #expect(recent.times["account:nobody"] ?? [] == [])
         // A window of exactly 300 ms no longer holds the first failure; one of 301 does.
-        let exact = try backend.value { storage.recentFailures(keys: ["account:alice1"], windowMs: 300, charge: peerCharge,
-                                                               completion: $0) }
+        let exact = try backend.value { storage.acting(for: peerCharge).recentFailures(keys: ["account:alice1"],
+                windowMs: 300, completion: $0) }
         #expect(exact.times["account:alice1"] == [start + 100, start + 200])
-        let wider = try backend.value { storage.recentFailures(keys: ["account:alice1"], windowMs: 301, charge: peerCharge,
-                                                               completion: $0) }
+        let wider = try backend.value { storage.acting(for: peerCharge).recentFailures(keys: ["account:alice1"],
+                windowMs: 301, completion: $0) }
         #expect(wider.times["account:alice1"] == [start, start + 100, start + 200])
     }
 
@@ -40,12 +41,13 @@ struct LoginFailureContractTests {
         let backend = try kind.make()
         let start = backend.clock.nowMs()
         for _ in 0..<10 {
-            try backend.value { backend.storage.recordFailure(keys: ["account:bob"], charge: peerCharge, completion: $0) }
+            try backend.value { backend.storage.acting(for: peerCharge).recordFailure(keys: ["account:bob"],
+                    completion: $0) }
             backend.clock.advance(byMs: 1_000)
         }
         let reopened = try backend.reopened()
-        let recent = try backend.value { reopened.recentFailures(keys: ["account:bob"], windowMs: 60_000, charge: peerCharge,
-                                                                 completion: $0) }
+        let recent = try backend.value { reopened.acting(for: peerCharge).recentFailures(keys: ["account:bob"],
+                windowMs: 60_000, completion: $0) }
         #expect(recent.times["account:bob"] == (0..<10).map { start + Int64($0) * 1_000 })
     }
 
@@ -54,15 +56,16 @@ struct LoginFailureContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let start = backend.clock.nowMs()
-        try backend.value { storage.recordFailure(keys: ["account:a"], charge: peerCharge, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).recordFailure(keys: ["account:a"], completion: $0) }
         backend.clock.advance(byMs: 10)
-        try backend.value { storage.recordFailure(keys: ["account:a", "account:b"], charge: peerCharge, completion: $0) }
+        try backend.value { storage.acting(for: peerCharge).recordFailure(keys: ["account:a", "account:b"],
+                                                                          completion: $0) }
         backend.clock.advance(byMs: 10)
         // Now is start + 20; a window of 10 ms keeps what is 10 ms old.
         storage.pruneExpired(failureWindowMs: 10, tokenIdleMs: 60_000)
         try backend.settle()
-        let left = try backend.value { storage.recentFailures(keys: ["account:a", "account:b"], windowMs: .max / 2,
-                                                              charge: peerCharge, completion: $0) }
+        let left = try backend.value { storage.acting(for: peerCharge).recentFailures(keys: ["account:a", "account:b"],
+                windowMs: .max / 2, completion: $0) }
         #expect(left.times["account:a"] == [start + 10])
         #expect(left.times["account:b"] == [start + 10])
     }

@@ -18,28 +18,32 @@ struct SessionGrantContractTests {
         let patch = ContactPatch(name: "Changed", phone: nil, email: nil, note: nil)
         return [
             try backend.answer { done in
-                storage.addContact(ContactDraft(name: "New One"), for: user, session: session, charge: charge(user)) {
+                storage.acting(for: charge(user)).addContact(ContactDraft(name: "New One"), for: user,
+                                                             session: session) {
                     done($0.map { $0.contact.name })
                 }
             },
             try backend.answer { done in
-                storage.updateContact(existing, of: user, session: session, with: patch, charge: charge(user)) {
+                storage.acting(for: charge(user)).updateContact(existing, of: user, session: session, with: patch) {
                     done($0.map { "\($0)" })
                 }
             },
             try backend.answer { done in
-                storage.removeContact(existing, of: user, session: session, charge: charge(user)) { done($0.map { "\($0)" }) }
+                storage.acting(for: charge(user)).removeContact(existing, of: user,
+                                                                session: session) { done($0.map { "\($0)" }) }
             },
             try backend.answer { done in
-                storage.importContacts("name\r\nImported One\r\nImported Two\r\n", format: .csv, for: user, session: session,
-                                       charge: charge(user)) { done($0.map { "\($0.added.count)" }) }
+                storage.acting(for: charge(user)).importContacts("name\r\nImported One\r\nImported Two\r\n",
+                                                                 format: .csv, for: user,
+                                                                 session: session) { done($0.map { "\($0.added.count)" }) }
             },
         ]
     }
 
     private func book(_ backend: Backend, _ user: AccountID) throws -> [String] {
         try backend.value { done in
-            backend.storage.loadSearchIndex(of: user, charge: charge(user), build: { $0.map(\.id) }, completion: done)
+            backend.storage.acting(for: charge(user)).loadSearchIndex(of: user, build: { $0.map(\.id) },
+                                                                      completion: done)
         }.map(String.init)
     }
 
@@ -48,13 +52,14 @@ struct SessionGrantContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let user = try backend.account("grant1").id
-        try backend.value { storage.storeToken(hash: token(1), for: user, charge: charge(user), completion: $0) }
+        try backend.value { storage.acting(for: charge(user)).storeToken(hash: token(1), for: user, completion: $0) }
         let session = SessionGrant(tokenHash: token(1))
         let kept = try backend.value {
-            storage.addContact(ContactDraft(name: "Kept"), for: user, session: session, charge: charge(user), completion: $0)
+            storage.acting(for: charge(user)).addContact(ContactDraft(name: "Kept"), for: user, session: session,
+                                                         completion: $0)
         }
         let before = try book(backend, user)
-        #expect(try backend.value { storage.revokeToken(hash: token(1), charge: .daemon, completion: $0) })
+        #expect(try backend.value { storage.acting(for: .daemon).revokeToken(hash: token(1), completion: $0) })
 
         let answers = try everyWrite(backend, user, session, existing: kept.contact.id)
         #expect(answers.allSatisfy { $0 == .failure(.revoked) }, "\(answers)")
@@ -67,12 +72,13 @@ struct SessionGrantContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let user = try backend.account("grant2").id
-        try backend.value { storage.storeToken(hash: token(2), for: user, charge: charge(user), completion: $0) }
+        try backend.value { storage.acting(for: charge(user)).storeToken(hash: token(2), for: user, completion: $0) }
         let session = SessionGrant(tokenHash: token(2))
         let kept = try backend.value {
-            storage.addContact(ContactDraft(name: "Kept"), for: user, session: session, charge: charge(user), completion: $0)
+            storage.acting(for: charge(user)).addContact(ContactDraft(name: "Kept"), for: user, session: session,
+                                                         completion: $0)
         }
-        #expect(try backend.value { storage.lockAccount(user, reason: nil, charge: .daemon, completion: $0) })
+        #expect(try backend.value { storage.acting(for: .daemon).lockAccount(user, reason: nil, completion: $0) })
         let locked = try everyWrite(backend, user, session, existing: kept.contact.id)
         #expect(locked.allSatisfy { $0 == .failure(.revoked) }, "\(locked)")
 
@@ -89,10 +95,11 @@ struct SessionGrantContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let user = try backend.account("grant3").id
-        try backend.value { storage.storeToken(hash: token(3), for: user, charge: charge(user), completion: $0) }
+        try backend.value { storage.acting(for: charge(user)).storeToken(hash: token(3), for: user, completion: $0) }
         let session = SessionGrant(tokenHash: token(3))
         let kept = try backend.value {
-            storage.addContact(ContactDraft(name: "Kept"), for: user, session: session, charge: charge(user), completion: $0)
+            storage.acting(for: charge(user)).addContact(ContactDraft(name: "Kept"), for: user, session: session,
+                                                         completion: $0)
         }
         let answers = try everyWrite(backend, user, session, existing: kept.contact.id)
         #expect(answers.allSatisfy { (try? $0.get()) != nil }, "\(answers)")

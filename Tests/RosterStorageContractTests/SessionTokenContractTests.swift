@@ -16,10 +16,12 @@ struct SessionTokenContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let kate = try backend.account("kate01")
-        try backend.value { storage.storeToken(hash: token(1), for: kate.id, charge: charge(kate.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(kate.id)).storeToken(hash: token(1), for: kate.id,
+                                                                            completion: $0) }
         func resume() throws -> Account? {
-            try backend.value { storage.resumeToken(hash: token(1), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                    completion: $0) }
+            try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(1),
+                                                                            idleLimitMs: Self.twelveHours,
+                                                                            completion: $0) }
         }
         backend.clock.advance(byMs: Self.twelveHours - 1)
         #expect(try resume() == kate)
@@ -38,13 +40,16 @@ struct SessionTokenContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let lena = try backend.account("lena01")
-        try backend.value { storage.storeToken(hash: token(2), for: lena.id, charge: charge(lena.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(lena.id)).storeToken(hash: token(2), for: lena.id,
+                                                                            completion: $0) }
         backend.clock.advance(byMs: -5_000)
-        #expect(try backend.value { storage.resumeToken(hash: token(2), idleLimitMs: 1_000, charge: peerCharge, completion: $0) }
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(2), idleLimitMs: 1_000,
+                                                                                completion: $0) }
                 == lena)
         // Last use stayed at the later time: 999 ms after it, the token still lives.
         backend.clock.advance(byMs: 5_999)
-        #expect(try backend.value { storage.resumeToken(hash: token(2), idleLimitMs: 1_000, charge: peerCharge, completion: $0) }
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(2), idleLimitMs: 1_000,
+                                                                                completion: $0) }
                 == lena)
     }
 
@@ -54,26 +59,31 @@ struct SessionTokenContractTests {
         let storage = backend.storage
         let mona = try backend.account("mona01")
         for byte: UInt8 in [3, 4] {
-            try backend.value { storage.storeToken(hash: token(byte), for: mona.id, charge: charge(mona.id), completion: $0) }
+            try backend.value { storage.acting(for: charge(mona.id)).storeToken(hash: token(byte), for: mona.id,
+                                                                                completion: $0) }
         }
-        #expect(try backend.value { storage.revokeToken(hash: token(3), charge: charge(mona.id), completion: $0) })
-        #expect(try !backend.value { storage.revokeToken(hash: token(3), charge: charge(mona.id), completion: $0) })
-        #expect(try backend.value { storage.resumeToken(hash: token(3), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                        completion: $0) } == nil)
-        #expect(try backend.value { storage.resumeToken(hash: token(4), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                        completion: $0) } == mona)
-        #expect(try backend.value { storage.resumeToken(hash: token(5), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                        completion: $0) } == nil)
+        #expect(try backend.value { storage.acting(for: charge(mona.id)).revokeToken(hash: token(3), completion: $0) })
+        #expect(try !backend.value { storage.acting(for: charge(mona.id)).revokeToken(hash: token(3), completion: $0) })
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(3),
+                                                                                idleLimitMs: Self.twelveHours,
+                                                                                completion: $0) } == nil)
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(4),
+                                                                                idleLimitMs: Self.twelveHours,
+                                                                                completion: $0) } == mona)
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(5),
+                                                                                idleLimitMs: Self.twelveHours,
+                                                                                completion: $0) } == nil)
     }
 
     @Test(arguments: BackendKind.allCases)
     func aStoredTokenIsThereForTheNextInstance(_ kind: BackendKind) throws {
         let backend = try kind.make()
         let nina = try backend.account("nina01")
-        try backend.value { backend.storage.storeToken(hash: token(6), for: nina.id, charge: charge(nina.id), completion: $0) }
+        try backend.value { backend.storage.acting(for: charge(nina.id)).storeToken(hash: token(6), for: nina.id,
+                completion: $0) }
         let reopened = try backend.reopened()
-        #expect(try backend.value { reopened.resumeToken(hash: token(6), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                         completion: $0) } == nina)
+        #expect(try backend.value { reopened.acting(for: peerCharge).resumeToken(hash: token(6),
+                idleLimitMs: Self.twelveHours, completion: $0) } == nina)
     }
 
     @Test(arguments: BackendKind.allCases)
@@ -81,14 +91,16 @@ struct SessionTokenContractTests {
         let backend = try kind.make()
         let storage = backend.storage
         let olga = try backend.account("olga01")
-        try backend.value { storage.storeToken(hash: token(7), for: olga.id, charge: charge(olga.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(olga.id)).storeToken(hash: token(7), for: olga.id,
+                                                                            completion: $0) }
         backend.clock.advance(byMs: 1_000)
-        try backend.value { storage.storeToken(hash: token(8), for: olga.id, charge: charge(olga.id), completion: $0) }
+        try backend.value { storage.acting(for: charge(olga.id)).storeToken(hash: token(8), for: olga.id,
+                                                                            completion: $0) }
         backend.clock.advance(byMs: Self.twelveHours - 1_000)
         storage.pruneExpired(failureWindowMs: 60_000, tokenIdleMs: Self.twelveHours)
         try backend.settle()
-        #expect(try backend.value { storage.revokeToken(hash: token(7), charge: .daemon, completion: $0) } == false)
-        #expect(try backend.value { storage.revokeToken(hash: token(8), charge: .daemon, completion: $0) } == true)
+        #expect(try backend.value { storage.acting(for: .daemon).revokeToken(hash: token(7), completion: $0) } == false)
+        #expect(try backend.value { storage.acting(for: .daemon).revokeToken(hash: token(8), completion: $0) } == true)
     }
 
     /// Past the per-account cap a new token pushes out the least recently used ones, in its own transaction, with
@@ -104,21 +116,22 @@ struct SessionTokenContractTests {
         func store(_ byte: UInt8, for account: Account, keeping maxTokens: Int = 3) throws -> [[UInt8]] {
             let limit = TokenLimit(maxTokens: maxTokens, revocation: revocation)
             let stored = try backend.value {
-                storage.storeToken(hash: token(byte), for: account.id, client: nil, audit: nil, limit: limit,
-                                   charge: charge(account.id), completion: $0)
+                storage.acting(for: charge(account.id)).storeToken(hash: token(byte), for: account.id, client: nil,
+                                                                   audit: nil, limit: limit, completion: $0)
             }
             backend.clock.advance(byMs: 1_000)
             return stored
         }
         func held() throws -> Set<[UInt8]> {
-            Set(try backend.value { storage.sessions(of: pia.id, idleLimitMs: Self.twelveHours, charge: charge(pia.id),
-                                                     completion: $0) }.map(\.tokenHash))
+            Set(try backend.value { storage.acting(for: charge(pia.id)).sessions(of: pia.id,
+                    idleLimitMs: Self.twelveHours, completion: $0) }.map(\.tokenHash))
         }
         for byte: UInt8 in [10, 11, 12] { #expect(try store(byte, for: pia) == []) }
         for byte: UInt8 in [20, 21, 22, 23] { #expect(try store(byte, for: quinn, keeping: 10) == []) }
         // 10 is used again, so 11 is now the one idle longest.
-        #expect(try backend.value { storage.resumeToken(hash: token(10), idleLimitMs: Self.twelveHours, charge: peerCharge,
-                                                        completion: $0) } == pia)
+        #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(10),
+                                                                                idleLimitMs: Self.twelveHours,
+                                                                                completion: $0) } == pia)
         backend.clock.advance(byMs: 1_000)
         #expect(try store(13, for: pia) == [token(11)])
         #expect(try store(14, for: pia) == [token(12)])
@@ -127,22 +140,22 @@ struct SessionTokenContractTests {
         #expect(try store(15, for: pia, keeping: 1) == [token(10), token(13), token(14)])
         #expect(try held() == [token(15)])
         // A store that fails (the hash is there already) takes nothing with it.
-        #expect((try? backend.answer { storage.storeToken(hash: token(15), for: pia.id, client: nil, audit: nil,
-                                                          limit: TokenLimit(maxTokens: 1, revocation: revocation),
-                                                          charge: charge(pia.id), completion: $0) }.get()) == nil)
+        #expect((try? backend.answer { storage.acting(for: charge(pia.id)).storeToken(hash: token(15), for: pia.id,
+                client: nil, audit: nil, limit: TokenLimit(maxTokens: 1, revocation: revocation),
+                completion: $0) }.get()) == nil)
         #expect(try held() == [token(15)])
         for byte: UInt8 in [11, 10, 14] {
-            #expect(try backend.value { storage.resumeToken(hash: token(byte), idleLimitMs: Self.twelveHours,
-                                                            charge: peerCharge, completion: $0) } == nil)
+            #expect(try backend.value { storage.acting(for: peerCharge).resumeToken(hash: token(byte),
+                    idleLimitMs: Self.twelveHours, completion: $0) } == nil)
         }
         let entries = try backend.value {
-            storage.auditEntries(AuditQuery(username: "pia001", event: .sessionRevoked, limit: 10), charge: .daemon,
-                                 completion: $0)
+            storage.acting(for: .daemon).auditEntries(AuditQuery(username: "pia001", event: .sessionRevoked, limit: 10),
+                                                      completion: $0)
         }
         #expect(entries.map(\.record) == [revocation, revocation, revocation], "one entry per log-in that revoked")
         #expect(backend.heard.entries.filter { $0.entry.record.event == .sessionRevoked }.map(\.entry) == entries.reversed())
         // quinn's four are all there.
-        #expect(try backend.value { storage.sessions(of: quinn.id, idleLimitMs: Self.twelveHours, charge: charge(quinn.id),
-                                                     completion: $0) }.count == 4)
+        #expect(try backend.value { storage.acting(for: charge(quinn.id)).sessions(of: quinn.id,
+                idleLimitMs: Self.twelveHours, completion: $0) }.count == 4)
     }
 }

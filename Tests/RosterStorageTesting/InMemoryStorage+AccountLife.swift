@@ -5,7 +5,7 @@ import RosterStorage
 // The account-life calls (protocol.md §The life of an account) on the in-memory rows, with the SQLite backend's behaviour: each call is
 // one transaction (it runs whole when answered), and a gone account answers nil or false, never a failure.
 extension InMemoryStorage {
-    public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
+    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
         answer(.security, completion) {
             .success(self.accounts[account].map {
                 AccountSecurity(totp: $0.totp, pendingTOTP: $0.pendingTOTP, recoveryCodesLeft: $0.recoveryCodes.count)
@@ -13,7 +13,7 @@ extension InMemoryStorage {
         }
     }
 
-    public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
+    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
         answer(.credentialOf, completion) {
             .success(self.accounts[account].map {
                 Credential(account: $0.account, passwordHash: $0.passwordHash, totp: $0.totp)
@@ -21,8 +21,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<[[UInt8]]>) {
+    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.changePassword, completion) {
             // What the SQLite schema's CHECK refuses, refused alike.
             guard StoredPasswordHash.isStorable(passwordHash) else { return .failure(.other) }
@@ -33,8 +33,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Account?>) {
         answer(.changeEmail, completion) {
             guard email != "" else { return .failure(.other) }
             guard let stored = self.accounts[account] else { return .success(nil) }
@@ -49,8 +49,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<DeletedAccount?>) {
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<DeletedAccount?>) {
         answer(.deleteAccount, completion) {
             guard let stored = self.accounts.removeValue(forKey: account) else { return .success(nil) }
             self.accountByUsername[Self.noCase(stored.account.username)] = nil
@@ -63,8 +63,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
-                         completion: @escaping StorageCompletion<[StoredSession]>) {
+    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
+                  completion: @escaping StorageCompletion<[StoredSession]>) {
         answer(.sessions, completion) {
             let now = self.clock.nowMs()
             let live = self.tokens.filter {
@@ -80,8 +80,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                             completion: @escaping StorageCompletion<[[UInt8]]>) {
+    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.revokeTokens, completion) {
             guard self.accounts[account] != nil else { return .success([]) }
             self.audited(audit)
@@ -89,8 +89,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                                     completion: @escaping StorageCompletion<Void>) {
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Void>) {
         answer(.replaceRecoveryCodes, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.recoveryCodes = Set(hashes)
@@ -99,13 +99,13 @@ extension InMemoryStorage {
         }
     }
 
-    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
-                                  completion: @escaping StorageCompletion<Bool>) {
+    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Bool>) {
         answer(.holdsRecoveryCode, completion) { .success(self.accounts[account]?.recoveryCodes.contains(codeHash) ?? false) }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
-                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
+    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
+                            completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {
             guard StoredPasswordHash.isStorable(newPasswordHash) else { return .failure(.other) }
             guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
@@ -115,15 +115,15 @@ extension InMemoryStorage {
         }
     }
 
-    public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
-                                 completion: @escaping StorageCompletion<Void>) {
+    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
+                          completion: @escaping StorageCompletion<Void>) {
         answer(.storePendingTOTP, completion) {
             self.accounts[account]?.pendingTOTP = sealed
             return .success(())
         }
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.confirmTOTP, completion) {
             guard let pending = self.accounts[account]?.pendingTOTP else { return .success(false) }
             self.accounts[account]?.totp = TOTPSeal(sealed: pending, lastStep: step)
@@ -133,8 +133,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<Bool>) {
+    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<Bool>) {
         answer(.acceptTOTPStep, completion) {
             guard let totp = self.accounts[account]?.totp else { return .success(false) }
             if let last = totp.lastStep, last >= step { return .success(false) }
@@ -143,7 +143,7 @@ extension InMemoryStorage {
         }
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.removeTOTP, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.totp = nil

@@ -4,8 +4,8 @@ import RosterStorage
 
 // The administrator's calls (protocol.md §Administering users) on the in-memory rows, as the SQLite backend does them.
 extension InMemoryStorage {
-    public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
-                             completion: @escaping StorageCompletion<AccountPage>) {
+    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<AccountPage>) {
         answer(.listAccounts, completion) {
             let needle = Self.noCase(query ?? "")
             let matching = self.accounts.values.filter { stored in
@@ -17,8 +17,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<AccountSummary?>) {
+    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<AccountSummary?>) {
         answer(.accountSummary, completion) {
             let id: AccountID? = switch identifier {
             case .username(let name): self.accountByUsername[Self.noCase(name)]
@@ -28,8 +28,8 @@ extension InMemoryStorage {
         }
     }
 
-    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Bool>) {
+    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Bool>) {
         answer(.lockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
             let now = self.clock.nowMs()
@@ -41,7 +41,7 @@ extension InMemoryStorage {
         }
     }
 
-    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.unlockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
             self.accounts[account]?.lockedMs = nil
@@ -53,7 +53,7 @@ extension InMemoryStorage {
         }
     }
 
-    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.resetFailures, completion) {
             for key in keys { self.failureTimes[key] = nil }
             self.audited(audit)

@@ -49,6 +49,8 @@ public final class InMemoryStorage: Storage {
     public var failures: [Operation: StorageFailure] = [:]
     /// Every call made, in order (pruning, warming up and applying settings are not calls that answer).
     public private(set) var calls: [Operation] = []
+    /// What each import was charged: its view's charge with the data's size as `bytes`, as a backend queues it.
+    public private(set) var importCharges: [QueueCharge] = []
     /// The budgets last applied.
     public private(set) var settings: ServerSettings?
     /// Past this many stored rows (accounts, tokens, failures and contacts together), a write that adds rows
@@ -147,21 +149,24 @@ public final class InMemoryStorage: Storage {
 
     // MARK: AccountStorage
 
-    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    /// No directory: only `isUsernameTaken` can tell.
+    public func knownUsernameTaken(_ canonical: String) -> Bool? { nil }
+
+    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.isUsernameTaken, completion) { .success(self.accountByUsername[Self.noCase(canonical)] != nil) }
     }
 
-    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.isEmailTaken, completion) { .success(self.accountByEmail[Self.noCase(canonical)] != nil) }
     }
 
-    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         answer(.accountExists, completion) { .success(self.accountID(identifier) != nil) }
     }
 
-    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<Credential?>) {
+    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<Credential?>) {
         answer(.credential, completion) {
             .success(self.accountID(identifier).flatMap { self.accounts[$0] }.map {
                 Credential(account: $0.account, passwordHash: $0.passwordHash, totp: $0.totp)
@@ -169,7 +174,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
             guard !new.username.isEmpty, new.email != "", StoredPasswordHash.isStorable(new.passwordHash) else {
@@ -189,8 +194,8 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
-                                    completion: @escaping StorageCompletion<Void>) {
+    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+                             completion: @escaping StorageCompletion<Void>) {
         answer(.replacePasswordHash, completion) {
             guard StoredPasswordHash.isStorable(hash), self.accounts[account] != nil else { return .failure(.other) }
             self.accounts[account]?.passwordHash = hash
@@ -212,8 +217,8 @@ public final class InMemoryStorage: Storage {
 
     // MARK: SessionTokenStorage
 
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
-                           charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+                    charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
             guard self.hasRoom(for: 1) else { return .failure(.full) }
@@ -237,8 +242,8 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
+    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<Account?>) {
         answer(.resumeToken, completion) {
             guard let token = self.tokens[hash] else { return .success(nil) }
             let now = self.clock.nowMs()
@@ -254,7 +259,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.revokeToken, completion) {
             guard self.tokens.removeValue(forKey: hash) != nil else { return .success(false) }
             self.audited(audit)
@@ -269,8 +274,8 @@ public final class InMemoryStorage: Storage {
 
     // MARK: LoginFailureStorage
 
-    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
-                               completion: @escaping StorageCompletion<RecentFailures>) {
+    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<RecentFailures>) {
         answer(.recentFailures, completion) {
             let now = self.clock.nowMs()
             var times: [String: [Int64]] = [:]
@@ -281,7 +286,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.recordFailure, completion) {
             guard self.hasRoom(for: keys.count) else { return .failure(.full) }
             let now = self.clock.nowMs()
@@ -293,17 +298,17 @@ public final class InMemoryStorage: Storage {
 
     // MARK: ContactStorage
 
-    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
-                                             build: @escaping @Sendable ([ContactIndexEntry]) -> T,
-                                             completion: @escaping StorageCompletion<T>) {
+    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+                                      build: @escaping @Sendable ([ContactIndexEntry]) -> T,
+                                      completion: @escaping StorageCompletion<T>) {
         answer(.loadSearchIndex, completion) {
             .success(build(self.contacts(of: user).map { (id: $0.contact.id, keys: $0.keys) }))
         }
     }
 
-    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
-                                          encode: @escaping @Sendable ([Contact]) -> T,
-                                          completion: @escaping StorageCompletion<T>) {
+    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+                                   encode: @escaping @Sendable ([Contact]) -> T,
+                                   completion: @escaping StorageCompletion<T>) {
         answer(.readContacts, completion) {
             if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             return .success(encode(ids.compactMap { self.contact($0, of: user)?.contact }))
@@ -318,8 +323,8 @@ public final class InMemoryStorage: Storage {
         return tokens[hash]?.account == user && accounts[user].map { $0.lockedMs == nil } ?? false
     }
 
-    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
-                           completion: @escaping StorageCompletion<StoredContact>) {
+    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<StoredContact>) {
         answer(.addContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
             guard self.hasRoom(for: 1) else { return .failure(.full) }
@@ -328,8 +333,8 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
-                              charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
+    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+                       charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         answer(.updateContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
             guard let current = self.contact(id, of: user) else { return .success(.notFound) }
@@ -347,8 +352,8 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Bool>) {
+    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+                       completion: @escaping StorageCompletion<Bool>) {
         answer(.removeContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
             guard self.contact(id, of: user) != nil else { return .success(false) }
@@ -357,8 +362,12 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
-                               charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
+    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
+        // As a backend's queue would hold it: with the data's size.
+        var charge = charge
+        charge.bytes = data.utf8.count
+        importCharges.append(charge)
         answer(.importContacts, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
             let parsed = format.parse(data)
@@ -374,9 +383,9 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
-                                                        cancelled: Locked<Bool>,
-                                                        completion: @escaping StorageCompletion<Sink.Output>) {
+    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+                                                 cancelled: Locked<Bool>,
+                                                 completion: @escaping StorageCompletion<Sink.Output>) {
         answer(.exportContacts, completion) {
             if let skipped = StorageFailure.skipped(cancelled) { return .failure(skipped) }
             var sink = sink
@@ -431,8 +440,8 @@ public final class InMemoryStorage: Storage {
         tokens = tokens.filter { Self.elapsed(since: $0.value.lastUsedMs, now: now) < tokenIdleMs }
     }
 
-    public func backup(to path: String, charge: QueueCharge,
-                       completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
+    func backup(to path: String, charge: QueueCharge,
+                completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         answer(.backup, { (result: Result<BackupSummary, StorageFailure>) in
             self.backupTurn.release()

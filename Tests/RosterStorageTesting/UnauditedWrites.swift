@@ -5,86 +5,83 @@ import RosterStorage
 // their entry (or nil, on purpose) at every call, so these live only here.
 
 extension AccountStorage {
-    public func createAccount(_ account: NewAccount, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
-        createAccount(account, audit: nil, charge: charge, completion: completion)
+    public func createAccount(_ account: NewAccount, completion: @escaping StorageCompletion<Account>) {
+        createAccount(account, audit: nil, completion: completion)
     }
 }
 
 extension SessionTokenStorage {
-    public func storeToken(hash: [UInt8], for account: AccountID, client: String? = nil, charge: QueueCharge,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String? = nil,
                            completion: @escaping StorageCompletion<Void>) {
-        storeToken(hash: hash, for: account, client: client, audit: nil, charge: charge, completion: completion)
+        storeToken(hash: hash, for: account, client: client, audit: nil, completion: completion)
     }
 
-    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Account?>) {
-        resumeToken(hash: hash, idleLimitMs: idleLimitMs, audit: nil, charge: charge, completion: completion)
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, completion: @escaping StorageCompletion<Account?>) {
+        resumeToken(hash: hash, idleLimitMs: idleLimitMs, audit: nil, completion: completion)
     }
 
-    public func revokeToken(hash: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        revokeToken(hash: hash, audit: nil, charge: charge, completion: completion)
+    public func revokeToken(hash: [UInt8], completion: @escaping StorageCompletion<Bool>) {
+        revokeToken(hash: hash, audit: nil, completion: completion)
     }
 }
 
 extension LoginFailureStorage {
-    public func recordFailure(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        recordFailure(keys: keys, audit: nil, charge: charge, completion: completion)
+    public func recordFailure(keys: [String], completion: @escaping StorageCompletion<Void>) {
+        recordFailure(keys: keys, audit: nil, completion: completion)
     }
 }
 
 extension AdminStorage {
-    public func lockAccount(_ account: AccountID, reason: String?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Bool>) {
-        lockAccount(account, reason: reason, audit: nil, charge: charge, completion: completion)
+    public func lockAccount(_ account: AccountID, reason: String?, completion: @escaping StorageCompletion<Bool>) {
+        lockAccount(account, reason: reason, audit: nil, completion: completion)
     }
 
-    public func unlockAccount(_ account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
-        unlockAccount(account, audit: nil, charge: charge, completion: completion)
+    public func unlockAccount(_ account: AccountID, completion: @escaping StorageCompletion<Bool>) {
+        unlockAccount(account, audit: nil, completion: completion)
     }
 
-    public func resetFailures(keys: [String], charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        resetFailures(keys: keys, audit: nil, charge: charge, completion: completion)
+    public func resetFailures(keys: [String], completion: @escaping StorageCompletion<Void>) {
+        resetFailures(keys: keys, audit: nil, completion: completion)
     }
 }
 
 extension AccountLifeStorage {
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        changePassword(of: account, to: passwordHash, keeping: keeping, audit: nil, charge: charge, completion: completion)
+        changePassword(of: account, to: passwordHash, keeping: keeping, audit: nil, completion: completion)
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?,
                             completion: @escaping StorageCompletion<Account?>) {
-        changeEmail(of: account, to: email, audit: nil, charge: charge, completion: completion)
+        changeEmail(of: account, to: email, audit: nil, completion: completion)
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String],
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        deleteAccount(account, failureKeys: failureKeys, audit: nil, charge: charge, completion: completion)
+        deleteAccount(account, failureKeys: failureKeys, audit: nil, completion: completion)
     }
 
-    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?,
                              completion: @escaping StorageCompletion<[[UInt8]]>) {
-        revokeTokens(of: account, except: keeping, audit: nil, charge: charge, completion: completion)
+        revokeTokens(of: account, except: keeping, audit: nil, completion: completion)
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]],
                                      completion: @escaping StorageCompletion<Void>) {
-        replaceRecoveryCodes(of: account, hashes: hashes, audit: nil, charge: charge, completion: completion)
+        replaceRecoveryCodes(of: account, hashes: hashes, audit: nil, completion: completion)
     }
 
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
-                                   charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash, audit: nil, charge: charge,
+                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
+        redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash, audit: nil,
                            completion: completion)
     }
 
-    public func confirmTOTP(of account: AccountID, step: Int64, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<Bool>) {
-        confirmTOTP(of: account, step: step, audit: nil, charge: charge, completion: completion)
+    public func confirmTOTP(of account: AccountID, step: Int64, completion: @escaping StorageCompletion<Bool>) {
+        confirmTOTP(of: account, step: step, audit: nil, completion: completion)
     }
 
-    public func removeTOTP(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        removeTOTP(of: account, audit: nil, charge: charge, completion: completion)
+    public func removeTOTP(of account: AccountID, completion: @escaping StorageCompletion<Void>) {
+        removeTOTP(of: account, audit: nil, completion: completion)
     }
 }

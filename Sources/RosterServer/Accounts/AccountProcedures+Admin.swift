@@ -16,7 +16,7 @@ extension AccountProcedures {
     /// The account named by a username or an email, as a log-in names it; `not_found` when none.
     func summary(of typed: String, charge: QueueCharge, completion: @escaping (Result<AccountSummary, RosterError>) -> Void) {
         let identifier = AccountIdentifier(loginIdentifier: Normalization.canonicalLoginIdentifier(typed))
-        storage.accountSummary(identifier, charge: charge) { result in
+        storage.acting(for: charge).accountSummary(identifier) { result in
             completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.notFound) })
         }
     }
@@ -28,7 +28,7 @@ extension AccountProcedures {
 
     func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                       completion: @escaping (Result<AccountPage, RosterError>) -> Void) {
-        storage.listAccounts(matching: query, limit: limit, offset: offset, charge: charge) {
+        storage.acting(for: charge).listAccounts(matching: query, limit: limit, offset: offset) {
             completion($0.mapError(\.rosterError))
         }
     }
@@ -38,7 +38,7 @@ extension AccountProcedures {
         summary(of: typed, charge: charge) { [self] found in
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let key = Self.failureKey(of: summary.account)
-            storage.recentFailures(keys: [key], windowMs: LoginGate.windowMs(policy), charge: charge) { [self] failures in
+            storage.acting(for: charge).recentFailures(keys: [key], windowMs: LoginGate.windowMs(policy)) { [self] failures in
                 guard case .success(let failures) = failures else {
                     return completion(.failure(failures.failureValue?.rosterError ?? .internal))
                 }
@@ -59,7 +59,7 @@ extension AccountProcedures {
               completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
             let entry = AuditRecord(event: .locked, username: account.username, peer: peer, reason: reason)
-            storage.lockAccount(account.id, reason: reason, audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).lockAccount(account.id, reason: reason, audit: entry) { [logger] result in
                 if case .success(true) = result {
                     let fields = [("ROSTER_USER", account.username)]
                     logger.notice("account locked", fields + (reason.map { [("ROSTER_LOCK_REASON", $0)] } ?? []))
@@ -74,7 +74,7 @@ extension AccountProcedures {
                 completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
             let entry = AuditRecord(event: .unlocked, username: account.username, peer: peer)
-            storage.unlockAccount(account.id, audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).unlockAccount(account.id, audit: entry) { [logger] result in
                 if case .success(true) = result {
                     logger.notice("account unlocked", [("ROSTER_USER", account.username)])
                 }
@@ -88,7 +88,7 @@ extension AccountProcedures {
                        completion: @escaping (Result<Account, RosterError>) -> Void) {
         act(on: typed, charge: charge, completion: completion) { [self] account, done in
             let entry = AuditRecord(event: .failuresReset, username: account.username, peer: peer)
-            storage.resetFailures(keys: [Self.failureKey(of: account)], audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).resetFailures(keys: [Self.failureKey(of: account)], audit: entry) { [logger] result in
                 if case .success = result {
                     logger.notice("failed log-ins reset", [("ROSTER_USER", account.username)])
                 }
@@ -105,7 +105,7 @@ extension AccountProcedures {
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let account = summary.account
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
-            storage.deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry) { [logger] result in
                 if case .success(.some) = result {
                     logger.notice("account deleted by an administrator", [("ROSTER_USER", account.username)])
                 }

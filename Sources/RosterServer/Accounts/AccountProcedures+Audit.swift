@@ -49,7 +49,7 @@ extension AccountProcedures {
 
     /// Appends `record` on its own; `then` runs once the storage answered.
     func append(_ record: AuditRecord, charge: QueueCharge, then: @escaping () -> Void = {}) {
-        storage.appendAudit(record, charge: charge) { [logger] result in
+        storage.acting(for: charge).appendAudit(record) { [logger] result in
             if case .failure(let failure) = result {
                 logger.warning("an audit entry could not be written: \(failure.rosterError.reason)",
                                [("ROSTER_EVENT", record.event.rawValue)])

@@ -35,6 +35,7 @@ extension AccountProcedures {
         },
         completion: @escaping (Result<Outcome?, RosterError>) -> Void
     ) {
+        let data = storage.acting(for: charge)
         var attempt = Reauthentication<Account, Outcome>(account, username: username, proof: proof, requester: peer.requester,
                                                          policy: policy)
         let first = attempt.start(gate: &gate)
@@ -44,11 +45,11 @@ extension AccountProcedures {
         driver.perform = { [self] effect, driver in
             switch effect {
             case .readFailures(let keys, let windowMs):
-                storage.recentFailures(keys: keys, windowMs: windowMs, charge: charge) { result in
+                data.recentFailures(keys: keys, windowMs: windowMs) { result in
                     driver.feed(result.map { .failuresRead(times: $0.times, nowMs: $0.nowMs) }.orFailed())
                 }
             case .readHash(let account):
-                storage.credential(of: account.id, charge: charge) { result in
+                data.credential(of: account.id) { result in
                     driver.feed(result.map { .hashRead($0?.passwordHash) }.orFailed())
                 }
             case .verifyPassword(let password, let hash):
@@ -60,7 +61,7 @@ extension AccountProcedures {
             case .recordFailure(let keys):
                 let reason: FailedEntryReason = if case .password = proof { .wrongPassword } else { .invalidCode }
                 let entry = failedEntry(event, username: account?.username, reason: reason, peer: peer)
-                storage.recordFailure(keys: keys, audit: entry, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                data.recordFailure(keys: keys, audit: entry) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .finish(let result):
                 guard case .failure(let error) = result, let reason = Self.unwrittenRefusal(error) else {
                     return completion(result)
@@ -121,7 +122,7 @@ extension AccountProcedures {
                 passwords.hash(newPassword, charge: charge) { [self] hashed in
                     guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
                     let entry = AuditRecord(event: .passwordChanged, username: account.username, peer: peer)
-                    storage.changePassword(of: account.id, to: hash, keeping: keeping, audit: entry, charge: charge) { [logger] result in
+                    storage.acting(for: charge).changePassword(of: account.id, to: hash, keeping: keeping, audit: entry) { [logger] result in
                         if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
                         completion(result.mapError(\.rosterError))
                     }
@@ -148,7 +149,7 @@ extension AccountProcedures {
         }
         provePassword(account, password, for: .emailChanged, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .emailChanged, username: account.username, peer: peer)
-            storage.changeEmail(of: account.id, to: email, audit: entry, charge: charge) { result in
+            storage.acting(for: charge).changeEmail(of: account.id, to: email, audit: entry) { result in
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
         }, failure: { completion(.failure($0)) })
@@ -162,7 +163,7 @@ extension AccountProcedures {
         provePassword(account, password, for: .deleted, peer: peer, charge: charge, then: { [self] in
             let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
-            storage.deleteAccount(account.id, failureKeys: keys, audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).deleteAccount(account.id, failureKeys: keys, audit: entry) { [logger] result in
                 if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
@@ -173,14 +174,14 @@ extension AccountProcedures {
 
     /// What `account.show` and `account.export` say of the second factor and the recovery codes.
     func security(of account: Account, charge: QueueCharge, completion: @escaping (Result<AccountSecurity, RosterError>) -> Void) {
-        storage.security(of: account.id, charge: charge) { result in
+        storage.acting(for: charge).security(of: account.id) { result in
             completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
         }
     }
 
     /// The account's live tokens, oldest first.
     func sessions(of account: Account, charge: QueueCharge, completion: @escaping (Result<[StoredSession], RosterError>) -> Void) {
-        storage.sessions(of: account.id, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000, charge: charge) {
+        storage.acting(for: charge).sessions(of: account.id, idleLimitMs: policy.sessionIdle.nanoseconds / 1_000_000) {
             completion($0.mapError(\.rosterError))
         }
     }
@@ -190,7 +191,7 @@ extension AccountProcedures {
     func revokeTokens(of account: Account, except keeping: [UInt8]?, peer: AuditPeer, charge: QueueCharge,
                       completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
         let entry = AuditRecord(event: .sessionRevoked, username: account.username, peer: peer)
-        storage.revokeTokens(of: account.id, except: keeping, audit: entry, charge: charge) { completion($0.mapError(\.rosterError)) }
+        storage.acting(for: charge).revokeTokens(of: account.id, except: keeping, audit: entry) { completion($0.mapError(\.rosterError)) }
     }
 
     // MARK: Recovery codes
@@ -207,7 +208,7 @@ extension AccountProcedures {
                 return completion(.failure(.internal))
             }
             let entry = AuditRecord(event: .recoveryCodesCreated, username: account.username, peer: peer)
-            storage.replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry) { [logger] result in
                 if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
                 completion(result.map { issued.codes }.mapError(\.rosterError))
             }
@@ -218,11 +219,12 @@ extension AccountProcedures {
     /// revokes every token of the account; then a token for this connection. A bad code is `invalid_code` and a
     /// failed log-in.
     func recover(username typed: String, code: String, newPassword: Secret, peer: AuditPeer, charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
+        let data = storage.acting(for: charge)
         let username = Normalization.canonicalUsername(typed)
         let password = Normalization.normalizedPassword(newPassword, nfkc: policy.passwordNFKC)
         judgeNewPassword(newPassword, username: username, field: "new_password", charge: charge) { [self] refusal in
             if let refusal { return completion(.failure(refusal)) }
-            storage.credential(for: .username(username), charge: charge) { [self] found in
+            data.credential(for: .username(username)) { [self] found in
                 let account: Account?
                 switch found {
                 case .success(let credential): account = credential?.account
@@ -240,7 +242,7 @@ extension AccountProcedures {
                         // password: before that, it answers as any account with a wrong code, so a caller without
                         // one learns nothing of the lock. The code is not used up, and the password stays.
                         if account.locked {
-                            return storage.holdsRecoveryCode(of: account.id, codeHash: codeHash, charge: charge) { held in
+                            return data.holdsRecoveryCode(of: account.id, codeHash: codeHash) { held in
                                 switch held {
                                 case .success(true): answer(.failure(.locked))
                                 case .success(false): answer(.success(nil))
@@ -249,8 +251,8 @@ extension AccountProcedures {
                             }
                         }
                         let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
-                        storage.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
-                                                   audit: entry, charge: charge) { answer($0.mapError(\.rosterError)) }
+                        data.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
+                                                audit: entry) { answer($0.mapError(\.rosterError)) }
                     }
                 }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
                     switch result {
@@ -288,7 +290,7 @@ extension AccountProcedures {
                 logger.error("a TOTP secret could not be made: \(error)")
                 return completion(.failure(.internal))
             }
-            storage.storePendingTOTP(of: account.id, sealed: sealed, charge: charge) { result in
+            storage.acting(for: charge).storePendingTOTP(of: account.id, sealed: sealed) { result in
                 completion(result.map { enrolled }.mapError(\.rosterError))
             }
         }, failure: { completion(.failure($0)) })
@@ -298,10 +300,11 @@ extension AccountProcedures {
     /// pending) is `invalid_code` and a failed log-in.
     func confirmTOTP(of account: Account, code: String, peer: AuditPeer, charge: QueueCharge,
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
+        let data = storage.acting(for: charge)
         reauthenticate(account, username: account.username, proof: .code(code), for: .totpEnabled, peer: peer,
                        charge: charge,
                        checkCode: { [self] code, _, answer in
-            storage.security(of: account.id, charge: charge) { [self] read in
+            data.security(of: account.id) { [self] read in
                 guard case .success(let security) = read else { return answer(read.map { _ in nil }.mapError(\.rosterError)) }
                 guard let pending = security?.pendingTOTP else { return answer(.success(nil)) }
                 switch totpStep(code, sealed: pending, of: account) {
@@ -311,7 +314,7 @@ extension AccountProcedures {
                     answer(.success(nil))
                 case .success(let step?):
                     let entry = AuditRecord(event: .totpEnabled, username: account.username, peer: peer)
-                    storage.confirmTOTP(of: account.id, step: step, audit: entry, charge: charge) { confirmed in
+                    data.confirmTOTP(of: account.id, step: step, audit: entry) { confirmed in
                         answer(confirmed.map { $0 ? step : nil }.mapError(\.rosterError))
                     }
                 }
@@ -327,7 +330,7 @@ extension AccountProcedures {
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
         provePassword(account, password, for: .totpDisabled, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .totpDisabled, username: account.username, peer: peer)
-            storage.removeTOTP(of: account.id, audit: entry, charge: charge) { [logger] result in
+            storage.acting(for: charge).removeTOTP(of: account.id, audit: entry) { [logger] result in
                 if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError))
             }

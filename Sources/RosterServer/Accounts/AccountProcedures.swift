@@ -3,12 +3,6 @@ import RosterCrypto
 import RosterRuntime
 import RosterStorage
 
-/// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account and
-/// what an administrator does to it, nothing of contacts.
-/// Audited: each change's entry commits with it.
-typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
-    & AuditStorage
-
 /// Runs Core's account procedures (`Registration`, `LogIn`) against the storage and the password work, and
 /// answers the register and log-in forms' checks; the methods and the forms' runners both come here, so each
 /// rule is carried out one way. Holds the log-in gate that every attempt on this daemon shares.
@@ -16,7 +10,13 @@ typealias AccountBackend = AccountStorage & SessionTokenStorage & LoginFailureSt
 /// Every completion runs on the loop thread, once, whether the storage answered before its call returned or
 /// later. Session changes (announcing an account, logging a session in) are the caller's: it knows the session.
 final class AccountProcedures {
-    let storage: any AccountBackend
+    /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account
+    /// and what an administrator does to it, nothing of contacts. Audited: each change's entry commits with it.
+    typealias Backend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
+        & AuditStorage
+
+    /// Each call bound to the payer of the request it serves.
+    let storage: BoundStorage<any Backend>
     let passwords: any PasswordWork
     let logger: Logger
     /// The key file's subkeys: TOTP seals and recovery-code hashes.
@@ -32,9 +32,9 @@ final class AccountProcedures {
     /// them end (`session` `user: null`) as on any revocation; the server sets it.
     var tokensPushedOut: ([[UInt8]]) -> Void = { _ in }
 
-    init(storage: any AccountBackend, passwords: any PasswordWork, policy: Policy, logger: Logger,
+    init(storage: any Storage, passwords: any PasswordWork, policy: Policy, logger: Logger,
          secrets: AccountSecrets, clock: any WallClock = SystemWallClock(), audit: AuditSettings = AuditSettings()) {
-        self.storage = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.failedEntries = FailedLoginEntryCap(perMinute: audit.failedLoginEntriesPerMinute)
         self.passwords = passwords
         self.policy = policy
@@ -61,13 +61,14 @@ final class AccountProcedures {
 
     /// The answer to `check`, or why the storage could not give it.
     private func ask(_ check: Check, charge: QueueCharge, completion: @escaping (Result<CheckResult, RosterError>) -> Void) {
+        let data = storage.acting(for: charge)
         switch check {
         case .usernameAvailable(let canonical):
-            storage.isUsernameTaken(canonical, charge: charge) { completion(Self.result($0, yes: .taken, no: .available)) }
+            data.isUsernameTaken(canonical) { completion(Self.result($0, yes: .taken, no: .available)) }
         case .emailAvailable(let canonical):
-            storage.isEmailTaken(canonical, charge: charge) { completion(Self.result($0, yes: .taken, no: .available)) }
+            data.isEmailTaken(canonical) { completion(Self.result($0, yes: .taken, no: .available)) }
         case .accountExists(let canonical):
-            storage.accountExists(AccountIdentifier(loginIdentifier: canonical), charge: charge) {
+            data.accountExists(AccountIdentifier(loginIdentifier: canonical)) {
                 completion(Self.result($0, yes: .exists, no: .missing))
             }
         case .passwordQuality(let password, let username):
@@ -101,7 +102,7 @@ final class AccountProcedures {
             case .create(let username, let email, let hash):
                 let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
                 let entry = AuditRecord(event: .register, username: username, peer: peer)
-                storage.createAccount(account, audit: entry, charge: charge) { result in
+                storage.acting(for: charge).createAccount(account, audit: entry) { result in
                     driver.feed(result.map { .created($0) }.orFailed())
                 }
             case .announce(let account):
@@ -124,6 +125,7 @@ final class AccountProcedures {
     /// or failed with why (see `FailedEntryReason`).
     func logIn(_ request: LogInRequest, peer: AuditPeer, charge: QueueCharge,
                completion: @escaping (Result<LogIn<Account>.SignedIn, RosterError>) -> Void) {
+        let data = storage.acting(for: charge)
         var attempt = LogIn<Account>(request, requester: peer.requester, policy: policy)
         // What the entry of a refusal says: whose account (nil: none), and whether a code was what failed.
         var username: String?
@@ -135,7 +137,7 @@ final class AccountProcedures {
         driver.perform = { [self] effect, driver in
             switch effect {
             case .findAccount(let identifier):
-                storage.credential(for: AccountIdentifier(loginIdentifier: identifier), charge: charge) { result in
+                data.credential(for: AccountIdentifier(loginIdentifier: identifier)) { result in
                     if case .success(let found) = result { username = found?.account.username }
                     driver.feed(result.map { found in
                         .accountFound(found.map {
@@ -145,7 +147,7 @@ final class AccountProcedures {
                     }.orFailed())
                 }
             case .readFailures(let keys, let windowMs):
-                storage.recentFailures(keys: keys, windowMs: windowMs, charge: charge) { result in
+                data.recentFailures(keys: keys, windowMs: windowMs) { result in
                     driver.feed(result.map { .failuresRead(times: $0.times, nowMs: $0.nowMs) }.orFailed())
                 }
             case .verify(let password, let hash):
@@ -153,9 +155,9 @@ final class AccountProcedures {
             case .recordFailure(let keys):
                 let reason: FailedEntryReason = codeChecked ? .invalidCode : username == nil ? .unknownUser : .wrongPassword
                 let entry = failedEntry(.login, username: username, reason: reason, peer: peer)
-                storage.recordFailure(keys: keys, audit: entry, charge: charge) { driver.feed($0.map { .failureRecorded }.orFailed()) }
+                data.recordFailure(keys: keys, audit: entry) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .replaceHash(let hash, let account):
-                storage.replacePasswordHash(hash, of: account.id, charge: charge) { [logger] result in
+                data.replacePasswordHash(hash, of: account.id) { [logger] result in
                     if case .success = result {
                         logger.info("password hash upgraded to the parameters in force", [("ROSTER_USER", account.username)])
                     }
@@ -193,7 +195,7 @@ final class AccountProcedures {
         case .success(let step?):
             // The storage's update is the atomic check; this one only spares it a replay it would refuse anyway.
             if let last = totp.lastStep, step <= last { return completion(.codeVerified(false)) }
-            storage.acceptTOTPStep(of: account.id, step: step, charge: charge) { result in
+            storage.acting(for: charge).acceptTOTPStep(of: account.id, step: step) { result in
                 completion(result.map { .codeVerified($0) }.orFailed())
             }
         }
@@ -216,8 +218,8 @@ final class AccountProcedures {
         let revocation = AuditRecord(event: .sessionRevoked, username: account.username, peer: peer,
                                      reason: Self.sessionLimitReason)
         let limit = TokenLimit(maxTokens: policy.maxSessionsPerUser, revocation: revocation)
-        storage.storeToken(hash: token.hash, for: account.id, client: peer.client, audit: entry, limit: limit,
-                           charge: charge) { [self] result in
+        storage.acting(for: charge).storeToken(hash: token.hash, for: account.id, client: peer.client, audit: entry,
+                                               limit: limit) { [self] result in
             if case .success(let revoked) = result, !revoked.isEmpty { tokensPushedOut(revoked) }
             completion(result.map { _ in IssuedToken(bearer: token.bearer, hash: token.hash) }.mapError(\.rosterError))
         }
@@ -236,7 +238,7 @@ final class AccountProcedures {
         guard let hash = SessionToken.hash(bearer: bearer) else { return completion(.failure(.notFound)) }
         let idleMs = policy.sessionIdle.nanoseconds / 1_000_000
         let entry = AuditRecord(event: .resume, username: nil, peer: peer)
-        storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: entry, charge: charge) { [self] result in
+        storage.acting(for: charge).resumeToken(hash: hash, idleLimitMs: idleMs, audit: entry) { [self] result in
             let answer = result.mapError(\.rosterError).flatMap { account -> Result<(Account, [UInt8]), RosterError> in
                 guard let account else { return .failure(.notFound) }
                 return account.locked ? .failure(.locked) : .success((account, hash))
@@ -252,7 +254,7 @@ final class AccountProcedures {
     /// log-out takes effect even while the budget is spent.
     func revoke(tokenHash: [UInt8], entry: AuditRecord, charge: QueueCharge,
                 completion: @escaping (Result<Void, RosterError>) -> Void) {
-        storage.revokeToken(hash: tokenHash, audit: entry, charge: charge) { completion($0.map { _ in }.mapError(\.rosterError)) }
+        storage.acting(for: charge).revokeToken(hash: tokenHash, audit: entry) { completion($0.map { _ in }.mapError(\.rosterError)) }
     }
 }
 

@@ -23,12 +23,17 @@ final class ContactsService {
     /// The `retry_after_ms` of a request refused while the index loads: about what 100,000 contacts take to load.
     static let indexLoadRetryMs: Int64 = 250
 
-    private let storage: any ContactStorage
+    /// Every user's contacts, as one payer reaches them.
+    private let contacts: BoundStorage<any ContactStorage>
     private var indexes = ContactIndexes<Completion<ContactIndex>>(waiterLimit: ContactsService.indexWaitersPerUser)
     var onChange: ((AccountID) -> Void)?
 
-    init(storage: any ContactStorage) {
-        self.storage = storage
+    convenience init(storage: any Storage) {
+        self.init(contacts: BoundStorage { storage.acting(for: $0) })
+    }
+
+    init(contacts: BoundStorage<any ContactStorage>) {
+        self.contacts = contacts
     }
 
     // MARK: Reads
@@ -55,14 +60,14 @@ final class ContactsService {
     /// each the query matched. A contact removed between the choice of the page and the read of its rows is left out.
     func page(userID: AccountID, query: String, limit: Int, offset: Int, charge: QueueCharge, cancelled: Locked<Bool>,
               completion: @escaping Completion<(items: [FoundContact], total: Int)>) {
-        pageIDs(userID: userID, query: query, limit: limit, offset: offset, charge: charge) { [storage] result in
+        pageIDs(userID: userID, query: query, limit: limit, offset: offset, charge: charge) { [contacts] result in
             switch result {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let page) where page.ids.isEmpty:
                 completion(.success((items: [], total: page.total)))
             case .success(let page):
-                storage.readContacts(page.ids, of: userID, charge: charge, cancelled: cancelled, encode: { $0 }) { read in
+                contacts.acting(for: charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { $0 }) { read in
                     completion(read.map { contacts in
                         (items: contacts.map { FoundContact($0, query: query, keys: page.keys[$0.id]) }, total: page.total)
                     }.mapError(\.rosterError))
@@ -78,7 +83,7 @@ final class ContactsService {
                   completion: @escaping Completion<[UInt8]>) {
         let total = page.total
         let keys = page.keys
-        storage.readContacts(page.ids, of: userID, charge: charge, cancelled: cancelled, encode: { items in
+        contacts.acting(for: charge).readContacts(page.ids, of: userID, cancelled: cancelled, encode: { items in
             RPCMessage.result(id: id, ["items": .array(items.map { ContactJSON.encode(FoundContact($0, query: query, keys: keys[$0.id])) }),
                                        "total": .int(total)])
         }) { read in completion(read.mapError(\.rosterError)) }
@@ -111,7 +116,7 @@ final class ContactsService {
 
     private func load(_ userID: AccountID, charge: QueueCharge) {
         // Held strongly: the waiters are owed an answer whatever happens meanwhile.
-        storage.loadSearchIndex(of: userID, charge: charge, build: { ContactIndex($0) }) { result in
+        contacts.acting(for: charge).loadSearchIndex(of: userID, build: { ContactIndex($0) }) { result in
             self.indexLoaded(userID, charge: charge, result)
         }
     }
@@ -140,7 +145,7 @@ final class ContactsService {
         } catch {
             return completion(.failure(error.rosterError))
         }
-        storage.addContact(draft, for: userID, session: grant, charge: charge) { [weak self] result in
+        contacts.acting(for: charge).addContact(draft, for: userID, session: grant) { [weak self] result in
             switch result {
             case .success(let stored):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -156,7 +161,7 @@ final class ContactsService {
     /// the one before it.
     func update(userID: AccountID, grant: SessionGrant, id: Int64, _ patch: ContactPatch, charge: QueueCharge,
                 completion: @escaping Completion<Contact>) {
-        storage.updateContact(id, of: userID, session: grant, with: patch, charge: charge) { [weak self] result in
+        contacts.acting(for: charge).updateContact(id, of: userID, session: grant, with: patch) { [weak self] result in
             switch result {
             case .success(.updated(let stored)):
                 self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
@@ -173,7 +178,7 @@ final class ContactsService {
 
     func remove(userID: AccountID, grant: SessionGrant, id: Int64, charge: QueueCharge,
                 completion: @escaping Completion<Void>) {
-        storage.removeContact(id, of: userID, session: grant, charge: charge) { [weak self] result in
+        contacts.acting(for: charge).removeContact(id, of: userID, session: grant) { [weak self] result in
             switch result {
             case .success(true):
                 self?.changed(userID, .remove(id))
@@ -187,12 +192,10 @@ final class ContactsService {
     }
 
     /// Costs what its own rows cost: only the added contacts go into the search index, with the keys the
-    /// storage wrote. Its data is charged as bytes of queued work.
+    /// storage wrote. The storage charges its data as bytes of queued work.
     func importContacts(userID: AccountID, grant: SessionGrant, format: ContactFormat, data: String, charge: QueueCharge,
                         completion: @escaping Completion<ContactImportOutcome>) {
-        var charge = charge
-        charge.bytes = data.utf8.count
-        storage.importContacts(data, format: format, for: userID, session: grant, charge: charge) { [weak self] result in
+        contacts.acting(for: charge).importContacts(data, format: format, for: userID, session: grant) { [weak self] result in
             if case .success(let outcome) = result, !outcome.added.isEmpty {
                 self?.changed(userID, .upsert(outcome.added.map { (id: $0.contact.id, keys: $0.keys) }))
             }
@@ -209,7 +212,7 @@ final class ContactsService {
     /// them from other users' writes for seconds).
     func export(userID: AccountID, after: Int64?, into writer: ContactExportWriter, charge: QueueCharge,
                 cancelled: Locked<Bool>, completion: @escaping Completion<[UInt8]>) {
-        storage.exportContacts(of: userID, after: after ?? 0, into: writer, charge: charge, cancelled: cancelled) { result in
+        contacts.acting(for: charge).exportContacts(of: userID, after: after ?? 0, into: writer, cancelled: cancelled) { result in
             completion(result.mapError(\.rosterError).flatMap { $0 })
         }
     }

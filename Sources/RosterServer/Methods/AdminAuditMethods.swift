@@ -54,13 +54,13 @@ final class AdminAuditMethods<Desk: AuditDesk> {
     static var defaultFollowerBacklogBytes: Int { 1 << 20 }
     var followerBacklogBytes = AdminAuditMethods.defaultFollowerBacklogBytes
 
-    private let storage: any AuditStorage
+    private let storage: BoundStorage<any AuditStorage>
     private let accounts: AccountProcedures
     private unowned let desk: Desk
     private(set) var followers = AuditFollowers()
 
-    init(storage: any AuditStorage, accounts: AccountProcedures, desk: Desk) {
-        self.storage = storage
+    init(storage: any Storage, accounts: AccountProcedures, desk: Desk) {
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.accounts = accounts
         self.desk = desk
     }
@@ -99,7 +99,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
                 break
             }
             let query = AuditQuery(username: username, event: event, sinceMs: sinceMs, beforeID: beforeID, limit: limit)
-            storage.auditEntries(query, charge: charge) { [self] result in
+            storage.acting(for: charge).auditEntries(query) { [self] result in
                 switch result {
                 case .success(let entries):
                     call.succeed(["items": .array(entries.map(Self.described))])

@@ -27,12 +27,15 @@ protocol AdminFigures: AnyObject {
 final class AdminMethods<Figures: AdminFigures> {
     typealias AdminCall = RequestCall<Figures.Host>
 
-    /// Maintenance, and the audit log a backup leaves its entry in.
-    private let storage: any StorageMaintenance & AuditStorage
+    /// Maintenance (the figures of `admin.stats`).
+    private let maintenance: any StorageMaintenance
+    /// The backup, and the audit log it leaves its entry in.
+    private let storage: BoundStorage<any BackupStorage & AuditStorage>
     private unowned let figures: Figures
 
-    init(storage: any StorageMaintenance & AuditStorage, figures: Figures) {
-        self.storage = storage
+    init(storage: any Storage, figures: Figures) {
+        maintenance = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.figures = figures
     }
 
@@ -43,7 +46,7 @@ final class AdminMethods<Figures: AdminFigures> {
             return call.fail(.invalidParams(param: "path", problem: .outOfRange))
         }
         let charge = call.connection.queueCharge
-        storage.backup(to: path, charge: charge) { [self] result in
+        storage.acting(for: charge).backup(to: path) { [self] result in
             let answer: Result<JSONValue, RosterError>
             let failure: String?
             switch result {
@@ -62,7 +65,7 @@ final class AdminMethods<Figures: AdminFigures> {
             // Answered once its entry is stored (or could not be), so the log read next holds it.
             let entry = AuditRecord(event: .backup, username: nil, peer: call.auditPeer,
                                     outcome: failure == nil ? .succeeded : .failed, reason: failure)
-            storage.appendAudit(entry, charge: charge) { [figures] stored in
+            storage.acting(for: charge).appendAudit(entry) { [figures] stored in
                 if case .failure(let storageFailure) = stored {
                     figures.logger.warning("the backup's audit entry could not be written: \(storageFailure.rosterError.reason)")
                 }
@@ -78,7 +81,7 @@ final class AdminMethods<Figures: AdminFigures> {
         }
         // While the storage cannot count (a database that is down), the daemon's own figures and the storage's
         // state are what an administrator needs most; the counts read null.
-        storage.statistics { [self] result in
+        maintenance.statistics { [self] result in
             switch result {
             case .success(let counted): call.succeed(statsJSON(counted))
             case .failure: call.succeed(statsJSON(nil))

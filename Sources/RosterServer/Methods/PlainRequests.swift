@@ -23,7 +23,7 @@ final class PlainRequests<Host: DispatchHost> {
     }
 
     /// Where a name may be known from memory (its username directory).
-    private let storage: any AccountStorage
+    private let storage: any Storage
     private let accounts: AccountProcedures
     private let stats: ServerStats
     /// The policy in force; its change empties the answers encoded under the old one.
@@ -32,7 +32,7 @@ final class PlainRequests<Host: DispatchHost> {
     }
     private var answers = Answers()
 
-    init(storage: any AccountStorage, accounts: AccountProcedures, stats: ServerStats, policy: Policy) {
+    init(storage: any Storage, accounts: AccountProcedures, stats: ServerStats, policy: Policy) {
         self.storage = storage
         self.accounts = accounts
         self.stats = stats

@@ -48,7 +48,9 @@ final class Housekeeping {
     }
 
     private let scheduler: any Scheduler
-    private let storage: any StorageMaintenance & AuditStorage
+    private let maintenance: any StorageMaintenance
+    /// The audit log, its pruning charged to the daemon.
+    private let audit: BoundStorage<any AuditStorage>
     private let status: any HousekeepingStatus
     /// The wall clock stored times are read against (what the audit log's retention counts back from).
     private let wallClock: any WallClock
@@ -63,10 +65,11 @@ final class Housekeeping {
     private var timers: [Chore: Scheduled] = [:]
     private var isStopped = false
 
-    init(scheduler: any Scheduler, storage: any StorageMaintenance & AuditStorage, status: any HousekeepingStatus,
+    init(scheduler: any Scheduler, storage: any Storage, status: any HousekeepingStatus,
          wallClock: any WallClock, config: DaemonConfig, logger: Logger, sweepFailedEntries: @escaping () -> Void) {
         self.scheduler = scheduler
-        self.storage = storage
+        self.maintenance = storage
+        self.audit = BoundStorage { storage.acting(for: $0) }
         self.status = status
         self.wallClock = wallClock
         self.config = config
@@ -101,12 +104,12 @@ final class Housekeeping {
 
     /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
     func warmUp() {
-        storage.warmUp()
+        maintenance.warmUp()
     }
 
     /// Drops failed log-ins older than the window and tokens idle past their limit; both are dead weight by then.
     func pruneExpired() {
-        storage.pruneExpired(failureWindowMs: config.policy.rateLimitInterval.nanoseconds / 1_000_000,
+        maintenance.pruneExpired(failureWindowMs: config.policy.rateLimitInterval.nanoseconds / 1_000_000,
                              tokenIdleMs: config.policy.sessionIdle.nanoseconds / 1_000_000)
     }
 
@@ -114,7 +117,7 @@ final class Housekeeping {
     func pruneAudit() {
         let days = config.audit.retentionDays
         let cutoff = config.audit.retainedSinceMs(nowMs: wallClock.nowMs())
-        storage.pruneAudit(before: cutoff, charge: .daemon) { [weak self] result in
+        audit.acting(for: .daemon).pruneAudit(before: cutoff) { [weak self] result in
             guard let self else { return }
             let fields = [("ROSTER_EVENT", "audit_pruned")]
             switch result {
@@ -132,7 +135,7 @@ final class Housekeeping {
     /// What `systemctl status rosterd` shows under the unit's name; nothing before `start`.
     func postStatus() {
         guard let notifier else { return }
-        storage.statistics { [weak self] result in
+        maintenance.statistics { [weak self] result in
             guard let self else { return }
             switch result {
             case .success(let statistics): notifier.status(self.statusLine(accounts: statistics.accounts))

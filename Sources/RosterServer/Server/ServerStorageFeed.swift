@@ -77,7 +77,7 @@ final class StorageFeed {
         let idleMs = sessionIdle.nanoseconds / 1_000_000
         for (hash, charge) in sessions.heldTokens() {
             // The daemon's own re-check, not a resume anybody asked for: nothing to audit.
-            storage.resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil, charge: charge) { [weak self] result in
+            storage.acting(for: charge).resumeToken(hash: hash, idleLimitMs: idleMs, audit: nil) { [weak self] result in
                 // Gone, or dead since a lock another daemon made.
                 guard let self, case .success(let account) = result, account?.locked ?? true else { return }
                 self.sessions.tokenRevoked(hash)

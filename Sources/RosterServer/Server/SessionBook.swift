@@ -21,7 +21,8 @@ final class SessionBook {
     private let connections: ConnectionTable<Connection>
     private let contacts: ContactsService
     /// Where `account.export` reads the user's contacts from.
-    private let storage: any ContactStorage
+    /// Only to export a user's contacts (`account.export`).
+    private let storage: BoundStorage<any ContactStorage>
     private let output: ServerOutput
     private let stats: ServerStats
     private let trust: PeerTrust
@@ -33,11 +34,11 @@ final class SessionBook {
     /// Every method's spec, sorted by name, for `rpc.describe`: the dispatcher's, once its table is complete.
     var methodSpecs: [MethodSpec] = []
 
-    init(connections: ConnectionTable<Connection>, contacts: ContactsService, storage: any ContactStorage,
+    init(connections: ConnectionTable<Connection>, contacts: ContactsService, storage: any Storage,
          output: ServerOutput, stats: ServerStats, trust: PeerTrust, config: DaemonConfig, logger: Logger) {
         self.connections = connections
         self.contacts = contacts
-        self.storage = storage
+        self.storage = BoundStorage { storage.acting(for: $0) }
         self.output = output
         self.stats = stats
         self.trust = trust
@@ -244,8 +245,8 @@ final class SessionBook {
 
     func exportContacts(of account: Account, byteLimit: Int, charge: QueueCharge, cancelled: Locked<Bool>,
                         completion: @escaping (Result<String, RosterError>) -> Void) {
-        storage.exportContacts(of: account.id, after: 0, into: VCardBook(byteLimit: byteLimit), charge: charge,
-                               cancelled: cancelled) { result in
+        storage.acting(for: charge).exportContacts(of: account.id, after: 0, into: VCardBook(byteLimit: byteLimit),
+                                                   cancelled: cancelled) { result in
             completion(result.mapError(\.rosterError).flatMap { $0 })
         }
     }

@@ -170,12 +170,12 @@ struct FormRunnerHarness {
         storage.answering = .immediately
         defer { storage.answering = answering }
         var created: Account?
-        storage.createAccount(NewAccount(username: username, display: username, email: nil,
-                                         passwordHash: FakePasswordWork.hash(of: password)),
-                              charge: .daemon) { created = try? $0.get() }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: username, display: username, email: nil,
+                                                              passwordHash: FakePasswordWork.hash(of: password))) { created = try? $0.get() }
         guard let account = created else { preconditionFailure("the in-memory storage refused \(username)") }
         let hashes = (0..<sessions).map { index in [UInt8](repeating: UInt8(index + 1), count: 32) }
-        for hash in hashes { storage.storeToken(hash: hash, for: account.id, client: nil, charge: .daemon) { _ in } }
+        for hash in hashes { storage.acting(for: .daemon).storeToken(hash: hash, for: account.id,
+                                                                     client: nil) { _ in } }
         session.user = account
         session.tokenHash = hashes.first
         return (account, hashes)
@@ -205,9 +205,8 @@ struct FormRunnerHarness {
         let answering = storage.answering
         storage.answering = .immediately
         defer { storage.answering = answering }
-        storage.createAccount(NewAccount(username: username, display: username, email: email,
-                                         passwordHash: FakePasswordWork.hash(of: password)),
-                              charge: .daemon) { _ in }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: username, display: username, email: email,
+                                                              passwordHash: FakePasswordWork.hash(of: password))) { _ in }
     }
 }
 

@@ -61,8 +61,7 @@ final class ServerOnFakeStorage {
     func accountMadeElsewhere(_ username: String, email: String? = nil, password: String = "secret1") throws -> Account {
         let hash = try PasswordHasher(memoryKiB: 8, iterations: 1).hash(password)
         var made: Account?
-        storage.createAccount(NewAccount(username: username, display: username, email: email, passwordHash: hash),
-                              charge: .daemon) { made = try? $0.get() }
+        storage.acting(for: .daemon).createAccount(NewAccount(username: username, display: username, email: email, passwordHash: hash)) { made = try? $0.get() }
         guard let made else { throw SystemError(errno: EEXIST, call: "createAccount") }
         return made
     }
