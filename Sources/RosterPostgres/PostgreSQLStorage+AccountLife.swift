@@ -12,7 +12,7 @@ extension PostgreSQLStorage {
     /// How often a deletion is tried again when the account's email changed between reading and deleting it.
     static let deletionAttempts = 3
 
-    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
+    public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
         query(PostgreSQLQueries.security(of: account), charge: charge, "account security read") { result in
             completion(result.map { found in
                 found.rows.first.map { row in
@@ -23,13 +23,13 @@ extension PostgreSQLStorage {
         }
     }
 
-    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
+    public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
         query(PostgreSQLQueries.credential(of: account), charge: charge, "account read") { result in
             completion(result.map { $0.rows.first.flatMap(Self.credential) })
         }
     }
 
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                         completion: @escaping StorageCompletion<[[UInt8]]>) {
         guard acceptable(passwordHash, completion) else { return }
         let logger = self.logger
@@ -50,7 +50,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
@@ -78,7 +78,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                        completion: @escaping StorageCompletion<DeletedAccount?>) {
         guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
         deleteAccount(account, failureKeys: failureKeys, audit: auditWrite(audit), charge: charge, attempt: 1,
@@ -122,7 +122,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
+    public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                   completion: @escaping StorageCompletion<[StoredSession]>) {
         query(PostgreSQLQueries.sessions(of: account, idleLimitMs: idleLimitMs, now: now), charge: charge,
               "session list") { result in
@@ -135,7 +135,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                       completion: @escaping StorageCompletion<[[UInt8]]>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix, now: now,
@@ -146,7 +146,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Void>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit), transaction: true,
@@ -156,14 +156,14 @@ extension PostgreSQLStorage {
         }
     }
 
-    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
                            completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.holdsRecoveryCode(of: account, codeHash: codeHash), charge: charge, "recovery code read") { result in
             completion(result.map { !$0.rows.isEmpty })
         }
     }
 
-    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<[[UInt8]]?>) {
         guard acceptable(newPasswordHash, completion) else { return }
         let audit = auditWrite(audit)
@@ -175,14 +175,14 @@ extension PostgreSQLStorage {
         }
     }
 
-    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
+    public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                           completion: @escaping StorageCompletion<Void>) {
         query(PostgreSQLQueries.storePendingTOTP(of: account, sealed: sealed), charge: charge, "TOTP enrolment") { result in
             completion(result.map { _ in () })
         }
     }
 
-    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.confirmTOTP(of: account, step: step, now: now, audit: audit), charge: charge,
               "TOTP confirmation") { [weak self] result in
@@ -191,14 +191,14 @@ extension PostgreSQLStorage {
         }
     }
 
-    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
+    public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.acceptTOTPStep(of: account, step: step), charge: charge, force: true, "TOTP step") { result in
             completion(result.map { $0.affectedRows > 0 })
         }
     }
 
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit), charge: charge,
               "TOTP removal") { [weak self] result in

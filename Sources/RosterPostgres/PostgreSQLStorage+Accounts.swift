@@ -8,7 +8,7 @@ import RosterStorage
 
 extension PostgreSQLStorage: UsernameDirectoryStorage {
     /// From the directory when it can tell (no work is queued), from the database otherwise.
-    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
         readUsernameTaken(canonical, charge: charge, completion: completion)
     }
@@ -21,25 +21,25 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         }
     }
 
-    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         query(PostgreSQLQueries.emailTaken(canonical), charge: charge, "email check") { result in
             completion(result.map { $0.rows.first?.bool(0) ?? false })
         }
     }
 
-    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         credential(for: identifier, charge: charge) { result in completion(result.map { $0 != nil }) }
     }
 
-    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
                     completion: @escaping StorageCompletion<Credential?>) {
         query(PostgreSQLQueries.user(identifier), charge: charge, "account read") { result in
             completion(result.map { $0.rows.first.flatMap(Self.credential) })
         }
     }
 
-    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(new.passwordHash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
@@ -85,7 +85,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         }
     }
 
-    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                              completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(hash) else {
@@ -116,7 +116,7 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
 }
 
 extension PostgreSQLStorage {
-    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
                     charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         // A client name PostgreSQL's text cannot hold (a NUL) is left out rather than failing the log-in.
         let client = client.flatMap { PGText.storable($0) ? $0 : nil }
@@ -145,7 +145,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         // The statement names the entry as the account it resumed; the others read that row by its id.
         let audit = audit.map { AuditWrite($0, origin: origin, announcedByID: $0.username == nil) }
@@ -163,7 +163,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let revoked = notification(.tokenRevoked(hash: hash))
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.revokeToken(hash, notification: revoked, now: now, audit: audit), charge: charge,
@@ -175,7 +175,7 @@ extension PostgreSQLStorage {
 }
 
 extension PostgreSQLStorage {
-    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<RecentFailures>) {
         query(PostgreSQLQueries.recentFailures(keys: keys, windowMs: windowMs, now: now), charge: charge,
               "rate-limit read") { result in
@@ -192,7 +192,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard !keys.isEmpty || audit != nil else { return completion(.success(())) }
         let audit = auditWrite(audit)

@@ -5,7 +5,7 @@ import RosterStorage
 // The administrator's calls (protocol.md §Administering users), each one round trip. A lock and a reset are forced (the protocol says they
 // are never refused); a lock is announced as `sessionsEnded` in the statement that makes it.
 extension PostgreSQLStorage {
-    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+    public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                       completion: @escaping StorageCompletion<AccountPage>) {
         let query = query ?? ""
         guard PGText.storable(query) else { return completion(.success(AccountPage(items: [], total: 0))) }
@@ -18,7 +18,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
                         completion: @escaping StorageCompletion<AccountSummary?>) {
         let key = switch identifier {
         case .username(let name): name
@@ -30,7 +30,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Bool>) {
         guard PGText.storable(reason) else { return completion(.failure(unstorable("account lock"))) }
         let audit = auditWrite(audit)
@@ -43,7 +43,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.unlockAccount(account, now: now, audit: audit), charge: charge,
               "account unlock") { [weak self] result in
@@ -52,7 +52,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         guard PGText.storable(keys.joined()) else { return completion(.failure(unstorable("failure reset"))) }
         let audit = auditWrite(audit)
         query(PostgreSQLQueries.resetFailures(keys: keys, now: now, audit: audit), charge: charge, force: true,

@@ -10,7 +10,7 @@ extension PostgreSQLStorage {
     /// Rows one pruning statement deletes at most.
     static let pruneBatch = 10_000
 
-    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
+    public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         let write = AuditWrite(record, origin: origin)
         query(PostgreSQLQueries.appendAudit(write, now: now), charge: charge, force: true, "audit entry write") { [weak self] result in
             guard let self else { return completion(.failure(StorageFailure.stopped)) }
@@ -21,14 +21,14 @@ extension PostgreSQLStorage {
         }
     }
 
-    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
+    public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
         guard PGText.storable(query.username) else { return completion(.success([])) }
         self.query(PostgreSQLQueries.auditEntries(query), charge: charge, "audit log read") { result in
             completion(result.map { $0.rows.compactMap { $0.auditEntry() } })
         }
     }
 
-    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
+    public func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
         pruneAudit(before: beforeMs, charge: charge, pruned: 0, completion: completion)
     }
 

@@ -25,7 +25,7 @@ extension PostgreSQLStorage {
         if !queued { completion(.failure(.busy(retryAfterMs: Self.turnsRetryAfterMs))) }
     }
 
-    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                       build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>) {
         inTurn(of: user, completion) { [weak self] answer in
@@ -51,7 +51,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                    encode: @escaping @Sendable ([Contact]) -> T,
                                    completion: @escaping StorageCompletion<T>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
@@ -72,7 +72,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                     completion: @escaping StorageCompletion<StoredContact>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
@@ -91,7 +91,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
@@ -153,7 +153,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         inTurn(of: user, completion) { [weak self] answer in
             guard let self else { return answer(.failure(StorageFailure.stopped)) }
@@ -172,7 +172,7 @@ extension PostgreSQLStorage {
 
     /// Parses off the loop, reads only the user's contacts whose folded name a card has (the only possible
     /// duplicates), decides off the loop what is new and computes its keys, and inserts it all in one transaction.
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                         charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         var charge = charge
         charge.bytes = data.utf8.count
@@ -283,7 +283,7 @@ extension PostgreSQLStorage {
         }
     }
 
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
                                                  cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>) {
         inTurn(of: user, completion) { [weak self] answer in

@@ -358,7 +358,7 @@ public final class PostgreSQLStorage: Storage {
     /// daemon keeps writing. One at a time: each holds a connection and reads every row for seconds, so a second
     /// is told to come back (`busy`). `charge` is not spent: the one-at-a-time rule is this work's whole budget,
     /// and it takes nothing from the pool's queue.
-    func backup(to path: String, charge: QueueCharge,
+    public func backup(to path: String, charge: QueueCharge,
                 completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
         guard let snapshots else {

@@ -7,31 +7,31 @@ import RosterStorage
 // says they are never refused); the rest a budget may refuse.
 
 extension SQLiteStorage {
-    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
+    public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
         read("account security read", completion) { () throws(StoreError) in
             try AccountLifeStore(database: users.database).security(userID: account)
         }
     }
 
-    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
+    public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
         read("user database read", completion) { () throws(StoreError) in try users.credential(id: account) }
     }
 
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                         completion: @escaping StorageCompletion<[[UInt8]]>) {
         auditedWrite(charge, force: true, "password change", audit: audit, { database, _ in
             try AccountLifeStore(database: database).changePassword(userID: account, hash: passwordHash, keeping: keeping)
         }, completion: completion)
     }
 
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         auditedWrite(charge, "email change", audit: audit, rule: .whenFound(), { database, _ in
             try AccountLifeStore(database: database).changeEmail(userID: account, to: email).map(Account.init)
         }, completion: completion)
     }
 
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                        completion: @escaping StorageCompletion<DeletedAccount?>) {
         // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
         auditedWrite(charge, order: .contacts(userID: account), force: true, "account deletion", audit: audit,
@@ -45,7 +45,7 @@ extension SQLiteStorage {
         })
     }
 
-    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
+    public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                   completion: @escaping StorageCompletion<[StoredSession]>) {
         let clock = self.clock
         let logger = self.logger
@@ -59,28 +59,28 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                       completion: @escaping StorageCompletion<[[UInt8]]>) {
         accountWrite(account, charge, force: true, "token revocation", audit: audit, { store in
             try store.revokeTokens(userID: account, except: keeping)
         }, completion: completion)
     }
 
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Void>) {
         accountWrite(account, charge, "recovery codes", audit: audit, { store in
             try store.replaceRecoveryCodes(userID: account, hashes: hashes)
         }, completion: completion)
     }
 
-    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
                            completion: @escaping StorageCompletion<Bool>) {
         read("recovery code read", completion) { () throws(StoreError) in
             try AccountLifeStore(database: users.database).holdsRecoveryCode(userID: account, codeHash: codeHash)
         }
     }
 
-    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<[[UInt8]]?>) {
         auditedWrite(charge, force: true, "recovery", audit: audit, rule: .whenFound(), { database, _ in
             try AccountLifeStore(database: database).redeemRecoveryCode(userID: account, codeHash: codeHash,
@@ -88,27 +88,27 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
+    public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                           completion: @escaping StorageCompletion<Void>) {
         write(charge, "TOTP enrolment", { store in
             try store.storePendingTOTP(userID: account, sealed: sealed)
         }, completion: completion)
     }
 
-    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         auditedWrite(charge, "TOTP confirmation", audit: audit, rule: .whenTrue, { database, _ in
             try AccountLifeStore(database: database).confirmTOTP(userID: account, step: step)
         }, completion: completion)
     }
 
-    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
+    public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<Bool>) {
         write(charge, force: true, "TOTP step", { store in
             try store.acceptTOTPStep(userID: account, step: step)
         }, completion: completion)
     }
 
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         accountWrite(account, charge, "TOTP removal", audit: audit, { store in
             try store.removeTOTP(userID: account)
         }, completion: completion)

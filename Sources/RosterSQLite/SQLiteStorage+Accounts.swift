@@ -7,7 +7,7 @@ import RosterStorage
 
 extension SQLiteStorage: UsernameDirectoryStorage {
     /// From the directory when it can tell (no work is queued), from the database otherwise.
-    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         if let taken = knownUsernameTaken(canonical) { return completion(.success(taken)) }
         readUsernameTaken(canonical, charge: charge, completion: completion)
     }
@@ -17,16 +17,16 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         read("user database read", completion) { () throws(StoreError) in try users.usernameExists(canonical) }
     }
 
-    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try users.emailExists(canonical) }
     }
 
-    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         read("user database read", completion) { () throws(StoreError) in try user(identifier) != nil }
     }
 
-    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
                     completion: @escaping StorageCompletion<Credential?>) {
         read("user database read", completion) { () throws(StoreError) in
             switch identifier {
@@ -36,7 +36,7 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         }
     }
 
-    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         auditedWrite(charge, force: true, "registration", audit: audit, { database, now in
             Account(try UserStore(database: database).insertUser(canonical: new.username, display: new.display,
                                                                  email: new.email, passwordHash: new.passwordHash,
@@ -47,7 +47,7 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         })
     }
 
-    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                              completion: @escaping StorageCompletion<Void>) {
         let logger = self.logger
         work(charge, force: true, { worker in
@@ -70,7 +70,7 @@ extension SQLiteStorage: UsernameDirectoryStorage {
 }
 
 extension SQLiteStorage {
-    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
                     charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         // The revocations' entry commits before the log-in's, in the same transaction.
         auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
@@ -84,7 +84,7 @@ extension SQLiteStorage {
         })
     }
 
-    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         // A resume writes too: it moves the token's last use. Only an unlocked account's resume is an entry, named
         // as that account.
@@ -94,7 +94,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         auditedWrite(charge, force: true, "user database write", audit: audit, rule: .whenTrue, { database, _ in
             try SessionTokenStore(database: database).revoke(tokenHash: hash)
         }, completion: completion)
@@ -102,7 +102,7 @@ extension SQLiteStorage {
 }
 
 extension SQLiteStorage {
-    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<RecentFailures>) {
         let now = clock.nowMs()
         // The window's first millisecond, as `LoginRateLimit.windowStart` counts it.
@@ -114,7 +114,7 @@ extension SQLiteStorage {
         }
     }
 
-    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         auditedWrite(charge, force: true, "user database write", audit: audit, { database, now in
             try LoginFailureStore(database: database).record(keys: keys, at: now)
         }, completion: completion)

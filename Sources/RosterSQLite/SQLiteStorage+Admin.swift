@@ -6,31 +6,31 @@ import RosterStorage
 extension SQLiteStorage {
     private typealias Store = AdminStore
 
-    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+    public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                       completion: @escaping StorageCompletion<AccountPage>) {
         admin(charge, "account list", { (store: Store) throws(StoreError) in try store.list(query: query ?? "", limit: limit, offset: offset) },
               completion: completion)
     }
 
-    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
                         completion: @escaping StorageCompletion<AccountSummary?>) {
         admin(charge, "account summary", { (store: Store) throws(StoreError) in try store.summary(identifier) }, completion: completion)
     }
 
-    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Bool>) {
         auditedWrite(charge, force: true, "account lock", audit: audit, rule: .whenTrue, { database, now in
             try Store(database: database).lock(userID: account, reason: reason, now: now)
         }, completion: completion)
     }
 
-    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         auditedWrite(charge, "account unlock", audit: audit, rule: .whenTrue, { database, _ in
             try Store(database: database).unlock(userID: account)
         }, completion: completion)
     }
 
-    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         auditedWrite(charge, force: true, "failure reset", audit: audit, { database, _ in
             try Store(database: database).resetFailures(keys: keys)
         }, completion: completion)

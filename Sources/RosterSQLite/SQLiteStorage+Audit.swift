@@ -10,13 +10,13 @@ extension SQLiteStorage {
     /// Entries deleted per transaction while pruning.
     static let pruneBatch = 1_000
 
-    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
+    public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         // A write that changes nothing but the log: its entry is there whenever it succeeded.
         committing(charge, force: true, "audit entry", audit: record, rule: .always, { _, _ in () },
                    completion: { completion($0.flatMap { $0.entry.map { .success($0) } ?? .failure(.other) }) })
     }
 
-    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
+    public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
         let logger = self.logger
         work(charge, { worker in
             do throws(StoreError) {
@@ -27,7 +27,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
+    public func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
         let logger = self.logger
         let batch = Self.pruneBatch
         work(charge, force: true, { worker in

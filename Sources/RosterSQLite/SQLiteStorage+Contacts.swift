@@ -14,7 +14,7 @@ extension SQLiteStorage {
     /// (nor is refused `busy` there), as it never did before the storage boundary.
     static let loopReadLimit = 100
 
-    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                       build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>) {
         let logger = self.logger
@@ -27,7 +27,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                    encode: @escaping @Sendable ([Contact]) -> T,
                                    completion: @escaping StorageCompletion<T>) {
         if ids.count <= Self.loopReadLimit {
@@ -47,7 +47,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                     completion: @escaping StorageCompletion<StoredContact>) {
         let clock = self.clock
         let logger = self.logger
@@ -65,7 +65,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         let clock = self.clock
         let logger = self.logger
@@ -94,7 +94,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
@@ -112,7 +112,7 @@ extension SQLiteStorage {
 
     /// Costs what its own rows cost (a one-row import once read the whole book to find duplicates): they are
     /// looked up through the index on (user_id, key_folded), and only the added rows get their full keys.
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                         charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         let clock = self.clock
         let logger = self.logger
@@ -140,7 +140,7 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
                                                  cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>) {
         let logger = self.logger

@@ -238,7 +238,7 @@ public final class SQLiteStorage: Storage {
 
     /// An online copy made by a worker's own connection while the loop keeps serving. One at a time: each holds a
     /// worker and reads the whole file for seconds, so a second one is told to come back (`busy`).
-    func backup(to path: String, charge: QueueCharge,
+    public func backup(to path: String, charge: QueueCharge,
                 completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         guard !stopped else { return completion(.failure(.storage(StorageFailure.stopped))) }
         if let refusal = backupTurn.take() { return completion(.failure(refusal)) }

@@ -5,7 +5,7 @@ import RosterStorage
 // The account-life calls (protocol.md §The life of an account) on the in-memory rows, with the SQLite backend's behaviour: each call is
 // one transaction (it runs whole when answered), and a gone account answers nil or false, never a failure.
 extension InMemoryStorage {
-    func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
+    public func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>) {
         answer(.security, completion) {
             .success(self.accounts[account].map {
                 AccountSecurity(totp: $0.totp, pendingTOTP: $0.pendingTOTP, recoveryCodesLeft: $0.recoveryCodes.count)
@@ -13,7 +13,7 @@ extension InMemoryStorage {
         }
     }
 
-    func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
+    public func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>) {
         answer(.credentialOf, completion) {
             .success(self.accounts[account].map {
                 Credential(account: $0.account, passwordHash: $0.passwordHash, totp: $0.totp)
@@ -21,7 +21,7 @@ extension InMemoryStorage {
         }
     }
 
-    func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                         completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.changePassword, completion) {
             // What the SQLite schema's CHECK refuses, refused alike.
@@ -33,7 +33,7 @@ extension InMemoryStorage {
         }
     }
 
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         answer(.changeEmail, completion) {
             guard email != "" else { return .failure(.other) }
@@ -49,7 +49,7 @@ extension InMemoryStorage {
         }
     }
 
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
                        completion: @escaping StorageCompletion<DeletedAccount?>) {
         answer(.deleteAccount, completion) {
             guard let stored = self.accounts.removeValue(forKey: account) else { return .success(nil) }
@@ -63,7 +63,7 @@ extension InMemoryStorage {
         }
     }
 
-    func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
+    public func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                   completion: @escaping StorageCompletion<[StoredSession]>) {
         answer(.sessions, completion) {
             let now = self.clock.nowMs()
@@ -80,7 +80,7 @@ extension InMemoryStorage {
         }
     }
 
-    func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
+    public func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                       completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.revokeTokens, completion) {
             guard self.accounts[account] != nil else { return .success([]) }
@@ -89,7 +89,7 @@ extension InMemoryStorage {
         }
     }
 
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
                               completion: @escaping StorageCompletion<Void>) {
         answer(.replaceRecoveryCodes, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
@@ -99,12 +99,12 @@ extension InMemoryStorage {
         }
     }
 
-    func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
+    public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
                            completion: @escaping StorageCompletion<Bool>) {
         answer(.holdsRecoveryCode, completion) { .success(self.accounts[account]?.recoveryCodes.contains(codeHash) ?? false) }
     }
 
-    func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
                             completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {
             guard StoredPasswordHash.isStorable(newPasswordHash) else { return .failure(.other) }
@@ -115,7 +115,7 @@ extension InMemoryStorage {
         }
     }
 
-    func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
+    public func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                           completion: @escaping StorageCompletion<Void>) {
         answer(.storePendingTOTP, completion) {
             self.accounts[account]?.pendingTOTP = sealed
@@ -123,7 +123,7 @@ extension InMemoryStorage {
         }
     }
 
-    func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.confirmTOTP, completion) {
             guard let pending = self.accounts[account]?.pendingTOTP else { return .success(false) }
             self.accounts[account]?.totp = TOTPSeal(sealed: pending, lastStep: step)
@@ -133,7 +133,7 @@ extension InMemoryStorage {
         }
     }
 
-    func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
+    public func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<Bool>) {
         answer(.acceptTOTPStep, completion) {
             guard let totp = self.accounts[account]?.totp else { return .success(false) }
@@ -143,7 +143,7 @@ extension InMemoryStorage {
         }
     }
 
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.removeTOTP, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.totp = nil

@@ -4,7 +4,7 @@ import RosterStorage
 
 // The administrator's calls (protocol.md §Administering users) on the in-memory rows, as the SQLite backend does them.
 extension InMemoryStorage {
-    func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
+    public func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                       completion: @escaping StorageCompletion<AccountPage>) {
         answer(.listAccounts, completion) {
             let needle = Self.noCase(query ?? "")
@@ -17,7 +17,7 @@ extension InMemoryStorage {
         }
     }
 
-    func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountSummary(_ identifier: AccountIdentifier, charge: QueueCharge,
                         completion: @escaping StorageCompletion<AccountSummary?>) {
         answer(.accountSummary, completion) {
             let id: AccountID? = switch identifier {
@@ -28,7 +28,7 @@ extension InMemoryStorage {
         }
     }
 
-    func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
+    public func lockAccount(_ account: AccountID, reason: String?, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Bool>) {
         answer(.lockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
@@ -41,7 +41,7 @@ extension InMemoryStorage {
         }
     }
 
-    func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func unlockAccount(_ account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.unlockAccount, completion) {
             guard self.accounts[account] != nil else { return .success(false) }
             self.accounts[account]?.lockedMs = nil
@@ -53,7 +53,7 @@ extension InMemoryStorage {
         }
     }
 
-    func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func resetFailures(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.resetFailures, completion) {
             for key in keys { self.failureTimes[key] = nil }
             self.audited(audit)

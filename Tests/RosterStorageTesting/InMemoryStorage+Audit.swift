@@ -4,14 +4,14 @@ import RosterStorage
 // The audit log in memory: an entry is appended in the same answer as the change it records, as a backend's
 // transaction commits both.
 extension InMemoryStorage {
-    func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
+    public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         answer(.appendAudit, completion) {
             guard self.hasRoom(for: 1) else { return .failure(.full) }
             return .success(self.append(record))
         }
     }
 
-    func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
+    public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
         answer(.auditEntries, completion) {
             let username = query.username.map(Self.noCase)
             let matching = self.auditLog.reversed().filter { entry in
@@ -24,7 +24,7 @@ extension InMemoryStorage {
         }
     }
 
-    func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
+    public func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>) {
         answer(.pruneAudit, completion) {
             let before = self.auditLog.count
             self.auditLog.removeAll { $0.timeMs < beforeMs }

@@ -152,20 +152,20 @@ public final class InMemoryStorage: Storage {
     /// No directory: only `isUsernameTaken` can tell.
     public func knownUsernameTaken(_ canonical: String) -> Bool? { nil }
 
-    func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isUsernameTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.isUsernameTaken, completion) { .success(self.accountByUsername[Self.noCase(canonical)] != nil) }
     }
 
-    func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func isEmailTaken(_ canonical: String, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.isEmailTaken, completion) { .success(self.accountByEmail[Self.noCase(canonical)] != nil) }
     }
 
-    func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
+    public func accountExists(_ identifier: AccountIdentifier, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         answer(.accountExists, completion) { .success(self.accountID(identifier) != nil) }
     }
 
-    func credential(for identifier: AccountIdentifier, charge: QueueCharge,
+    public func credential(for identifier: AccountIdentifier, charge: QueueCharge,
                     completion: @escaping StorageCompletion<Credential?>) {
         answer(.credential, completion) {
             .success(self.accountID(identifier).flatMap { self.accounts[$0] }.map {
@@ -174,7 +174,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
             guard !new.username.isEmpty, new.email != "", StoredPasswordHash.isStorable(new.passwordHash) else {
@@ -194,7 +194,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
+    public func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                              completion: @escaping StorageCompletion<Void>) {
         answer(.replacePasswordHash, completion) {
             guard StoredPasswordHash.isStorable(hash), self.accounts[account] != nil else { return .failure(.other) }
@@ -217,7 +217,7 @@ public final class InMemoryStorage: Storage {
 
     // MARK: SessionTokenStorage
 
-    func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
+    public func storeToken(hash: [UInt8], for account: AccountID, client: String?, audit: AuditRecord?, limit: TokenLimit?,
                     charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.storeToken, completion) {
             guard hash.count == 32, self.tokens[hash] == nil, self.accounts[account] != nil else { return .failure(.other) }
@@ -242,7 +242,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+    public func resumeToken(hash: [UInt8], idleLimitMs: Int64, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Account?>) {
         answer(.resumeToken, completion) {
             guard let token = self.tokens[hash] else { return .success(nil) }
@@ -259,7 +259,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
+    public func revokeToken(hash: [UInt8], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Bool>) {
         answer(.revokeToken, completion) {
             guard self.tokens.removeValue(forKey: hash) != nil else { return .success(false) }
             self.audited(audit)
@@ -274,7 +274,7 @@ public final class InMemoryStorage: Storage {
 
     // MARK: LoginFailureStorage
 
-    func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
+    public func recentFailures(keys: [String], windowMs: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<RecentFailures>) {
         answer(.recentFailures, completion) {
             let now = self.clock.nowMs()
@@ -286,7 +286,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func recordFailure(keys: [String], audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.recordFailure, completion) {
             guard self.hasRoom(for: keys.count) else { return .failure(.full) }
             let now = self.clock.nowMs()
@@ -298,7 +298,7 @@ public final class InMemoryStorage: Storage {
 
     // MARK: ContactStorage
 
-    func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
+    public func loadSearchIndex<T: Sendable>(of user: AccountID, charge: QueueCharge,
                                       build: @escaping @Sendable ([ContactIndexEntry]) -> T,
                                       completion: @escaping StorageCompletion<T>) {
         answer(.loadSearchIndex, completion) {
@@ -306,7 +306,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
+    public func readContacts<T: Sendable>(_ ids: [Int64], of user: AccountID, charge: QueueCharge, cancelled: Locked<Bool>,
                                    encode: @escaping @Sendable ([Contact]) -> T,
                                    completion: @escaping StorageCompletion<T>) {
         answer(.readContacts, completion) {
@@ -323,7 +323,7 @@ public final class InMemoryStorage: Storage {
         return tokens[hash]?.account == user && accounts[user].map { $0.lockedMs == nil } ?? false
     }
 
-    func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func addContact(_ draft: ContactDraft, for user: AccountID, session: SessionGrant, charge: QueueCharge,
                     completion: @escaping StorageCompletion<StoredContact>) {
         answer(.addContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
@@ -333,7 +333,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
+    public func updateContact(_ id: Int64, of user: AccountID, session: SessionGrant, with patch: ContactPatch,
                        charge: QueueCharge, completion: @escaping StorageCompletion<ContactUpdate>) {
         answer(.updateContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
@@ -352,7 +352,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
+    public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
         answer(.removeContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
@@ -362,7 +362,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
+    public func importContacts(_ data: String, format: ContactFormat, for user: AccountID, session: SessionGrant,
                         charge: QueueCharge, completion: @escaping StorageCompletion<ContactImportOutcome>) {
         // As a backend's queue would hold it: with the data's size.
         var charge = charge
@@ -383,7 +383,7 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
+    public func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
                                                  cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>) {
         answer(.exportContacts, completion) {
@@ -440,7 +440,7 @@ public final class InMemoryStorage: Storage {
         tokens = tokens.filter { Self.elapsed(since: $0.value.lastUsedMs, now: now) < tokenIdleMs }
     }
 
-    func backup(to path: String, charge: QueueCharge,
+    public func backup(to path: String, charge: QueueCharge,
                 completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         if let refusal = backupTurn.take() { return completion(.failure(refusal)) }
         answer(.backup, { (result: Result<BackupSummary, StorageFailure>) in
