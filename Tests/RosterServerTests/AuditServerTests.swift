@@ -66,7 +66,7 @@ struct AuditServerTests {
         #expect(refused["data"]?["retry_after_ms"] == 5_000)
         // Asking without following is never refused by the budget.
         #expect(ids(try third.call("admin.audit")) == [])
-        close(first.fd)
+        first.hangUp()
         try host.settle()
         #expect(ids(try third.call("admin.audit", ["follow": true])) == [])
         append(host, .backup, nil)

@@ -81,7 +81,8 @@ final class ServerOnFakeStorage {
 
 /// One client of `ServerOnFakeStorage`: requests in, answers and events out, each event summed up in one line.
 final class FakeStorageClient {
-    let fd: Int32
+    /// -1 once `hangUp` closed it: a descriptor closed twice closes whatever another test opened under its number.
+    private(set) var fd: Int32
     private unowned let host: ServerOnFakeStorage
     private var buffered: [UInt8] = []
     private var answers: [Int64: JSONValue] = [:]
@@ -93,7 +94,14 @@ final class FakeStorageClient {
         self.host = host
     }
 
-    deinit { close(fd) }
+    deinit { hangUp() }
+
+    /// Closes the client's end, as a peer that goes away does.
+    func hangUp() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+    }
 
     /// Sends a request and turns the loop until its answer came (or 10 s passed); the answer's `result` or `error`.
     @discardableResult
