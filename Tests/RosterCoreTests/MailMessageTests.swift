@@ -194,6 +194,14 @@ struct MailMessageTests {
         #expect(MailFixture.header("Subject", in: lookalike.bytes)?.hasPrefix("=?utf-8?B?UmVjb3Zlc") == true)
     }
 
+    /// The fuzzer's first find: a name starting with `?` made the plain-text check read before the first byte.
+    @Test func aNameThatStartsWithAQuestionMarkIsWritten() throws {
+        let to = try MailMailbox(displayName: "?who", address: MailFixture.recipient.address)
+        let message = try MailFixture.message(.accountDeleted, locale: .en, username: "?", to: to)
+        #expect(MailFixture.shapeProblems(message.bytes) == [])
+        #expect(MailFixture.header("To", in: message.bytes) == "?who <alice@example.net>")
+    }
+
     @Test func aDisplayNameIsOneEncodedWordOrFoldedAtoms() throws {
         let address = MailFixture.recipient.address
         let long = try MailMailbox(displayName: String(repeating: "长", count: 40), address: address)

@@ -104,10 +104,12 @@ enum MailHeaderText {
     static func isPlainText(_ value: String) -> Bool {
         let bytes = Array(value.utf8)
         guard let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20 else { return false }
-        for (index, byte) in bytes.enumerated() {
+        var previous: UInt8 = 0
+        for byte in bytes {
             guard (0x20...0x7E).contains(byte) else { return false }
-            if byte == 0x20, bytes[index - 1] == 0x20 { return false }
-            if byte == UInt8(ascii: "?"), bytes[index - 1] == UInt8(ascii: "=") { return false }
+            if byte == 0x20, previous == 0x20 { return false }
+            if byte == UInt8(ascii: "?"), previous == UInt8(ascii: "=") { return false }
+            previous = byte
         }
         return true
     }

@@ -46,7 +46,8 @@ public struct MailComposer: Hashable, Sendable {
     public func message(kind: MailKind, username: String, to: MailMailbox, locale: RosterLocale, dateUnixMs: Int64,
                         messageID: MailMessageID) throws(MailMessageError) -> MailMessage {
         if username.unicodeScalars.contains(where: MailAddress.isControl) { throw .textHasControl(.username) }
-        let link = kind.code.map { baseURL.recoveryLink(username: username, code: $0) } ?? ""
+        var link = ""
+        if case .recovery(let code) = kind { link = baseURL.recoveryLink(username: username, code: code) }
         let words = MailTexts.words(for: kind, locale: locale, username: username, minutes: codeMinutes, link: link)
         return MailMessage(kind: kind.name, from: from, to: to, locale: locale, words: words, dateUnixMs: dateUnixMs,
                            messageID: messageID)

@@ -17,7 +17,7 @@ public struct MailWords: Hashable, Sendable {
 /// The texts of every kind of mail in every locale.
 public enum MailTexts {
     /// What a mail of `kind` about `username` says in `locale`; a code's validity is `minutes`, and a recovery
-    /// mail's link is `link`.
+    /// mail's link is `link` (the other kinds have none and ignore it).
     public static func words(for kind: MailKind, locale: RosterLocale, username: String, minutes: Int,
                              link: String) -> MailWords {
         let name = username
