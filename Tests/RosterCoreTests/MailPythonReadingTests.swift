@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 import RosterCore
+import RosterTestSupport
 
 /// Composed mails read by Python's `email` package: the headers decode to what was meant, the body to its words,
 /// no defect is registered, and no username or display name, however hostile, adds or changes a header.
@@ -73,6 +75,28 @@ struct MailPythonReadingTests {
         let readings = try PythonMailReader.read(messages.map(\.bytes))
         #expect(readings.count == messages.count)
         for (message, reading) in zip(messages, readings) {
+            #expect(Self.problems(message, reading) == [], "\(message.words.subject)")
+        }
+    }
+
+    /// Every input the fuzzer kept (`Fuzz/corpus/mail/`), as a username and as a display name, read by Python too:
+    /// the fuzz target's own reader and Python's must agree with what was meant.
+    @Test func everyFuzzCorpusInputReadsBack() throws {
+        let directory = SourceTree().root + "/Fuzz/corpus/mail"
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        var messages: [MailMessage] = []
+        for (index, file) in files.enumerated() {
+            let data = try #require(FileManager.default.contents(atPath: directory + "/" + file))
+            let text = String(decoding: data, as: UTF8.self)
+            guard let to = try? MailMailbox(displayName: text, address: MailFixture.recipient.address) else { continue }
+            let kind = MailKindName.allCases[index % MailKindName.allCases.count]
+            messages.append(try MailFixture.message(kind, locale: RosterLocale.allCases[index % 4], username: text, to: to))
+        }
+        #expect(messages.count >= 5)
+        let readings = try PythonMailReader.read(messages.map(\.bytes))
+        #expect(readings.count == messages.count)
+        for (message, reading) in zip(messages, readings) {
+            #expect(MailFixture.shapeProblems(message.bytes) == [])
             #expect(Self.problems(message, reading) == [], "\(message.words.subject)")
         }
     }
