@@ -51,7 +51,7 @@ final class ContactsFormRunner: RunningForm {
         driver.perform = { [unowned self] action, _ in self.perform(action) }
         return driver
     }()
-    private var timers: [ContactsFormTimer: Scheduled] = [:]
+    private let timers: KeyedTimers<ContactsFormTimer>
     /// What an input returned, performed once its answer went out.
     private var pending: [ContactsFormAction] = []
     /// Set to call off the read of the search out, if any.
@@ -61,6 +61,7 @@ final class ContactsFormRunner: RunningForm {
         self.ownerID = userID
         self.environment = environment
         self.machine = ContactsForm(throttle: environment.throttle())
+        self.timers = KeyedTimers(on: environment.scheduler)
     }
 
     private var now: Instant { environment.scheduler.now }
@@ -103,8 +104,7 @@ final class ContactsFormRunner: RunningForm {
         driver.stop()
         pending = []
         cancelSearchOut()
-        for timer in timers.values { timer.cancel() }
-        timers = [:]
+        timers.cancelAll()
     }
 
     func policyChanged(_ policy: Policy) {}
@@ -154,13 +154,9 @@ final class ContactsFormRunner: RunningForm {
         case .reportFailure(let error):
             environment.logger.error("contacts search failed: \(error)")
         case .schedule(let timer, let deadline):
-            timers[timer]?.cancel()
-            timers[timer] = environment.scheduler.schedule(at: deadline) { [weak self] in
-                self?.timers[timer] = nil
-                self?.driver.feed(.timerFired(timer))
-            }
+            timers.set(timer, at: deadline) { [weak self] in self?.driver.feed(.timerFired(timer)) }
         case .cancelTimer(let timer):
-            timers.removeValue(forKey: timer)?.cancel()
+            timers.cancel(timer)
         }
     }
 

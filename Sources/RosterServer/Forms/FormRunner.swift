@@ -53,7 +53,7 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
         driver.perform = { [unowned self] action, _ in self.perform(action) }
         return driver
     }()
-    private var timers: [FormTimer: Scheduled] = [:]
+    private let timers: KeyedTimers<FormTimer>
     private var waitingSubmits: [SubmitAnswer] = []
     /// What an input returned, performed once its answer went out.
     private var inputActions: [FormAction] = []
@@ -65,6 +65,7 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
     init(machine: FormKernel<Rules>, environment: FormEnvironment) {
         self.machine = machine
         self.environment = environment
+        self.timers = KeyedTimers(on: environment.scheduler)
     }
 
     var snapshot: FormSnapshot { machine.snapshot }
@@ -104,8 +105,7 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
         guard !driver.isStopped else { return }
         _ = machine.close()
         driver.stop()
-        for timer in timers.values { timer.cancel() }
-        timers = [:]
+        timers.cancelAll()
         let waiting = waitingSubmits
         waitingSubmits = []
         for answer in waiting { answer(.failure(.formNotOpen(form: Rules.form.rawValue))) }
@@ -130,13 +130,9 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
     private func perform(_ action: FormAction) {
         switch action {
         case .schedule(let timer, let deadline):
-            timers[timer]?.cancel()
-            timers[timer] = environment.scheduler.schedule(at: deadline) { [weak self] in
-                self?.timers[timer] = nil
-                self?.driver.feed(.timer(timer))
-            }
+            timers.set(timer, at: deadline) { [weak self] in self?.driver.feed(.timer(timer)) }
         case .cancelTimer(let timer):
-            timers.removeValue(forKey: timer)?.cancel()
+            timers.cancel(timer)
         case .emit(let event):
             session.emit(event)
         case .startCheck(let check, let token):

@@ -43,7 +43,7 @@ final class Housekeeping {
     static let auditPruneInterval: Duration = .seconds(3_600)
 
     /// Each repeat, for its timer to be found again and cancelled.
-    private enum Chore: CaseIterable {
+    private enum Chore {
         case watchdog, status, expired, failedEntries, audit
     }
 
@@ -62,12 +62,13 @@ final class Housekeeping {
     var logger: Logger
     /// Where the status line goes, once started.
     private var notifier: (any HousekeepingNotifier)?
-    private var timers: [Chore: Scheduled] = [:]
+    private let timers: KeyedTimers<Chore>
     private var isStopped = false
 
     init(scheduler: any Scheduler, storage: any Storage, status: any HousekeepingStatus,
          wallClock: any WallClock, config: DaemonConfig, logger: Logger, sweepFailedEntries: @escaping () -> Void) {
         self.scheduler = scheduler
+        self.timers = KeyedTimers(on: scheduler)
         self.maintenance = storage
         self.audit = BoundStorage { storage.acting(for: $0) }
         self.status = status
@@ -99,7 +100,7 @@ final class Housekeeping {
     /// Cancels every repeat (the daemon is shutting down).
     func stop() {
         isStopped = true
-        for chore in Chore.allCases { timers.removeValue(forKey: chore)?.cancel() }
+        timers.cancelAll()
     }
 
     /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
@@ -154,8 +155,7 @@ final class Housekeeping {
     private func repeatEvery(_ interval: Duration, _ chore: Chore, _ body: @escaping () -> Void) {
         guard !isStopped else { return }
         // A second start replaces a chore's repeat rather than running it twice as often.
-        timers[chore]?.cancel()
-        timers[chore] = scheduler.schedule(at: scheduler.now + interval) { [weak self] in
+        timers.set(chore, at: scheduler.now + interval) { [weak self] in
             guard let self else { return }
             body()
             self.repeatEvery(interval, chore, body)
