@@ -6,28 +6,42 @@ import RosterCore
 /// daemon died expires and the row is claimed again, so a mail may go twice but never zero times.
 ///
 /// The writes that take `mail:` queue each mail while the account has fewer than `MailLimits.queuedPerAccount`
-/// queued and skip the rest: a password change or a deletion is never refused for its notice.
+/// queued and skip the rest (`MailLimits.admitted`): a password change or a deletion is never refused for its
+/// notice. They queue only when the write changed something (the rule its audit entry follows), file every mail
+/// under the write's account (a registration's under the account it creates, whatever `QueuedMail.account`
+/// says), and store a skipped mail's code no more than the mail. Their audit entry is the write's own: the outbox
+/// (`listMail`) is where each queued mail is seen, and `mail_queued` is the entry a caller gives `queueCodeMail`.
 ///
 /// A queued message holds its code in the clear (the reader must see it), so the outbox stores it only sealed
-/// with the daemon's key; the code itself is stored as a keyed hash, like the recovery codes.
+/// with the daemon's key; the code itself is stored as a keyed hash, like the recovery codes, and compared only
+/// by that hash. Each account has at most one code per purpose: a new one replaces it, and a used, expired or
+/// dead one stays until then (its time keeps `.tooSoon` honest).
+///
+/// Times: what a call is given (`nowMs`, a claim's lease, a hand-off's times) it uses as given, so that the
+/// sender's clock decides what is due; what a call is not given (a row's `queued`, a code's `created`) is the
+/// backend's clock, the database's with PostgreSQL.
 public protocol MailStorage {
     /// Queues a mail that carries a code (`mail.code` set), replacing the account's unused code of that purpose,
     /// in one transaction. Refuses, changing nothing, when the account's last code of that purpose was made less
     /// than `minimumIntervalMs` ago (`.tooSoon`, across every daemon on the database) or the account already has
     /// `MailLimits.queuedPerAccount` mails queued (`.queueFull`). Answers `.gone` when the account is not there.
+    /// `audit` (the caller's `mail_queued`) commits only with `.queued`. On a shared database the account's row is
+    /// locked first, so the interval and the cap hold across daemons asking at the same instant.
     func queueCodeMail(of account: AccountID, _ mail: QueuedMail, minimumIntervalMs: Int64, audit: AuditRecord?,
                        completion: @escaping StorageCompletion<CodeMailQueueing>)
 
     /// Checks a mailed code of `purpose` against the account's live one (unused, not expired at `nowMs`, tries
     /// left) and, for `.verifyEmail`, marks the account's email verified when it is still the address the code
     /// went to; a right code is used up. A wrong one uses up a try, atomically, so five wrong tries across every
-    /// daemon kill it. Recovery codes are redeemed by `redeemMailedCode`, not here.
+    /// daemon kill it. Recovery codes are redeemed by `redeemMailedCode`, not here. `audit` (`email_verified`)
+    /// commits only with `.verified`.
     func verifyEmail(of account: AccountID, codeHash: [UInt8], nowMs: Int64, audit: AuditRecord?,
                      completion: @escaping StorageCompletion<MailCodeCheck>)
 
     /// Uses up the account's live recovery code with this hash, sets the new password hash and revokes every token
     /// of the account, and queues `mail` (the password-changed notice), in one transaction. A wrong code uses up a
-    /// try. Never refused by a budget.
+    /// try. A code mailed to an address the account no longer has is no live code: whoever changed the email
+    /// meanwhile owns the account now. `audit` commits only with `.redeemed`. Never refused by a budget.
     func redeemMailedCode(of account: AccountID, codeHash: [UInt8], nowMs: Int64, newPasswordHash: String,
                           audit: AuditRecord?, mail: [QueuedMail],
                           completion: @escaping StorageCompletion<MailedCodeRedemption>)
@@ -38,8 +52,10 @@ public protocol MailStorage {
     func claimDueMail(claimant: String, nowMs: Int64, leaseMs: Int64, limit: Int,
                       completion: @escaping StorageCompletion<[ClaimedMail]>)
 
-    /// Records what became of a claimed mail. False, changing nothing, when the claim is no longer `claimant`'s
-    /// (it expired and another daemon took it). A `.failed` mail writes `audit`. Never refused by a budget.
+    /// Records what became of a claimed mail (a hand-off counts as an attempt, whatever came of it). False,
+    /// changing nothing, when the claim is no longer `claimant`'s (it expired and another daemon took it) or the
+    /// mail is no longer queued. `audit` (the sender's `mail_failed`, for a `.failed` one) commits only with true.
+    /// Never refused by a budget.
     func finishMail(_ id: MailID, claimant: String, outcome: MailHandOffResult, audit: AuditRecord?,
                     completion: @escaping StorageCompletion<Bool>)
 
@@ -68,6 +84,37 @@ public enum MailLimits {
 public enum MailCodePurpose: String, Hashable, Sendable, CaseIterable {
     case verifyEmail = "verify_email"
     case recover
+
+    /// The kind of mail that carries a code of this purpose.
+    public var kind: MailKindName {
+        switch self {
+        case .verifyEmail: .verification
+        case .recover: .recovery
+        }
+    }
+}
+
+extension MailKindName {
+    /// The kinds that carry a code: a deletion takes the account's queued ones with it (their codes go with the
+    /// account), and leaves its notices queued.
+    public static let carryingCode: [MailKindName] = MailCodePurpose.allCases.map(\.kind)
+}
+
+extension MailLimits {
+    /// The mails of a write that are queued when the account has `queued` already: the first ones, up to the cap;
+    /// the rest are skipped, and the write goes ahead.
+    public static func admitted(_ mails: [QueuedMail], queued: Int) -> ArraySlice<QueuedMail> {
+        mails.prefix(max(0, queuedPerAccount - max(0, queued)))
+    }
+
+    /// How long after `createdAtMs` the next code of its purpose may be made, at `nowMs`; nil when it may be now.
+    public static func tooSoon(createdAtMs: Int64, minimumIntervalMs: Int64, nowMs: Int64) -> Int64? {
+        let (sum, late) = createdAtMs.addingReportingOverflow(max(0, minimumIntervalMs))
+        let due = late ? Int64.max : sum
+        let (difference, overflow) = due.subtractingReportingOverflow(nowMs)
+        let wait = overflow ? (nowMs < 0 ? Int64.max : Int64.min) : difference
+        return wait > 0 ? wait : nil
+    }
 }
 
 /// A mailed code as stored: its keyed hash, never its digits.
@@ -189,7 +236,7 @@ public struct MailListing: Equatable, Sendable {
     public var attempts: Int
     public var lastError: String?
     public var queuedAtMs: Int64
-    /// When it is tried next (queued) or was handed off (sent); nil for a failed one.
+    /// When it is tried next; nil once it is sent or failed.
     public var nextAttemptAtMs: Int64?
     public var sentAtMs: Int64?
 
@@ -218,5 +265,35 @@ public struct MailCounts: Equatable, Sendable {
         self.queued = queued
         self.failed = failed
         self.sent = sent
+    }
+}
+
+extension CodeMailQueueing {
+    /// Whether the mail went into the outbox (what its audit entry waits for).
+    public var isQueued: Bool {
+        if case .queued = self { true } else { false }
+    }
+}
+
+extension MailCodeCheck {
+    /// Whether the email is verified now (what its audit entry waits for).
+    public var isVerified: Bool {
+        if case .verified = self { true } else { false }
+    }
+}
+
+extension MailedCodeRedemption {
+    /// Whether the password was set (what its audit entry and its notice wait for).
+    public var isRedeemed: Bool {
+        if case .redeemed = self { true } else { false }
+    }
+}
+
+extension QueuedMail {
+    /// This mail without its code: what a deletion queues (its notice), since the account's codes go with it.
+    public var withoutCode: QueuedMail {
+        var mail = self
+        mail.code = nil
+        return mail
     }
 }
