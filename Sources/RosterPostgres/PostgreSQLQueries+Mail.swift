@@ -1,7 +1,7 @@
 import RosterCore
 import RosterStorage
 
-// The outbox and the mailed codes (protocol.md §Email). A write's mails are queued by the write's own statement,
+// The outbox and the mailed codes (protocol.md §Storage). A write's mails are queued by the write's own statement,
 // in CTEs that read the row the change made (`MailSource`), so they commit exactly when the change does. The cap
 // counts what the statement's snapshot holds: a write that queues mail locks its account's row first
 // (`lockAccountForMail`, in its transaction), so the next statement's snapshot holds every mail queued before,

@@ -218,8 +218,9 @@ extension PostgreSQLStorage {
                            completion: @escaping StorageCompletion<Void>) {
         guard acceptable(mail, "TOTP removal", completion) else { return }
         let audit = auditWrite(audit)
-        query(mailing(mail, for: account, [PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit)], queuedAfter: true),
-              transaction: !mail.isEmpty, charge: charge, "TOTP removal") { [weak self] result in
+        let removal = PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit)
+        query(mailing(mail, for: account, [removal], queuedAfter: true), transaction: !mail.isEmpty, charge: charge,
+              "TOTP removal") { [weak self] result in
             if case .success(let results) = result { self?.committed(audit, Self.afterLock(results, mail).first) }
             completion(result.map { _ in () })
         }
@@ -235,9 +236,9 @@ extension PostgreSQLStorage {
         result?.rows.compactMap { $0.bytes(column) } ?? []
     }
 
-    /// `statements` as a write that queues `mail` sends them, in a transaction: after the account's lock
-    /// (`lockAccountForMail`) when there is mail, and each write that queues its mails after its own statements
-    /// (`queueMail`) gets that statement last; as they are otherwise.
+    /// The statements of a write that queues `mail`, for its transaction: the account's lock first
+    /// (`lockAccountForMail`), then `statements`, then, with `queuedAfter` (a write whose own statements queue
+    /// none), the statement that queues the mails (`queueMail`). Without mail, `statements` as they are.
     func mailing(_ mail: [QueuedMail], for account: AccountID, _ statements: [PGStatement],
                  queuedAfter: Bool = false) -> [PGStatement] {
         guard !mail.isEmpty else { return statements }

@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The outbox and the mailed codes (protocol.md §Email): each call one round trip, a code mail's after the
+// The outbox and the mailed codes (protocol.md §Storage): each call one round trip, a code mail's after the
 // account's lock in one transaction. A redeemed code and the sender's calls are forced (the protocol says they
 // are never refused); queueing, a verification and the reads the pool's budget may refuse.
 extension PostgreSQLStorage {

@@ -1,7 +1,7 @@
 import RosterRuntime
 import RosterStorage
 
-// The outbox and the mailed codes (protocol.md §Email). Every call runs on the workers, each write in the write
+// The outbox and the mailed codes (protocol.md §Storage). Every call runs on the workers, each write in the write
 // turn with its entry in its transaction (`auditedWrite`). A redeemed code and the sender's calls are forced (the
 // protocol says they are never refused); queueing, a verification and the reads a budget may refuse.
 
@@ -64,17 +64,11 @@ extension SQLiteStorage {
         mailRead(charge, "mail counts", { (store) throws(StoreError) in try store.counts() }, completion: completion)
     }
 
-    /// `body` on a worker's connection, which reads only.
+    /// `body` on a worker's store, which reads only.
     private func mailRead<T: Sendable>(_ charge: QueueCharge, _ operation: String,
                                        _ body: @escaping @Sendable (MailStore) throws(StoreError) -> T,
                                        completion: @escaping StorageCompletion<T>) {
-        let logger = self.logger
-        work(charge, { worker in
-            do throws(StoreError) {
-                return .success(try body(MailStore(database: try worker.database())))
-            } catch {
-                return .failure(error.storageFailure(logging: logger, operation))
-            }
-        }, completion: completion)
+        workerRead(charge, operation, { (database) throws(StoreError) in try body(MailStore(database: database)) },
+                   completion: completion)
     }
 }

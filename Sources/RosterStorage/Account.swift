@@ -15,7 +15,7 @@ public struct Account: Equatable, Sendable {
     public var createdAtMs: Int64
     /// An administrator locked it (protocol.md §Administering users): log-in, resume and recovery answer `locked`.
     public var locked: Bool
-    /// A code mailed to `email` came back (protocol.md §Email): false from creation and again whenever the email
+    /// A code mailed to `email` came back (protocol.md §Storage): false from creation and again whenever the email
     /// changes, true only through `MailStorage.verifyEmail`.
     public var emailVerified: Bool
 

@@ -1,6 +1,6 @@
 import RosterCore
 
-/// The outbox and the mailed codes (protocol.md §Email). A mail is first a row, committed in the transaction of
+/// The outbox and the mailed codes (protocol.md §Storage). A mail is first a row, committed in the transaction of
 /// the write that causes it (the writes of `AccountStorage`, `AccountLifeStorage` take `mail:`), then claimed by
 /// one daemon, handed to the host's sendmail, and marked. Nothing queued is lost across `kill -9`: a claim whose
 /// daemon died expires and the row is claimed again, so a mail may go twice but never zero times.

@@ -3,7 +3,7 @@ import RosterRuntime
 import RosterStorage
 import Testing
 
-/// The outbox and the mailed codes (protocol.md §Email), alike on every backend, every time given: a mail commits
+/// The outbox and the mailed codes (protocol.md §Storage), alike on every backend, every time given: a mail commits
 /// with the write that causes it or not at all, under the cap of queued mails per account; a code mail waits out
 /// the interval since the last code of its purpose and replaces that code; a code works once, until it expires,
 /// for five wrong tries, and only while the account still has the address it went to; a claim is one claimant's

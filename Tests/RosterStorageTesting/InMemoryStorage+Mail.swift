@@ -2,7 +2,7 @@ import RosterCore
 import RosterRuntime
 import RosterStorage
 
-// The outbox and the mailed codes (protocol.md §Email) on the in-memory rows, as the SQL backends keep them:
+// The outbox and the mailed codes (protocol.md §Storage) on the in-memory rows, as the SQL backends keep them:
 // each call is one transaction (it runs whole when answered), a claim is a claimant and an expiry on the row.
 extension InMemoryStorage {
     public func queueCodeMail(of account: AccountID, _ mail: QueuedMail, minimumIntervalMs: Int64, audit: AuditRecord?,
