@@ -147,6 +147,38 @@ struct MailContractTests {
         #expect(try verify(2, of: alice, atMs: backend.clock.nowMs(), backend) == .noLiveCode)
     }
 
+    @Test(arguments: [BackendKind.sqlite, .postgres])
+    func aMailThatCannotBeStoredTakesItsWriteWithIt(_ kind: BackendKind) throws {
+        let backend = try kind.make(rowLimit: 24)
+        let storage = backend.storage
+        let alice = try backend.account("alice1", email: "alice@example.com")
+        var full = false
+        for index in 0..<400 where !full {
+            let added = try backend.answer {
+                storage.acting(for: charge(alice.id)).addContact(ContactDraft(name: "Filler \(index)",
+                                                                              note: String(repeating: "x", count: 3_900)),
+                                                                 for: alice.id, completion: $0)
+            }
+            full = (try? added.get()) == nil
+        }
+        #expect(full)
+        var notice = mail(.passwordChanged, alice)
+        notice.sealedMessage = [UInt8](repeating: 7, count: 64 * 1_024)
+        let changed = try backend.answer {
+            storage.acting(for: charge(alice.id)).changePassword(of: alice.id, to: Self.newHash, keeping: nil, audit: nil,
+                                                                 mail: [notice], completion: $0)
+        }
+        #expect(changed == .failure(.full))
+        #expect(try backend.value { storage.acting(for: .daemon).credential(of: alice.id, completion: $0) }?.passwordHash
+                == placeholderHash, "the password change went with its mail")
+        #expect(try listed(backend) == [])
+        // The same change without the mail fits.
+        _ = try backend.value { storage.acting(for: charge(alice.id)).changePassword(of: alice.id, to: Self.newHash,
+                keeping: nil, audit: nil, mail: [], completion: $0) }
+        #expect(try backend.value { storage.acting(for: .daemon).credential(of: alice.id, completion: $0) }?.passwordHash
+                == Self.newHash)
+    }
+
     @Test(arguments: BackendKind.allCases)
     func eachWriteQueuesItsMailWhenItChangedSomething(_ kind: BackendKind) throws {
         let backend = try kind.make()
