@@ -13,7 +13,7 @@ public enum MailCodes {
     /// How many codes there are: 10^6.
     public static let count: UInt32 = 1_000_000
     /// Length of a stored hash.
-    public static let hashLength = 32
+    public static let hashLength = KeyedHash.length
 
     /// A fresh code from libsodium's CSPRNG, each of the million equally likely (`randombytes_uniform`, which
     /// rejects the values a plain modulo would favour), zero-padded to six digits.
@@ -37,14 +37,7 @@ public enum MailCodes {
     /// The stored hash of a code in any typed form (keyed BLAKE2b-256 of its six digits under `key`, the
     /// `.mailCodes` subkey), or nil when it cannot be a code.
     public static func hash(_ typed: String, key: SecretKey) -> [UInt8]? {
-        guard let digits = normalize(typed) else { return nil }
-        var output = [UInt8](repeating: 0, count: hashLength)
-        var input = Array(digits.utf8)
-        defer { sodium_memzero(&input, input.count) }
-        _ = key.withBytes { keyBytes in
-            crypto_generichash(&output, output.count, input, UInt64(input.count), keyBytes, SecretKey.length)
-        }
-        return output
+        normalize(typed).map { KeyedHash.of($0, key: key) }
     }
 
     /// `value` (below a million) as six digits, leading zeros kept.
