@@ -72,7 +72,7 @@ let package = Package(
                                                               "RosterStorageTesting",
                                                               "RosterRuntime", "RosterCore", "CLibPQ"]),
         .testTarget(name: "RosterRuntimeTests", dependencies: ["RosterRuntime", "RosterCore", "RosterTestSupport",
-                                                             "RosterMailTesting", "CLinux"]),
+                                                             "RosterMailTesting", "RosterHostIO", "CLinux"]),
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterHostIOTests", dependencies: ["RosterHostIO"]),

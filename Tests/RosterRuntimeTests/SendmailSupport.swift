@@ -1,4 +1,5 @@
 import Glibc
+import RosterHostIO
 import RosterRuntime
 
 /// What this process holds open: each descriptor's target as the kernel names it (`pipe:[123]`,
@@ -25,32 +26,15 @@ enum OpenDescriptors {
     /// Descriptors of this process that are pidfds of `pid`.
     static func pidfds(of pid: pid_t) -> [Int32] {
         targets().filter { $0.value == "anon_inode:[pidfd]" }.keys.filter { fd in
-            guard let info = TextFileRead.contents("/proc/self/fdinfo/\(fd)") else { return false }
+            guard let info = TextFile.read("/proc/self/fdinfo/\(fd)") else { return false }
             return info.split(separator: "\n").contains("Pid:\t\(pid)")
         }
     }
 }
 
-/// Whole small files, for /proc.
-enum TextFileRead {
-    static func contents(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
 /// Whether `pid` is gone or a zombie (dead, waiting for whoever its parent is now).
 func processIsDead(_ pid: pid_t) -> Bool {
-    guard let stat = TextFileRead.contents("/proc/\(pid)/stat") else { return true }
+    guard let stat = TextFile.read("/proc/\(pid)/stat") else { return true }
     // The state follows the command's closing parenthesis.
     guard let close = stat.lastIndex(of: ")") else { return true }
     let state = stat[stat.index(after: close)...].drop(while: { $0 == " " }).first
