@@ -1,5 +1,6 @@
 import Glibc
 import RosterCore
+import RosterMailTesting
 import RosterTestSupport
 import Testing
 @testable import RosterRuntime

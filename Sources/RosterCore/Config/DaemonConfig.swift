@@ -54,7 +54,7 @@
 /// | `MaxFollowers=` | 1…1000000 (default 16) |
 /// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid, on unknown names (see `FailedLoginEntryCap`) |
 /// | `[Mail] Sendmail=` | absolute path of a sendmail-compatible program (default none: mail off) |
-/// | `From=` | `local@domain`, ASCII, no blanks or header punctuation, not starting with `-` (default `roster@` + host name) |
+/// | `From=` | `local@domain` or `Name <local@domain>`, the address ASCII, not starting with `-` (default `roster@` + host name) |
 /// | `BaseURL=` | `http://` or `https://` URL without query or fragment (default `http://127.0.0.1:8080`) |
 /// | `CodeMinutes=` | 1…1440 (default 15) |
 ///
@@ -437,7 +437,7 @@ enum ConfigKey: CaseIterable {
         case .sendmail:
             return set(\.mail.sendmail, try value.absolutePath(maxBytes: nil))
         case .mailFrom:
-            return set(\.mail.from, try value.mailSender())
+            return set(\.mail.from, try value.mailbox())
         case .baseURL:
             return set(\.mail.baseURL, try value.baseURL())
         case .codeMinutes:
@@ -603,23 +603,51 @@ struct ValueReader {
         return entry.value
     }
 
-    /// A sender address (see `MailSettings.senderProblem`); the error says what is wrong with it.
-    func mailSender() throws(ConfigError) -> String?? {
+    /// A sender as `MailMailbox` reads one (`roster@example.org`, `Roster <roster@example.org>`), whose address
+    /// sendmail can take as an argument; the error says which rule it breaks.
+    func mailbox() throws(ConfigError) -> MailMailbox?? {
         guard !entry.value.isEmpty else { return nil }
-        if let problem = MailSettings.senderProblem(entry.value) {
-            throw failure(.invalidValue, expected: "a bare mail address such as roster@example.org (this one \(problem))")
+        let expected = "a mail address such as roster@example.org or Roster <roster@example.org>"
+        let mailbox: MailMailbox
+        do throws(MailMessageError) {
+            mailbox = try MailMailbox(parsing: entry.value)
+        } catch {
+            throw failure(.invalidValue, expected: expected + " (this one \(Self.words(for: error)))")
         }
-        return .some(entry.value)
+        if let problem = MailSettings.addressProblem(mailbox.address.text) {
+            throw failure(.invalidValue, expected: expected + " (this one \(problem))")
+        }
+        return .some(mailbox)
     }
 
-    func baseURL() throws(ConfigError) -> String? {
+    /// What a refused sender breaks, in the words of a configuration error.
+    private static func words(for error: MailMessageError) -> String {
+        switch error {
+        case .addressHasControl, .textHasControl: "holds a control character"
+        case .addressNotASCII: "is not ASCII"
+        case .addressTooLong: "is longer than an address may be"
+        case .addressMalformed: "is not of the form local@domain"
+        case .mailboxMalformed: "is neither an address nor Name <address>"
+        case .codeMalformed, .codeMinutesOutOfRange, .baseURLMalformed, .messageIDMalformed: error.reason
+        }
+    }
+
+    func baseURL() throws(ConfigError) -> MailBaseURL? {
         guard !entry.value.isEmpty else { return nil }
-        let checked = MailSettings.baseURLProblem(entry.value)
-        if let problem = checked.problem {
+        do throws(MailMessageError) {
+            return try MailBaseURL(parsing: entry.value)
+        } catch {
+            let problem: String
+            switch MailBaseURL.problem(in: entry.value) {
+            case .scheme?: problem = "does not start with http:// or https://"
+            case .queryOrFragment?: problem = "holds a query or a fragment"
+            case .character?: problem = "holds a blank, a control character, non-ASCII or one of \"<>\\^`{|} (percent-encode it)"
+            case .host?: problem = "names no host"
+            case nil: problem = error.reason
+            }
             throw failure(.invalidValue, expected: "an http:// or https:// address such as https://roster.example.org "
                           + "(this one \(problem))")
         }
-        return checked.url
     }
 
     /// An empty `Preset=` means the default, `seed`, like any other reset.

@@ -43,6 +43,12 @@ public struct MailAddress: Hashable, Sendable, CustomStringConvertible {
         self.domain = String(decoding: domain, as: UTF8.self)
     }
 
+    /// For a literal known to pass `init(parsing:)` (a default), which a test holds it to.
+    init(known text: String, domain: String) {
+        self.text = text
+        self.domain = domain
+    }
+
     public var description: String { text }
 
     /// Cc (C0, DEL, C1) and the two Unicode line and paragraph separators, which some readers break lines at.
@@ -51,7 +57,7 @@ public struct MailAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// RFC 5322 atext: letters, digits and ``!#$%&'*+-/=?^_`{|}~``.
-    static func isAtext(_ byte: UInt8) -> Bool {
+    public static func isAtext(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -96,6 +102,12 @@ public struct MailMailbox: Hashable, Sendable, CustomStringConvertible {
         }
         let words = displayName.map { $0.split(separator: " ").joined(separator: " ") }
         self.displayName = words.flatMap { $0.isEmpty ? nil : $0 }
+        self.address = address
+    }
+
+    /// The bare address, with no name to show.
+    public init(address: MailAddress) {
+        displayName = nil
         self.address = address
     }
 

@@ -80,18 +80,56 @@ public struct MailBaseURL: Hashable, Sendable, CustomStringConvertible {
     /// `http://` or `https://`, a non-empty authority, and only printable ASCII without space, quote, angle
     /// brackets, backslash, `?` or `#` (a link appends its own path and query). Trailing slashes are dropped.
     public init(parsing raw: String) throws(MailMessageError) {
+        switch Self.checked(raw) {
+        case .success(let text): self.text = text
+        case .failure: throw .baseURLMalformed
+        }
+    }
+
+    /// For a literal known to pass `init(parsing:)` (the default), which a test holds it to.
+    init(known text: String) {
+        self.text = text
+    }
+
+    /// Which rule a text breaks, so that the configuration can say more than `base_url_malformed`.
+    public enum Problem: Error, Equatable, Sendable {
+        /// It does not start with `http://` or `https://`.
+        case scheme
+        /// It holds a `?` or a `#`: links append a query of their own.
+        case queryOrFragment
+        /// It holds a blank, a control character, non-ASCII or one of `"<>\^`{|}`.
+        case character
+        /// Nothing names a host between the scheme and the path.
+        case host
+    }
+
+    /// Why `raw` is no base, or nil.
+    public static func problem(in raw: String) -> Problem? {
+        switch checked(raw) {
+        case .success: nil
+        case .failure(let problem): problem
+        }
+    }
+
+    /// The base as kept (trailing slashes dropped), or the first rule `raw` breaks.
+    private static func checked(_ raw: String) -> Result<String, Problem> {
         let bytes = Array(raw.utf8)
         let lower = raw.lowercased()
         let schemeLength = lower.hasPrefix("https://") ? 8 : lower.hasPrefix("http://") ? 7 : 0
-        guard schemeLength > 0, bytes.allSatisfy({ (0x21...0x7E).contains($0) && !"\"<>\\?#^`{|}".utf8.contains($0) })
-        else { throw .baseURLMalformed }
+        guard schemeLength > 0 else { return .failure(.scheme) }
+        guard !bytes.contains(UInt8(ascii: "?")), !bytes.contains(UInt8(ascii: "#")) else {
+            return .failure(.queryOrFragment)
+        }
+        guard bytes.allSatisfy({ (0x21...0x7E).contains($0) && !"\"<>\\^`{|}".utf8.contains($0) }) else {
+            return .failure(.character)
+        }
         var end = bytes.count
         while end > schemeLength, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
         let authority = bytes[schemeLength..<end].prefix { $0 != UInt8(ascii: "/") }
         guard !authority.isEmpty, authority.first != UInt8(ascii: "@"), authority.last != UInt8(ascii: "@") else {
-            throw .baseURLMalformed
+            return .failure(.host)
         }
-        text = String(decoding: bytes[..<end], as: UTF8.self)
+        return .success(String(decoding: bytes[..<end], as: UTF8.self))
     }
 
     public var description: String { text }
