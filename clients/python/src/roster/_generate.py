@@ -24,6 +24,7 @@ DESCRIBED_TYPES = {
     "string or null": "str | None",
     "integer or null": "int | None",
     "{name, summary, params, result}": "MethodDescription",
+    "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}": "MailListing",
 }
 
 HEADER = '''\
@@ -34,7 +35,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import Contact, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
+from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailListing, MethodDescription,
+                    User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
