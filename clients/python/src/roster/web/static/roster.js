@@ -152,6 +152,9 @@ async function registerPage(connection) {
   });
 }
 
+// A one-time or mailed code as typed: six digits, spaces allowed (the daemon judges the digits).
+const sixDigits = /^\s*\d{3}\s*\d{3}\s*$/;
+
 async function loginPage(connection) {
   const codeField = document.getElementById("code-field");
   const code = document.getElementById("code");
@@ -170,7 +173,7 @@ async function loginPage(connection) {
       throw error;
     }
   });
-  bound.extraReady.ok = () => codeField.hidden || /^\s*\d{3}\s*\d{3}\s*$/.test(code.value);
+  bound.extraReady.ok = () => codeField.hidden || sixDigits.test(code.value);
   code.addEventListener("input", bound.refresh);
 }
 
@@ -215,8 +218,6 @@ function showEmailState(element, account) {
     element.append(" · ", link);
   }
 }
-
-const sixDigits = /^\s*\d{3}\s*\d{3}\s*$/;
 
 /** The verify page: "send me a code" mails one (the daemon limits how often), and the mailed code verifies. */
 async function verifyPage(connection) {
