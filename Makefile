@@ -157,22 +157,23 @@ fuzz-smoke: fuzz-build
 
 # The whole suite under ThreadSanitizer and AddressSanitizer; the exit code decides (TSan can print "passed" and fail).
 # TSan goes on past a report so that one run lists them all: each instrumented process (the test runner and every
-# rosterd it starts) writes its reports to TSAN_REPORTS, which are printed at the end, and any report fails the target.
+# rosterd it starts) writes its reports to a fresh directory in /tmp, printed at the end, and any report fails the
+# target. That directory is sticky and writable by all because some tests run rosterd and rosterctl as nobody, who
+# cannot reach into a checkout in a private directory (such as a fresh `mktemp -d` clone).
 # Leak checking is off: the daemon's long-lived singletons (loop, server, pool threads) are still allocated at
 # exit by design, and XCTest's runner leaks a few hundred bytes of its own; memory errors are all still fatal.
-TSAN_REPORTS ?= $(CURDIR)/.build-tsan/reports
 sanitize: deps test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
-	TSAN_OPTIONS="halt_on_error=0 log_path=$(TSAN_REPORTS)/tsan" $(SWIFT) test --skip-build --sanitize=thread \
+	reports=$$(mktemp -d /tmp/roster-tsan.XXXXXX) && chmod 1777 $$reports && \
+	TSAN_OPTIONS="halt_on_error=0 log_path=$$reports/tsan" $(SWIFT) test --skip-build --sanitize=thread \
 	  --scratch-path .build-tsan; status=$$?; \
-	  if ls $(TSAN_REPORTS)/tsan.* >/dev/null 2>&1; then \
-	    cat $(TSAN_REPORTS)/tsan.*; \
-	    echo "ThreadSanitizer reports in $(TSAN_REPORTS) (one file per process):"; \
-	    grep -h '^SUMMARY:' $(TSAN_REPORTS)/tsan.* | sort | uniq -c | sort -rn; \
+	  if ls $$reports/tsan.* >/dev/null 2>&1; then \
+	    cat $$reports/tsan.*; \
+	    echo "ThreadSanitizer reports in $$reports (one file per process):"; \
+	    grep -h '^SUMMARY:' $$reports/tsan.* | sort | uniq -c | sort -rn; \
 	    exit 1; \
 	  fi; \
-	  exit $$status
+	  rmdir $$reports; exit $$status
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
