@@ -8,9 +8,11 @@ PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest 
 PYTHON_VENV := .build/python
 # What only the tests need: a PostgreSQL server they start themselves in a temporary directory; oathtool, a TOTP
 # implementation other than the daemon's own, to compute the tests' codes; zbar-tools, whose zbarimg reads back
-# the QR code rosterctl draws; and chromium with its chromedriver, the real browser roster-web's pages are tested in.
+# the QR code rosterctl draws; chromium with its chromedriver, the real browser roster-web's pages are tested in; and
+# a real mail system to hand mail to: msmtp-mta's /usr/sbin/sendmail, relaying to a throwaway SMTP server on 127.0.0.1
+# that python3-aiosmtpd runs (install-missing is noninteractive, so msmtp's debconf question takes its default).
 # README lists PACKAGES, PYTHON_PACKAGES and TEST_PACKAGES word for word, and DocumentationTests holds it to them.
-TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver
+TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
 .PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench clean install install-only \
@@ -23,7 +25,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 1
 # roster-fuzz-parsers, one target per parser of outside data, each fed straight into its parser (at parser speed);
 # `request` is roster-fuzz, the whole request path. Each target's corpus is Fuzz/corpus/<target>/.
-FUZZ_PARSER_TARGETS := vcard csv json framer ini conninfo remote base32 notify
+FUZZ_PARSER_TARGETS := vcard csv json framer ini conninfo remote base32 notify mail
 FUZZ_TARGETS := $(FUZZ_PARSER_TARGETS) request
 
 PREFIX ?= /usr/local

@@ -66,10 +66,13 @@ let package = Package(
                 path: "Tests/RosterStorageTesting"),
         // A throwaway PostgreSQL server (Debian's, run as the postgres user) for every test that needs one.
         .target(name: "RosterPostgresTesting", dependencies: ["RosterRuntime"], path: "Tests/RosterPostgresTesting"),
+        // A real mail system (msmtp relaying to a throwaway aiosmtpd server) and scratch directories for stand-in programs.
+        .target(name: "RosterMailTesting", dependencies: ["RosterRuntime", "RosterTestSupport"], path: "Tests/RosterMailTesting"),
         .testTarget(name: "RosterPostgresTests", dependencies: ["RosterPostgres", "RosterPostgresTesting", "RosterStorage",
                                                               "RosterStorageTesting",
                                                               "RosterRuntime", "RosterCore", "CLibPQ"]),
-        .testTarget(name: "RosterRuntimeTests", dependencies: ["RosterRuntime", "RosterCore", "RosterTestSupport", "CLinux"]),
+        .testTarget(name: "RosterRuntimeTests", dependencies: ["RosterRuntime", "RosterCore", "RosterTestSupport",
+                                                             "RosterMailTesting", "RosterHostIO", "CLinux"]),
         .testTarget(name: "RosterCoreTests", dependencies: ["RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterHostIOTests", dependencies: ["RosterHostIO"]),
@@ -80,7 +83,7 @@ let package = Package(
                 dependencies: ["RosterStorageTesting", "RosterStorage", "RosterSQLite", "RosterPostgres",
                                "RosterPostgresTesting", "RosterRuntime", "RosterCore"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
-                                                            "RosterCrypto",
+                                                            "RosterCrypto", "RosterMailTesting",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol", "CLinux"]),
         // The real daemon over its socket, and rosterd's own pieces (options, paths, the copy's driver) as units.
         .testTarget(name: "rosterdTests", dependencies: ["rosterd", "RosterProtocol", "RosterSQLite", "RosterStorage",

@@ -48,3 +48,25 @@ static const unsigned int ROSTER_RENAME_NOREPLACE = 1;
 
 // malloc_trim: glibc keeps freed heap pages for reuse; after a burst of output the daemon hands them back.
 #include <malloc.h>
+
+#include <errno.h>
+#include <spawn.h>
+
+// posix_spawn_file_actions_addclosefrom_np (glibc 2.34) and addchdir_np (2.29) are declared only under
+// _GNU_SOURCE: a child gets exactly the descriptors it is handed, whatever lacks O_CLOEXEC in the daemon, and does
+// not keep the daemon's working directory busy.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *, int);
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *, const char *);
+// pipe2 is _GNU_SOURCE too: a pipe made close-on-exec at once leaks into no child another thread spawns meanwhile.
+extern int pipe2(int[2], int);
+
+/// A descriptor that becomes readable when child `pid` ends (always close-on-exec); -1 with errno (ENOSYS before
+/// Linux 5.3).
+static inline int roster_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}

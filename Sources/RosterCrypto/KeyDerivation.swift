@@ -8,6 +8,10 @@ public enum KeyPurpose: String, Sendable, CaseIterable {
     case recoveryCodes = "rcodes__"
     /// Keying the check value a database keeps of the key it is served with (`SecretKey.checkValue`).
     case keyCheck = "keycheck"
+    /// Sealing queued mails, which may carry a code (`SecretBox`).
+    case mailSeal = "mailseal"
+    /// Keying the mailed-code hash (`MailCodes.hash`).
+    case mailCodes = "mcodes__"
 }
 
 extension SecretKey {
@@ -23,17 +27,23 @@ extension SecretKey {
     }
 }
 
-/// The two keys the account procedures need, derived from the daemon's key file.
+/// The keys the account procedures and the mail sender need, derived from the daemon's key file.
 public struct AccountSecrets: Sendable {
     /// Seals and opens TOTP secrets.
     public let totpSeal: SecretKey
     /// Keys the recovery-code hashes.
     public let recoveryCodes: SecretKey
+    /// Seals queued mails in the outbox and opens them to hand them off.
+    public let mailSeal: SecretKey
+    /// Keys the mailed-code hashes.
+    public let mailCodes: SecretKey
 
-    /// Both subkeys of `master`.
+    /// Every subkey of `master`.
     public init(master: SecretKey) {
         totpSeal = master.subkey(for: .totpSeal)
         recoveryCodes = master.subkey(for: .recoveryCodes)
+        mailSeal = master.subkey(for: .mailSeal)
+        mailCodes = master.subkey(for: .mailCodes)
     }
 
     /// Keys from a random master that exists only in this process (tests, and nothing that stores a secret).

@@ -15,7 +15,7 @@ public enum RecoveryCodes {
     /// Base32 characters per code, without the dashes.
     public static let characters = 16
     /// Length of a stored hash.
-    public static let hashLength = 32
+    public static let hashLength = KeyedHash.length
 
     /// A fresh set of codes, as shown once to the user, with the hashes to store (same order).
     public struct Issued: Sendable, CustomStringConvertible {
@@ -64,13 +64,7 @@ public enum RecoveryCodes {
     }
 
     private static func digest(_ normalized: String, key: SecretKey) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: hashLength)
-        var input = Array(normalized.utf8)
-        defer { sodium_memzero(&input, input.count) }
-        _ = key.withBytes { keyBytes in
-            crypto_generichash(&output, output.count, input, UInt64(input.count), keyBytes, SecretKey.length)
-        }
-        return output
+        KeyedHash.of(normalized, key: key)
     }
 
     private static func grouped(_ plain: String) -> String {

@@ -35,6 +35,9 @@ public enum ParserTarget: String, CaseIterable, Sendable {
     case base32
     /// What another daemon on the same PostgreSQL database announced (change and audit payloads).
     case notify
+    /// A mailbox and a links' base as the configuration writes them, and a mail about a username and to a display
+    /// name of the same text: its headers are exactly the ones it should have and read back as what was written.
+    case mail
 
     /// The properties `bytes` broke, empty when the parser held to its rules.
     public func run(_ bytes: [UInt8]) -> [String] {
@@ -48,6 +51,7 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         case .remote: Self.remote(bytes)
         case .base32: Self.base32(bytes)
         case .notify: Self.notify(bytes)
+        case .mail: MailTarget.run(bytes)
         }
     }
 

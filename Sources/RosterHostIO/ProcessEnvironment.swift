@@ -19,4 +19,12 @@ public enum ProcessEnvironment {
         }
         return result
     }
+
+    /// The host's name as gethostname(2) gives it (`[Mail] From=`'s default domain), or "" when it cannot be read.
+    public static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

@@ -44,13 +44,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         let row = try run("count rows", Self.countsSQL).rows.first
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
                           contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0),
-                          audit: Int(row?.int(6) ?? 0))
+                          audit: Int(row?.int(6) ?? 0), mail: Int(row?.int(7) ?? 0), mailCodes: Int(row?.int(8) ?? 0))
     }
 
     private static let countsSQL = """
         SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
                (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
-               (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log)
+               (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log),
+               (SELECT count(*) FROM mail_outbox), (SELECT count(*) FROM mail_codes)
         """
 
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -67,14 +68,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
             try counted(try counts())
             // The credential's columns (no TOTP: those rows are copied on their own), then the last log-in and the lock.
             try read("""
-                SELECT \(PostgreSQLQueries.userColumns), NULL::bytea, NULL::bigint, locked_at IS NOT NULL, last_login_at,
-                    locked_at, locked_reason
+                SELECT \(PostgreSQLQueries.userColumns), NULL::bytea, NULL::bigint, locked_at IS NOT NULL, email_verified,
+                    last_login_at, locked_at, locked_reason
                 FROM users ORDER BY id
                 """, size) { rows throws(CopyError) in
                 try body(.accounts(try rows.map { row throws(CopyError) in
                     guard let credential = PostgreSQLStorage.credential(row) else { throw self.unreadable("an account") }
                     return CopiedAccount(account: credential.account, passwordHash: credential.passwordHash,
-                                         lastLoginAtMs: row.int(9), lockedAtMs: row.int(10), lockedReason: row.text(11))
+                                         lastLoginAtMs: row.int(10), lockedAtMs: row.int(11), lockedReason: row.text(12))
                 }))
             }
             try read("SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY token_hash",
@@ -119,6 +120,27 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                     return entry
                 }))
             }
+            try read("SELECT \(Self.outboxColumns) FROM mail_outbox ORDER BY id", size) { rows throws(CopyError) in
+                try body(.mail(try rows.map { row throws(CopyError) in
+                    guard let id = row.int(0), let account = row.int(1),
+                          let kind = row.text(2).flatMap(MailKindName.init(rawValue:)), let recipient = row.text(3),
+                          let message = row.bytes(4), let status = row.text(5).flatMap(MailStatus.init(rawValue:)),
+                          let attempts = row.int(6), let queued = row.int(11) else { throw self.unreadable("an outbox row") }
+                    return CopiedMail(id: id, account: account, kind: kind, recipient: recipient, sealedMessage: message,
+                                      status: status, attempts: Int(attempts), nextAttemptAtMs: row.int(7),
+                                      claimant: row.text(8), claimExpiresAtMs: row.int(9), lastError: row.text(10),
+                                      queuedAtMs: queued, sentAtMs: row.int(12))
+                }))
+            }
+            try read("SELECT \(Self.mailCodeColumns) FROM mail_codes ORDER BY account_id, purpose", size) { rows throws(CopyError) in
+                try body(.mailCodes(try rows.map { row throws(CopyError) in
+                    guard let account = row.int(0), let purpose = row.text(1).flatMap(MailCodePurpose.init(rawValue:)),
+                          let hash = row.bytes(2), let expires = row.int(3), let left = row.int(4), let email = row.text(5),
+                          let created = row.int(6) else { throw self.unreadable("a mailed code") }
+                    return CopiedMailCode(account: account, purpose: purpose, code: StoredMailCode(
+                        codeHash: hash, expiresAtMs: expires, triesLeft: Int(left), email: email, createdAtMs: created))
+                }))
+            }
             try run("end the snapshot", "COMMIT")
         } catch {
             _ = try? connection.execute("ROLLBACK")
@@ -133,13 +155,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
             statements = Self.inserts(accounts, table: "users", columns: [
                 ("id", "bigint"), ("canonical", "text"), ("username_key", "text"), ("display", "text"), ("email", "text"),
                 ("email_key", "text"), ("password_hash", "text"), ("created_at", "bigint"), ("last_login_at", "bigint"),
-                ("locked_at", "bigint"), ("locked_reason", "text"),
+                ("locked_at", "bigint"), ("locked_reason", "text"), ("email_verified", "boolean"),
             ]) { copied in
                 let account = copied.account
                 return [.int(account.id), .text(account.username), .text(UsernameKey.folded(account.username)),
                         .text(account.display), .optional(account.email), .optional(account.email.map(UsernameKey.folded)),
                         .text(copied.passwordHash), .int(account.createdAtMs), copied.lastLoginAtMs.map(PGValue.int) ?? .null,
-                        copied.lockedAtMs.map(PGValue.int) ?? .null, .optional(copied.lockedReason)]
+                        copied.lockedAtMs.map(PGValue.int) ?? .null, .optional(copied.lockedReason),
+                        .bool(account.emailVerified)]
             }
         case .tokens(let tokens):
             statements = Self.inserts(tokens, table: "session_tokens", columns: [
@@ -186,6 +209,21 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                         .text(record.outcome.rawValue), .optional(record.reason), .int(Int64(record.suppressed)),
                         .optional(record.peer.remote)]
             }
+        case .mail(let rows):
+            statements = Self.inserts(rows, table: "mail_outbox", columns: [
+                ("id", "bigint"), ("account_id", "bigint"), ("kind", "text"), ("recipient", "text"), ("message", "bytea"),
+                ("status", "text"), ("attempts", "integer"), ("next_attempt_at", "bigint"), ("claimant", "text"),
+                ("claim_expires_at", "bigint"), ("last_error", "text"), ("queued_at", "bigint"), ("sent_at", "bigint"),
+            ]) { [.int($0.id), .int($0.account), .text($0.kind.rawValue), .text($0.recipient), .bytes($0.sealedMessage),
+                  .text($0.status.rawValue), .int(Int64($0.attempts)), $0.nextAttemptAtMs.map(PGValue.int) ?? .null,
+                  .optional($0.claimant), $0.claimExpiresAtMs.map(PGValue.int) ?? .null, .optional($0.lastError),
+                  .int($0.queuedAtMs), $0.sentAtMs.map(PGValue.int) ?? .null] }
+        case .mailCodes(let rows):
+            statements = Self.inserts(rows, table: "mail_codes", columns: [
+                ("account_id", "bigint"), ("purpose", "text"), ("code_hash", "bytea"), ("expires_at", "bigint"),
+                ("tries_left", "integer"), ("email", "text"), ("created_at", "bigint"),
+            ]) { [.int($0.account), .text($0.purpose.rawValue), .bytes($0.code.codeHash), .int($0.code.expiresAtMs),
+                  .int(Int64($0.code.triesLeft)), .text($0.code.email), .int($0.code.createdAtMs)] }
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.
@@ -207,8 +245,6 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         }
     }
 
-    /// Moves each id sequence past the ids copied, so the daemon's next account, contact or audit entry gets a new
-    /// one (an audit id is never reused: entries are paged and followed by it).
     public func keyCheckValue() throws(CopyError) -> String? {
         try run("read the key check", "SELECT value FROM roster_key_check WHERE id = 1").rows.first?.text(0)
     }
@@ -230,9 +266,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         }
     }
 
-    /// Then commits the copy's transaction.
+    /// Moves each id sequence past the ids copied, so the daemon's next account, contact, audit entry or mail gets
+    /// a new one (an audit id is never reused: entries are paged and followed by it; nor a mail's: a daemon
+    /// finishing a hand-off must not mark another row), then commits the copy's transaction.
     public func finish() throws(CopyError) {
-        for table in ["users", "contacts", "audit_log"] {
+        for table in ["users", "contacts", "audit_log", "mail_outbox"] {
             try run("move the \(table) id sequence", """
                 SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE(max(id), 0) + 1, false) FROM \(table)
                 """)
@@ -242,6 +280,12 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
             copying = false
         }
     }
+
+    private static let outboxColumns = """
+        id, account_id, kind, recipient, message, status, attempts, next_attempt_at, claimant, claim_expires_at,
+        last_error, queued_at, sent_at
+        """
+    private static let mailCodeColumns = "account_id, purpose, code_hash, expires_at, tries_left, email, created_at"
 
     // MARK: Helpers
 

@@ -5,9 +5,10 @@ import RosterStorage
 // `encode(token_hash, 'hex')`), so the others hear of exactly the tokens that went, when they went.
 extension PostgreSQLQueries {
     /// `userColumns` of `u`, then the confirmed TOTP (`sealed`, `last_step`) of the joined `t`, then whether the
-    /// account is locked.
+    /// account is locked, then whether its email is verified.
     static let credentialColumns = """
-        u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step, u.locked_at IS NOT NULL
+        u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, t.sealed, t.last_step, u.locked_at IS NOT NULL,
+        u.email_verified
         """
 
     static func credential(of account: AccountID) -> PGStatement {
@@ -44,14 +45,16 @@ extension PostgreSQLQueries {
             """, params)
     }
 
-    /// One row (taken, then `id, canonical, display, email, created_at` when changed, then the announcement, then
-    /// the entry's stamp). Another account's email is checked in the same statement; one committed meanwhile by
+    /// One row (taken, then `id, canonical, display, email, created_at, email_verified` when changed, then the
+    /// announcement, then the entry's stamp). A new address is unverified; the mails are queued when it changed. Another account's email is checked in the same statement; one committed meanwhile by
     /// another daemon fails the UPDATE with 23505, and the entry with it. A change of address is announced
     /// (`email-changed`, after `announcing`) with the address it replaced, read in the statement's snapshot, so
     /// the other daemons' register forms holding either one hear of it.
     static func changeEmail(of account: AccountID, to email: String?, announcing prefix: String, now: PGValue,
-                            audit: AuditWrite?) -> PGStatement {
+                            audit: AuditWrite?, mail: [QueuedMail]) -> PGStatement {
         var params: [PGValue] = [.optional(email), .optional(email.map(UsernameKey.folded)), .int(account), .text(prefix)]
+        let mailCTEs = Self.queuedMail(mail, source: MailSource(from: "FROM changed", account: "changed.id"), now: now,
+                                       params: &params)
         let auditCTE = Self.audited(audit, time: .now(now), source: "FROM changed", params: &params)
         func hex(_ column: String) -> String { "encode(convert_to(coalesce(\(column), ''), 'UTF8'), 'hex')" }
         return PGStatement("""
@@ -59,9 +62,12 @@ extension PostgreSQLQueries {
                 SELECT EXISTS (SELECT 1 FROM users WHERE email_key = $2::text AND id <> $3::bigint) AS taken),
             previous AS (SELECT email FROM users WHERE id = $3::bigint),
             changed AS (
-                UPDATE users SET email = $1::text, email_key = $2::text FROM target
+                UPDATE users SET email = $1::text, email_key = $2::text,
+                    email_verified = users.email_verified AND users.email_key IS NOT DISTINCT FROM $2::text
+                FROM target
                 WHERE users.id = $3::bigint AND NOT target.taken
-                RETURNING users.id, users.canonical, users.display, users.email, users.created_at),
+                RETURNING users.id, users.canonical, users.display, users.email, users.created_at, users.email_verified),
+            \(mailCTEs)
             \(auditCTE)
             SELECT target.taken, changed.*,
                 CASE WHEN changed.id IS NOT NULL AND changed.email IS DISTINCT FROM previous.email
@@ -73,13 +79,18 @@ extension PostgreSQLQueries {
     }
 
     /// Deletes the account, if it still has `email` (the deletion's notification names it), with the failed
-    /// log-ins of `failureKeys`; its contacts, tokens, codes and TOTP go by the foreign keys. Rows (id, a token
+    /// log-ins of `failureKeys` and its queued code mails; its contacts, tokens, codes, mailed codes and TOTP go by
+    /// the foreign keys, and its notices, `mail` among them, stay. Rows (id, a token
     /// hash or NULL, then the entry's stamp), none when nothing was deleted. The tokens are read in the
     /// statement's snapshot, before the cascade, and each is announced, as is the deletion.
     static func deleteAccount(_ account: AccountID, email: String?, failureKeys: [String], notification: String,
-                              announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
+                              announcingTokens prefix: String, now: PGValue, audit: AuditWrite?,
+                              mail: [QueuedMail]) -> PGStatement {
         var params: [PGValue] = [.int(account), .optional(email), .text(notification),
                                  .text(PGArrayLiteral.texts(failureKeys)), .text(prefix)]
+        let dropped = Self.droppedCodeMails(of: "$1::bigint", when: "EXISTS (SELECT 1 FROM victim)", params: &params)
+        let mailCTEs = Self.queuedMail(mail.map(\.withoutCode), source: MailSource(from: "FROM victim", account: "victim.id"),
+                                       now: now, countingCodeMails: false, params: &params)
         let auditCTE = Self.audited(audit, time: .now(now), source: "FROM victim", params: &params)
         return PGStatement("""
             WITH victim AS (
@@ -88,6 +99,8 @@ extension PostgreSQLQueries {
             tokens AS (SELECT t.token_hash FROM session_tokens t JOIN victim v ON t.user_id = v.id),
             failures AS (
                 DELETE FROM login_failures WHERE key = ANY($4::text[]) AND EXISTS (SELECT 1 FROM victim)),
+            \(dropped)
+            \(mailCTEs)
             \(auditCTE)
             SELECT v.id, t.token_hash,
                 CASE WHEN t.token_hash IS NOT NULL
@@ -137,8 +150,11 @@ extension PostgreSQLQueries {
     /// NULL, then the entry's stamp), none when the account had no such code (then nothing changed).
 
     static func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
-                                   announcingTokens prefix: String, now: PGValue, audit: AuditWrite?) -> PGStatement {
+                                   announcingTokens prefix: String, now: PGValue, audit: AuditWrite?,
+                                   mail: [QueuedMail]) -> PGStatement {
         var params: [PGValue] = [.int(account), .bytes(codeHash), .text(newPasswordHash), .text(prefix)]
+        let mailCTEs = Self.queuedMail(mail, source: MailSource(from: "FROM used", account: "used.user_id"), now: now,
+                                       params: &params)
         let auditCTE = Self.audited(audit, time: .now(now), source: "FROM used", params: &params)
         return PGStatement("""
             WITH used AS (
@@ -147,6 +163,7 @@ extension PostgreSQLQueries {
                 UPDATE users SET password_hash = $3::text FROM used WHERE users.id = used.user_id RETURNING users.id),
             gone AS (
                 DELETE FROM session_tokens t USING used WHERE t.user_id = used.user_id RETURNING t.token_hash),
+            \(mailCTEs)
             \(auditCTE)
             SELECT g.token_hash,
                 CASE WHEN g.token_hash IS NOT NULL

@@ -5,10 +5,11 @@ import RosterStorage
 // `strpos`, so no character of it is a pattern; order is by `username_key` bytewise (`COLLATE "C"`), as SQLite's
 // `NOCASE` orders, whatever the database's collation. A lock announces `sessions-ended` in its own statement.
 extension PostgreSQLQueries {
-    /// id, canonical, display, email, created_at, last_login_at, locked_at, locked_reason, has TOTP.
+    /// id, canonical, display, email, created_at, last_login_at, locked_at, locked_reason, has TOTP,
+    /// email_verified.
     static let summaryColumns = """
         u.id, u.canonical, u.display, u.email, u.created_at, u.last_login_at, u.locked_at, u.locked_reason,
-        EXISTS (SELECT 1 FROM totp t WHERE t.user_id = u.id AND t.sealed IS NOT NULL)
+        EXISTS (SELECT 1 FROM totp t WHERE t.user_id = u.id AND t.sealed IS NOT NULL), u.email_verified
         """
 
     private static let matching = "($1::text = '' OR strpos(u.username_key, $1::text) > 0 OR strpos(u.email_key, $1::text) > 0)"

@@ -45,14 +45,17 @@ enum PostgreSQLQueries {
             """, [.text(key)])
     }
 
-    /// One row (id, created_at, then the entry's stamp) when the account was created; none when a unique key was
+    /// One row (id, created_at, then the entry's stamp) when the account was created, its mails queued with it; none when a unique key was
     /// held already, which the insert then leaves alone (`ON CONFLICT DO NOTHING`): of two daemons inserting one
     /// name at the same instant, the second waits for the first's commit and gets no row (nor an entry).
-    static func createAccount(_ account: NewAccount, now: PGValue, notification: String, audit: AuditWrite?) -> PGStatement {
+    static func createAccount(_ account: NewAccount, now: PGValue, notification: String, audit: AuditWrite?,
+                              mail: [QueuedMail]) -> PGStatement {
         var params: [PGValue] = [now, .text(account.username), .text(UsernameKey.folded(account.username)),
                                  .text(account.display), .optional(account.email),
                                  .optional(account.email.map(UsernameKey.folded)), .text(account.passwordHash),
                                  .text(notification)]
+        let mailCTEs = Self.queuedMail(mail, source: MailSource(from: "FROM added", account: "added.id"), now: now,
+                                       params: &params)
         let auditCTE = Self.audited(audit, time: .column("added.created_at"), source: "FROM added", params: &params)
         return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
@@ -61,6 +64,7 @@ enum PostgreSQLQueries {
                 SELECT $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, clock.ms FROM clock
                 ON CONFLICT DO NOTHING
                 RETURNING id, created_at),
+            \(mailCTEs)
             \(auditCTE)
             SELECT added.id, added.created_at, pg_notify('\(ChangeNotification.channel)', $8::text), a.id, a.time_ms
             FROM added LEFT JOIN audited a ON true
@@ -140,7 +144,8 @@ enum PostgreSQLQueries {
 
     /// A resume, in one transaction: an idled-out token is deleted (so it stays dead if the clock steps back),
     /// then a live one's last use moves to now (never backwards), as does its account's last log-in, and its
-    /// account comes back (id, canonical, display, email, created_at, locked, then the entry's stamp). A locked
+    /// account comes back (id, canonical, display, email, created_at, locked, email_verified, then the entry's
+    /// stamp). A locked
     /// account's token is left as it is, dead until the unlock deletes it, and its resume writes no entry.
     static func resumeToken(_ hash: [UInt8], idleLimitMs: Int64, now: PGValue, audit: AuditWrite?) -> [PGStatement] {
         var params: [PGValue] = [.bytes(hash), now]
@@ -151,7 +156,8 @@ enum PostgreSQLQueries {
                 PGStatement("""
             WITH clock AS (SELECT \(Self.now(2)) AS ms),
             found AS (
-                SELECT u.id, u.canonical, u.display, u.email, u.created_at, u.locked_at IS NOT NULL AS locked
+                SELECT u.id, u.canonical, u.display, u.email, u.created_at, u.locked_at IS NOT NULL AS locked,
+                    u.email_verified
                 FROM session_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1::bytea),
             touched AS (
                 UPDATE session_tokens t SET last_used_at = GREATEST(t.last_used_at, clock.ms) FROM clock, found
@@ -160,7 +166,7 @@ enum PostgreSQLQueries {
                 UPDATE users u SET last_login_at = GREATEST(COALESCE(u.last_login_at, 0), clock.ms) FROM clock, found
                 WHERE u.id = found.id AND NOT found.locked),
             \(auditCTE)
-            SELECT f.id, f.canonical, f.display, f.email, f.created_at, f.locked, a.id, a.time_ms
+            SELECT f.id, f.canonical, f.display, f.email, f.created_at, f.locked, f.email_verified, a.id, a.time_ms
             FROM found f LEFT JOIN audited a ON true
             """, params)]
     }

@@ -29,36 +29,39 @@ extension PostgreSQLStorage {
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<[[UInt8]]>) {
-        guard acceptable(passwordHash, completion) else { return }
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
+                               mail: [QueuedMail], charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+        guard acceptable(passwordHash, completion), acceptable(mail, "password change", completion) else { return }
         let logger = self.logger
         let audit = auditWrite(audit)
         var statements = [PostgreSQLQueries.replacePasswordHash(passwordHash, of: account),
                           PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix,
                                                          now: now, audit: nil)]
         if let audit { statements.append(PostgreSQLQueries.insertAudit(audit, ifAccountExists: account, now: now)) }
-        query(statements, transaction: true, charge: charge, force: true, "password change") { [weak self] result in
+        query(mailing(mail, for: account, statements, queuedAfter: true), transaction: true, charge: charge, force: true,
+              "password change") { [weak self] result in
             completion(result.flatMap { results in
+                let results = Self.afterLock(results, mail)
                 guard results.first?.affectedRows ?? 0 > 0 else {
                     logger.error("password change failed: account \(account) is not there")
                     return .failure(.other)
                 }
-                self?.committed(audit, results.last)
+                self?.committed(audit, results.dropFirst(2).first)
                 return .success(Self.hashes(results.dropFirst().first, column: 0))
             })
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                     completion: @escaping StorageCompletion<Account?>) {
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
+                            charge: QueueCharge, completion: @escaping StorageCompletion<Account?>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
-        guard PGText.storable(email) else { return completion(.failure(unstorable("email change"))) }
+        guard PGText.storable(email), storable(mail) else { return completion(.failure(unstorable("email change"))) }
         let logger = self.logger
         let audit = auditWrite(audit)
         let announcement = ChangeNotification.emailChangedPrefix(origin: origin, account: account)
-        pool.execute([PostgreSQLQueries.changeEmail(of: account, to: email, announcing: announcement, now: now, audit: audit)],
-                     transaction: false,
+        let change = PostgreSQLQueries.changeEmail(of: account, to: email, announcing: announcement, now: now, audit: audit,
+                                                   mail: mail)
+        pool.execute(mailing(mail, for: account, [change]), transaction: !mail.isEmpty,
                      charge: charge) { [weak self] result in
             switch result {
             case .failure(.server(sqlState: "23505", _)):
@@ -67,28 +70,30 @@ extension PostgreSQLStorage {
             case .failure(let failure):
                 completion(.failure(failure.storageFailure(logging: logger, "email change")))
             case .success(let results):
-                guard let row = results.first?.rows.first else { return completion(.failure(.other)) }
+                guard let row = results.last?.rows.first else { return completion(.failure(.other)) }
                 if row.bool(0) == true { return completion(.failure(.conflict(.email))) }
                 guard let id = row.int(1), let canonical = row.text(2), let display = row.text(3),
                       let createdAt = row.int(5) else { return completion(.success(nil)) }
-                self?.committed(audit, results.first)
+                self?.committed(audit, results.last)
                 completion(.success(Account(id: id, username: canonical, display: display, email: row.text(4),
-                                            createdAtMs: createdAt)))
+                                            createdAtMs: createdAt, emailVerified: row.bool(6) ?? false)))
             }
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<DeletedAccount?>) {
-        guard PGText.storable(failureKeys.joined()) else { return completion(.failure(unstorable("account deletion"))) }
-        deleteAccount(account, failureKeys: failureKeys, audit: auditWrite(audit), charge: charge, attempt: 1,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
+                              charge: QueueCharge, completion: @escaping StorageCompletion<DeletedAccount?>) {
+        guard PGText.storable(failureKeys.joined()), storable(mail) else {
+            return completion(.failure(unstorable("account deletion")))
+        }
+        deleteAccount(account, failureKeys: failureKeys, audit: auditWrite(audit), mail: mail, charge: charge, attempt: 1,
                       completion: completion)
     }
 
     /// Reads the account (its name and email go into the notification), then deletes it only if its email is
     /// still the one read; an email changed meanwhile means one more try.
-    private func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditWrite?, charge: QueueCharge,
-                               attempt: Int, completion: @escaping StorageCompletion<DeletedAccount?>) {
+    private func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditWrite?, mail: [QueuedMail],
+                               charge: QueueCharge, attempt: Int, completion: @escaping StorageCompletion<DeletedAccount?>) {
         query(PostgreSQLQueries.credential(of: account), charge: charge, force: true, "account deletion") { [weak self] read in
             guard let self else { return completion(.failure(StorageFailure.stopped)) }
             let found: Credential?
@@ -100,20 +105,23 @@ extension PostgreSQLStorage {
             let deleted = self.notification(.accountDeleted(id: victim.id, username: victim.username, email: victim.email))
             let statement = PostgreSQLQueries.deleteAccount(account, email: victim.email, failureKeys: failureKeys,
                                                             notification: deleted, announcingTokens: self.tokenRevokedPrefix,
-                                                            now: self.now, audit: audit)
-            self.query(statement, charge: charge, force: true, "account deletion") { [weak self] result in
+                                                            now: self.now, audit: audit, mail: mail)
+            self.query(self.mailing(mail, for: account, [statement]), transaction: !mail.isEmpty, charge: charge,
+                       force: true, "account deletion") { [weak self] result in
                 guard let self else { return completion(.failure(StorageFailure.stopped)) }
-                switch result {
+                switch result.map({ $0.last }) {
                 case .failure(let failure):
                     completion(.failure(failure))
-                case .success(let gone) where gone.rows.isEmpty:
+                case .success(nil):
+                    completion(.failure(.other))
+                case .success(let gone?) where gone.rows.isEmpty:
                     guard attempt < Self.deletionAttempts else {
                         self.logger.error("account deletion failed: account \(account) kept changing its email")
                         return completion(.failure(.other))
                     }
-                    self.deleteAccount(account, failureKeys: failureKeys, audit: audit, charge: charge,
+                    self.deleteAccount(account, failureKeys: failureKeys, audit: audit, mail: mail, charge: charge,
                                        attempt: attempt + 1, completion: completion)
-                case .success(let gone):
+                case .success(let gone?):
                     self.usernames.remove(victim.username)
                     self.committed(audit, gone)
                     completion(.success(DeletedAccount(account: victim, revokedTokens: Self.hashes(gone, column: 1))))
@@ -146,12 +154,16 @@ extension PostgreSQLStorage {
         }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Void>) {
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, mail: [QueuedMail],
+                                     charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+        guard acceptable(mail, "recovery codes", completion) else { return }
         let audit = auditWrite(audit)
-        query(PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit), transaction: true,
-              charge: charge, "recovery codes") { [weak self] result in
-            if case .success(let results) = result { self?.committed(audit, results.last) }
+        let statements = PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit)
+        query(mailing(mail, for: account, statements, queuedAfter: true), transaction: true, charge: charge,
+              "recovery codes") { [weak self] result in
+            if case .success(let results) = result {
+                self?.committed(audit, Self.afterLock(results, mail).dropFirst(statements.count - 1).first)
+            }
             completion(result.map { _ in () })
         }
     }
@@ -163,15 +175,19 @@ extension PostgreSQLStorage {
         }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        guard acceptable(newPasswordHash, completion) else { return }
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
+                                   mail: [QueuedMail], charge: QueueCharge,
+                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
+        guard acceptable(newPasswordHash, completion), acceptable(mail, "recovery", completion) else { return }
         let audit = auditWrite(audit)
         let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
-                                                             announcingTokens: tokenRevokedPrefix, now: now, audit: audit)
-        query(statement, charge: charge, force: true, "recovery") { [weak self] result in
-            if case .success(let used) = result { self?.committed(audit, used) }
-            completion(result.map { used in used.rows.isEmpty ? nil : Self.hashes(used, column: 0) })
+                                                             announcingTokens: tokenRevokedPrefix, now: now, audit: audit,
+                                                             mail: mail)
+        query(mailing(mail, for: account, [statement]), transaction: !mail.isEmpty, charge: charge, force: true,
+              "recovery") { [weak self] result in
+            let used = result.map { $0.last }
+            if case .success(let used?) = used { self?.committed(audit, used) }
+            completion(used.map { used in (used?.rows.isEmpty ?? true) ? nil : Self.hashes(used, column: 0) })
         }
     }
 
@@ -198,11 +214,14 @@ extension PostgreSQLStorage {
         }
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
+        guard acceptable(mail, "TOTP removal", completion) else { return }
         let audit = auditWrite(audit)
-        query(PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit), charge: charge,
+        let removal = PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit)
+        query(mailing(mail, for: account, [removal], queuedAfter: true), transaction: !mail.isEmpty, charge: charge,
               "TOTP removal") { [weak self] result in
-            if case .success(let removed) = result { self?.committed(audit, removed) }
+            if case .success(let results) = result { self?.committed(audit, Self.afterLock(results, mail).first) }
             completion(result.map { _ in () })
         }
     }
@@ -215,6 +234,30 @@ extension PostgreSQLStorage {
     /// The non-NULL token hashes in `column` of a result's rows.
     private static func hashes(_ result: PGResult?, column: Int) -> [[UInt8]] {
         result?.rows.compactMap { $0.bytes(column) } ?? []
+    }
+
+    /// The statements of a write that queues `mail`, for its transaction: the account's lock first
+    /// (`lockAccountForMail`), then `statements`, then, with `queuedAfter` (a write whose own statements queue
+    /// none), the statement that queues the mails (`queueMail`). Without mail, `statements` as they are.
+    func mailing(_ mail: [QueuedMail], for account: AccountID, _ statements: [PGStatement],
+                 queuedAfter: Bool = false) -> [PGStatement] {
+        guard !mail.isEmpty else { return statements }
+        let queued = queuedAfter ? [PostgreSQLQueries.queueMail(mail, ifAccountExists: account, now: now)] : []
+        return [PostgreSQLQueries.lockAccountForMail(account)] + statements + queued
+    }
+
+    /// The results of a write's own statements, without its lock's (see `mailing`).
+    static func afterLock(_ results: [PGResult], _ mail: [QueuedMail]) -> ArraySlice<PGResult> {
+        mail.isEmpty ? results[...] : results.dropFirst()
+    }
+
+    /// Whether every mail may be stored (PostgreSQL's text holds no NUL); if not, the call has answered.
+    private func acceptable<T>(_ mail: [QueuedMail], _ operation: String, _ completion: StorageCompletion<T>) -> Bool {
+        guard storable(mail) else {
+            completion(.failure(unstorable(operation)))
+            return false
+        }
+        return true
     }
 
     /// Whether `hash` may be stored; if not, the call has answered (logged, `.other`), as registration does.

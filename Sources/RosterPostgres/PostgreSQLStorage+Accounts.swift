@@ -39,7 +39,8 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Account>) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         guard StoredPasswordHash.isStorable(new.passwordHash) else {
             return completion(.failure(StoredPasswordHash.refusal(logging: logger)))
@@ -47,15 +48,16 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         guard PGText.storable(new.username, new.display, new.email) else {
             return completion(.failure(unstorable("registration")))
         }
-        insertAccount(new, audit: auditWrite(audit), charge: charge, attempt: 1, completion: completion)
+        guard storable(mail) else { return completion(.failure(unstorable("registration"))) }
+        insertAccount(new, audit: auditWrite(audit), mail: mail, charge: charge, attempt: 1, completion: completion)
     }
 
     /// One attempt at the insert; a clash names its field (the username first, as the form checks it first).
     /// A clash with an account gone by the time the field is looked up (deleted meanwhile) tries once more.
-    private func insertAccount(_ new: NewAccount, audit: AuditWrite?, charge: QueueCharge, attempt: Int,
-                               completion: @escaping StorageCompletion<Account>) {
+    private func insertAccount(_ new: NewAccount, audit: AuditWrite?, mail: [QueuedMail], charge: QueueCharge,
+                               attempt: Int, completion: @escaping StorageCompletion<Account>) {
         let created = notification(.accountCreated(username: new.username, email: new.email))
-        query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit), charge: charge,
+        query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit, mail: mail), charge: charge,
               force: true, "registration") { [weak self] result in
             guard let self else { return completion(.failure(StorageFailure.stopped)) }
             switch result {
@@ -78,7 +80,8 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
                         if row?.bool(0) == true { return completion(.failure(.conflict(.username))) }
                         if row?.bool(1) == true { return completion(.failure(.conflict(.email))) }
                         guard attempt < 2 else { return completion(.failure(.conflict(.username))) }
-                        self.insertAccount(new, audit: audit, charge: charge, attempt: attempt + 1, completion: completion)
+                        self.insertAccount(new, audit: audit, mail: mail, charge: charge, attempt: attempt + 1,
+                                           completion: completion)
                     }
                 }
             }
@@ -110,7 +113,8 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
         guard let id = row.int(0), let canonical = row.text(1), let display = row.text(2), let hash = row.text(4),
               let createdAt = row.int(5) else { return nil }
         return Credential(account: Account(id: id, username: canonical, display: display, email: row.text(3),
-                                           createdAtMs: createdAt, locked: row.bool(8) ?? false),
+                                           createdAtMs: createdAt, locked: row.bool(8) ?? false,
+                                           emailVerified: row.bool(9) ?? false),
                           passwordHash: hash, totp: row.bytes(6).map { TOTPSeal(sealed: $0, lastStep: row.int(7)) })
     }
 }
@@ -158,7 +162,7 @@ extension PostgreSQLStorage {
                 guard let row = results.last?.rows.first, let id = row.int(0), let canonical = row.text(1),
                       let display = row.text(2), let createdAt = row.int(4) else { return nil }
                 return Account(id: id, username: canonical, display: display, email: row.text(3), createdAtMs: createdAt,
-                               locked: row.bool(5) ?? false)
+                               locked: row.bool(5) ?? false, emailVerified: row.bool(6) ?? false)
             })
         }
     }

@@ -69,7 +69,8 @@ extension PostgreSQLStorage {
         }
         let lockedAt = row.int(6)
         return AccountSummary(account: Account(id: id, username: canonical, display: display, email: row.text(3),
-                                               createdAtMs: createdAt, locked: lockedAt != nil),
+                                               createdAtMs: createdAt, locked: lockedAt != nil,
+                                               emailVerified: row.bool(9) ?? false),
                               lastLoginAtMs: row.int(5), lockedAtMs: lockedAt, lockedReason: row.text(7),
                               totp: row.bool(8) ?? false)
     }

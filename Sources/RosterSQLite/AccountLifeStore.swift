@@ -46,7 +46,8 @@ public struct AccountLifeStore {
         return revoked
     }
 
-    /// Sets or removes the email; `.taken(.email)` when another account holds it; nil when the account is gone.
+    /// Sets or removes the email, unverified unless it is the one the account has; `.taken(.email)` when another
+    /// account holds it; nil when the account is gone.
     public func changeEmail(userID: Int64, to email: String?) throws(UserStoreError) -> UserRecord? {
         let outcome: Result<UserRecord?, UserStoreError>
         do {
@@ -59,7 +60,10 @@ public struct AccountLifeStore {
                     try other.bind(userID, at: 2)
                     if try other.step() { return .failure(.taken(.email)) }
                 }
-                let update = try database.cached("UPDATE users SET email = ? WHERE id = ?")
+                let update = try database.cached("""
+                    UPDATE users SET email_verified = CASE WHEN email IS ?1 THEN email_verified ELSE 0 END, email = ?1
+                    WHERE id = ?2
+                    """)
                 try update.bind(email, at: 1)
                 try update.bind(userID, at: 2)
                 try update.run()
@@ -74,8 +78,9 @@ public struct AccountLifeStore {
         return try outcome.get()
     }
 
-    /// Deletes the account (its contacts, tokens, recovery codes and TOTP go with it, by the foreign keys) and the
-    /// failed log-ins under `failureKeys`; nil when there was no such account.
+    /// Deletes the account (its contacts, tokens, recovery codes, TOTP and mailed codes go with it, by the foreign
+    /// keys), its queued mails that carry a code, and the failed log-ins under `failureKeys`; nil when there was no
+    /// such account.
     public func delete(userID: Int64, failureKeys: [String]) throws(StoreError) -> (UserRecord, [[UInt8]])? {
         do {
             return try database.transaction { () throws(StoreError) -> (UserRecord, [[UInt8]])? in
@@ -86,6 +91,7 @@ public struct AccountLifeStore {
                     try failures.bind(key, at: 1)
                     try failures.run()
                 }
+                try MailStore(database: database).dropCodeMails(of: userID)
                 let user = try database.cached("DELETE FROM users WHERE id = ?")
                 try user.bind(userID, at: 1)
                 try user.run()
@@ -176,6 +182,26 @@ public struct AccountLifeStore {
             }
         } catch {
             throw .store(error.relabelled("redeem recovery code"))
+        }
+    }
+
+    /// Tries the account's mailed recovery code; a right one is used up, the password hash set and every token
+    /// deleted (their hashes answered), in one transaction; a wrong one costs a try.
+    public func redeemMailedCode(userID: Int64, codeHash: [UInt8], nowMs: Int64,
+                                 newHash: String) throws(UserStoreError) -> MailedCodeRedemption {
+        guard StoredPasswordHash.isStorable(newHash) else { throw .notArgon2idHash }
+        do {
+            return try database.transaction { () throws(StoreError) -> MailedCodeRedemption in
+                switch try MailStore(database: database).tryCode(codeHash, of: userID, purpose: .recover, nowMs: nowMs) {
+                case .noLiveCode: return .noLiveCode
+                case .wrong(let left): return .wrong(triesLeft: left)
+                case .right:
+                    guard try setPasswordHash(newHash, userID: userID) else { return .noLiveCode }
+                    return .redeemed(revokedTokens: try deleteTokens(userID: userID, except: nil))
+                }
+            }
+        } catch {
+            throw .store(error.relabelled("redeem mailed code"))
         }
     }
 

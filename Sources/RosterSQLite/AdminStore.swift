@@ -12,8 +12,8 @@ public struct AdminStore {
     }
 
     private static let summaryColumns = """
-        u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, u.last_login_at, u.locked_at,
-        u.locked_reason, EXISTS(SELECT 1 FROM totp t WHERE t.user_id = u.id AND t.sealed IS NOT NULL)
+        u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at, u.email_verified, u.last_login_at,
+        u.locked_at, u.locked_reason, EXISTS(SELECT 1 FROM totp t WHERE t.user_id = u.id AND t.sealed IS NOT NULL)
         """
 
     /// A `LIKE` condition on username or email for `query` as a substring (`%` and `_` taken as themselves);
@@ -113,10 +113,10 @@ public struct AdminStore {
     }
 
     private static func summary(_ row: Statement) -> AccountSummary {
-        AccountSummary(account: Account(UserRecord(row: row, offset: 0), locked: !row.isNull(at: 7)),
-                       lastLoginAtMs: row.isNull(at: 6) ? nil : row.int64(at: 6),
-                       lockedAtMs: row.isNull(at: 7) ? nil : row.int64(at: 7),
-                       lockedReason: row.string(at: 8), totp: row.int64(at: 9) != 0)
+        AccountSummary(account: Account(UserRecord(row: row, offset: 0), locked: !row.isNull(at: 8)),
+                       lastLoginAtMs: row.isNull(at: 7) ? nil : row.int64(at: 7),
+                       lockedAtMs: row.isNull(at: 8) ? nil : row.int64(at: 8),
+                       lockedReason: row.string(at: 9), totp: row.int64(at: 10) != 0)
     }
 
     static func escapedForLike(_ text: String) -> String {

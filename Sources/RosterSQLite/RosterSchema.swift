@@ -151,6 +151,48 @@ public enum RosterSchema {
                 created_ms INTEGER NOT NULL
             ) STRICT;
             """)
+        // Whether a code mailed to the account's email came back (reset whenever the email changes); the outbox;
+        // and the mailed codes. The outbox has no foreign key: a deletion's notice outlives its account. A row is
+        // `queued` until handed off (`sent`) or given up on (`failed`); a queued row is due from
+        // `next_attempt_at`, and while a daemon hands it off, `claimant` holds it until `claim_expires_at`, after
+        // which any daemon may claim it again. The message is sealed with the daemon's key (it may hold a code).
+        // AUTOINCREMENT: an id is never handed out twice, so a daemon finishing a hand-off never marks a newer row.
+        // A mailed code is its keyed hash, one per account and purpose (a new one replaces it), and goes with its
+        // account; a used or dead one is kept, with no tries left, for its creation time.
+        case .mail:
+            (name: "0011_mail", sql: """
+            ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0 CHECK(email_verified IN (0, 1));
+            CREATE TABLE mail_outbox(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                account_id INTEGER NOT NULL,
+                kind TEXT NOT NULL CHECK(kind <> ''),
+                recipient TEXT NOT NULL CHECK(recipient <> ''),
+                message BLOB NOT NULL CHECK(length(message) > 0),
+                status TEXT NOT NULL CHECK(status IN ('queued', 'sent', 'failed')),
+                attempts INTEGER NOT NULL DEFAULT 0 CHECK(attempts >= 0),
+                next_attempt_at INTEGER,
+                claimant TEXT,
+                claim_expires_at INTEGER,
+                last_error TEXT,
+                queued_at INTEGER NOT NULL,
+                sent_at INTEGER,
+                CHECK((status = 'queued') = (next_attempt_at IS NOT NULL)),
+                CHECK((claimant IS NULL) = (claim_expires_at IS NULL))
+            ) STRICT;
+            CREATE INDEX mail_outbox_due ON mail_outbox(next_attempt_at, id) WHERE status = 'queued';
+            CREATE INDEX mail_outbox_account ON mail_outbox(account_id) WHERE status = 'queued';
+            CREATE INDEX mail_outbox_status ON mail_outbox(status, id);
+            CREATE TABLE mail_codes(
+                account_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                purpose TEXT NOT NULL CHECK(purpose <> ''),
+                code_hash BLOB NOT NULL CHECK(length(code_hash) = 32),
+                expires_at INTEGER NOT NULL,
+                tries_left INTEGER NOT NULL CHECK(tries_left >= 0),
+                email TEXT NOT NULL COLLATE NOCASE CHECK(email <> ''),
+                created_at INTEGER NOT NULL,
+                PRIMARY KEY(account_id, purpose)
+            ) STRICT, WITHOUT ROWID;
+            """)
         }
     }
 

@@ -90,11 +90,13 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         return CopyCounts(accounts: try count("users"), tokens: try count("session_tokens"),
                           failures: try count("login_failures"), contacts: try count("contacts"),
                           recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
-                          audit: try count("audit_log"))
+                          audit: try count("audit_log"), mail: try count("mail_outbox"),
+                          mailCodes: try count("mail_codes"))
     }
 
-    /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, then audit entries, each in the order
-    /// they were stored, all from one read transaction: one snapshot however long the copy takes.
+    /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, audit entries, the outbox, then the
+    /// mailed codes, each in the order they were stored, all from one read transaction: one snapshot however long
+    /// the copy takes.
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
         try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
@@ -104,9 +106,9 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             let record = UserRecord(row: row)
             return CopiedAccount(account: Account(id: record.id, username: record.canonical, display: record.display,
                                                   email: record.email, createdAtMs: record.createdAt,
-                                                  locked: !row.isNull(at: 7)),
-                                 passwordHash: record.passwordHash, lastLoginAtMs: row.isNull(at: 6) ? nil : row.int64(at: 6),
-                                 lockedAtMs: row.isNull(at: 7) ? nil : row.int64(at: 7), lockedReason: row.string(at: 8))
+                                                  locked: !row.isNull(at: 8), emailVerified: record.emailVerified),
+                                 passwordHash: record.passwordHash, lastLoginAtMs: row.isNull(at: 7) ? nil : row.int64(at: 7),
+                                 lockedAtMs: row.isNull(at: 8) ? nil : row.int64(at: 8), lockedReason: row.string(at: 9))
         }, batch: CopyBatch.accounts)
         try stream("""
             SELECT token_hash, user_id, created_at, last_used_at, client FROM session_tokens ORDER BY user_id, created_at
@@ -131,6 +133,36 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try stream("SELECT \(AuditLogStore.columns) FROM audit_log ORDER BY id", size, body, row: { row throws(StoreError) in
             try AuditLogStore.entry(row)
         }, batch: CopyBatch.audit)
+        try stream("SELECT \(Self.outboxColumns) FROM mail_outbox ORDER BY id", size, body, row: { row throws(StoreError) in
+            guard let kind = row.string(at: 2).flatMap(MailKindName.init(rawValue:)),
+                  let status = row.string(at: 5).flatMap(MailStatus.init(rawValue:)) else {
+                throw .unreadableValue(operation: "read an outbox row")
+            }
+            return CopiedMail(id: row.int64(at: 0), account: row.int64(at: 1), kind: kind, recipient: row.string(at: 3) ?? "",
+                              sealedMessage: row.blob(at: 4), status: status, attempts: row.int(at: 6),
+                              nextAttemptAtMs: optionalInteger(row, 7), claimant: row.string(at: 8),
+                              claimExpiresAtMs: optionalInteger(row, 9), lastError: row.string(at: 10),
+                              queuedAtMs: row.int64(at: 11), sentAtMs: optionalInteger(row, 12))
+        }, batch: CopyBatch.mail)
+        try stream("SELECT \(Self.mailCodeColumns) FROM mail_codes ORDER BY account_id, purpose", size, body,
+                   row: { row throws(StoreError) in
+            guard let purpose = row.string(at: 1).flatMap(MailCodePurpose.init(rawValue:)) else {
+                throw .unreadableValue(operation: "read a mailed code")
+            }
+            return CopiedMailCode(account: row.int64(at: 0), purpose: purpose, code: StoredMailCode(
+                codeHash: row.blob(at: 2), expiresAtMs: row.int64(at: 3), triesLeft: row.int(at: 4),
+                email: row.string(at: 5) ?? "", createdAtMs: row.int64(at: 6)))
+        }, batch: CopyBatch.mailCodes)
+    }
+
+    private static let outboxColumns = """
+        id, account_id, kind, recipient, message, status, attempts, next_attempt_at, claimant, claim_expires_at,
+        last_error, queued_at, sent_at
+        """
+    private static let mailCodeColumns = "account_id, purpose, code_hash, expires_at, tries_left, email, created_at"
+
+    private func optionalInteger(_ row: Statement, _ column: Int) -> Int64? {
+        row.isNull(at: column) ? nil : row.int64(at: column)
     }
 
     /// Every batch of a copy in one write transaction, opened by the first and committed by `finish`, every id
@@ -177,11 +209,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         case .accounts(let rows):
             try insertEach("""
                 INSERT INTO users(\(UserRecord.columns), last_login_at, locked_at, locked_reason)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, rows) { row in
                 [.integer(row.account.id), .text(row.account.username), .text(row.account.display),
                  optional(row.account.email), .text(row.passwordHash), .integer(row.account.createdAtMs),
-                 row.lastLoginAtMs.map(SQLValue.integer) ?? .null, row.lockedAtMs.map(SQLValue.integer) ?? .null,
+                 .integer(row.account.emailVerified ? 1 : 0), row.lastLoginAtMs.map(SQLValue.integer) ?? .null, row.lockedAtMs.map(SQLValue.integer) ?? .null,
                  optional(row.lockedReason)]
             }
         case .tokens(let rows):
@@ -217,6 +249,21 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             }
         case .audit(let entries):
             try AuditLogStore(database: database).insertCopied(entries)
+        case .mail(let rows):
+            try insertEach("INSERT INTO mail_outbox(\(Self.outboxColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           rows) { row in
+                [.integer(row.id), .integer(row.account), .text(row.kind.rawValue), .text(row.recipient),
+                 .blob(row.sealedMessage), .text(row.status.rawValue), .integer(Int64(row.attempts)),
+                 row.nextAttemptAtMs.map(SQLValue.integer) ?? .null, optional(row.claimant),
+                 row.claimExpiresAtMs.map(SQLValue.integer) ?? .null, optional(row.lastError), .integer(row.queuedAtMs),
+                 row.sentAtMs.map(SQLValue.integer) ?? .null]
+            }
+        case .mailCodes(let rows):
+            try insertEach("INSERT INTO mail_codes(\(Self.mailCodeColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)", rows) { row in
+                [.integer(row.account), .text(row.purpose.rawValue), .blob(row.code.codeHash),
+                 .integer(row.code.expiresAtMs), .integer(Int64(row.code.triesLeft)), .text(row.code.email),
+                 .integer(row.code.createdAtMs)]
+            }
         }
     }
 

@@ -17,25 +17,25 @@ extension SQLiteStorage {
         read("user database read", completion) { () throws(StoreError) in try users.credential(id: account) }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<[[UInt8]]>) {
-        auditedWrite(charge, force: true, "password change", audit: audit, { database, _ in
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
+                               mail: [QueuedMail], charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
+        auditedWrite(charge, force: true, "password change", audit: audit, mail: .of(account, mail), { database, _ in
             try AccountLifeStore(database: database).changePassword(userID: account, hash: passwordHash, keeping: keeping)
         }, completion: completion)
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                     completion: @escaping StorageCompletion<Account?>) {
-        auditedWrite(charge, "email change", audit: audit, rule: .whenFound(), { database, _ in
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
+                            charge: QueueCharge, completion: @escaping StorageCompletion<Account?>) {
+        auditedWrite(charge, "email change", audit: audit, rule: .whenFound(), mail: .of(account, mail), { database, _ in
             try AccountLifeStore(database: database).changeEmail(userID: account, to: email).map(Account.init)
         }, completion: completion)
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<DeletedAccount?>) {
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
+                              charge: QueueCharge, completion: @escaping StorageCompletion<DeletedAccount?>) {
         // In the user's contact order, so a contact write asked for before the deletion is not left behind it.
         auditedWrite(charge, order: .contacts(userID: account), force: true, "account deletion", audit: audit,
-                     rule: .whenFound(), { database, _ in
+                     rule: .whenFound(), mail: .of(account, mail), { database, _ in
             try AccountLifeStore(database: database).delete(userID: account, failureKeys: failureKeys).map { record, tokens in
                 DeletedAccount(account: Account(record), revokedTokens: tokens)
             }
@@ -66,9 +66,9 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Void>) {
-        accountWrite(account, charge, "recovery codes", audit: audit, { store in
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, mail: [QueuedMail],
+                                     charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+        accountWrite(account, charge, "recovery codes", audit: audit, mail: mail, { store in
             try store.replaceRecoveryCodes(userID: account, hashes: hashes)
         }, completion: completion)
     }
@@ -80,9 +80,11 @@ extension SQLiteStorage {
         }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<[[UInt8]]?>) {
-        auditedWrite(charge, force: true, "recovery", audit: audit, rule: .whenFound(), { database, _ in
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
+                                   mail: [QueuedMail], charge: QueueCharge,
+                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
+        auditedWrite(charge, force: true, "recovery", audit: audit, rule: .whenFound(), mail: .of(account, mail),
+                     { database, _ in
             try AccountLifeStore(database: database).redeemRecoveryCode(userID: account, codeHash: codeHash,
                                                                          newHash: newPasswordHash)
         }, completion: completion)
@@ -108,8 +110,9 @@ extension SQLiteStorage {
         }, completion: completion)
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
-        accountWrite(account, charge, "TOTP removal", audit: audit, { store in
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
+        accountWrite(account, charge, "TOTP removal", audit: audit, mail: mail, { store in
             try store.removeTOTP(userID: account)
         }, completion: completion)
     }
@@ -117,10 +120,11 @@ extension SQLiteStorage {
     /// `body` on the account, audited when the account was there (whether or not `body` found anything to change:
     /// a revocation of no other session is still the user's act), in one transaction.
     private func accountWrite<T: Sendable>(_ account: AccountID, _ charge: QueueCharge, force: Bool = false,
-                                           _ operation: String, audit: AuditRecord?,
+                                           _ operation: String, audit: AuditRecord?, mail: [QueuedMail] = [],
                                            _ body: @escaping @Sendable (AccountLifeStore) throws -> T,
                                            completion: @escaping StorageCompletion<T>) {
-        auditedWrite(charge, force: force, operation, audit: audit, rule: AuditRule(happened: { $0.existed }), { database, _ in
+        auditedWrite(charge, force: force, operation, audit: audit, rule: AuditRule(happened: { $0.existed }),
+                     mail: .of(account, mail), { database, _ in
             let existed = try UserStore(database: database).user(id: account) != nil
             return AccountWriteValue(value: try body(AccountLifeStore(database: database)), existed: existed)
         }, completion: { completion($0.map(\.value)) })

@@ -36,8 +36,10 @@ extension SQLiteStorage: UsernameDirectoryStorage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
-        auditedWrite(charge, force: true, "registration", audit: audit, { database, now in
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Account>) {
+        auditedWrite(charge, force: true, "registration", audit: audit, mail: WriteMail(mails: mail, account: { $0.id }),
+                     { database, now in
             Account(try UserStore(database: database).insertUser(canonical: new.username, display: new.display,
                                                                  email: new.email, passwordHash: new.passwordHash,
                                                                  createdAt: now))
@@ -125,7 +127,7 @@ extension Account {
     /// The account of a stored record, without its hash.
     init(_ record: UserRecord) {
         self.init(id: record.id, username: record.canonical, display: record.display, email: record.email,
-                  createdAtMs: record.createdAt, locked: record.locked)
+                  createdAtMs: record.createdAt, locked: record.locked, emailVerified: record.emailVerified)
     }
 }
 

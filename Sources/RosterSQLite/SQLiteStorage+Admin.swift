@@ -40,13 +40,7 @@ extension SQLiteStorage {
     private func admin<T: Sendable>(_ charge: QueueCharge, _ operation: String,
                                     _ body: @escaping @Sendable (AdminStore) throws(StoreError) -> T,
                                     completion: @escaping StorageCompletion<T>) {
-        let logger = self.logger
-        work(charge, { worker in
-            do throws(StoreError) {
-                return .success(try body(AdminStore(database: try worker.database())))
-            } catch {
-                return .failure(error.storageFailure(logging: logger, operation))
-            }
-        }, completion: completion)
+        workerRead(charge, operation, { (database) throws(StoreError) in try body(AdminStore(database: database)) },
+                   completion: completion)
     }
 }

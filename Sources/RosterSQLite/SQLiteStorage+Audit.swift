@@ -12,7 +12,7 @@ extension SQLiteStorage {
 
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         // A write that changes nothing but the log: its entry is there whenever it succeeded.
-        committing(charge, force: true, "audit entry", audit: record, rule: .always, { _, _ in () },
+        committing(charge, force: true, "audit entry", audit: record, rule: .always, mail: .none, { _, _ in () },
                    completion: { completion($0.flatMap { $0.entry.map { .success($0) } ?? .failure(.other) }) })
     }
 
@@ -50,21 +50,22 @@ extension SQLiteStorage {
     /// Runs `change` (given the worker's connection and the time it writes at) and, when `rule` gives an entry
     /// for what it answered, appends that entry at the same time, in one enclosing transaction
     /// in the write turn; on the loop, `onAudit` hears the committed entry before `completion` has the value.
+    /// `mail` is queued in the same transaction when `rule` says the write happened, whether or not it has an entry.
     /// What `change` throws (a `StoreError`, or a `UserStoreError` for a clash or a refused hash) rolls both
     /// back, is logged as `operation` and mapped.
     func auditedWrite<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
                                    _ operation: String, audit: AuditRecord?,
-                                   rule: AuditRule<T> = .always,
+                                   rule: AuditRule<T> = .always, mail: WriteMail<T> = .none,
                                    _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                    completion: @escaping StorageCompletion<T>) {
-        committing(charge, order: order, force: force, operation, audit: audit, rule: rule, change,
+        committing(charge, order: order, force: force, operation, audit: audit, rule: rule, mail: mail, change,
                    completion: { completion($0.map(\.value)) })
     }
 
     /// `auditedWrite`, answering the entry too.
     private func committing<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool,
                                          _ operation: String, audit: AuditRecord?,
-                                         rule: AuditRule<T>,
+                                         rule: AuditRule<T>, mail: WriteMail<T>,
                                          _ change: @escaping @Sendable (Database, Int64) throws -> T,
                                          completion: @escaping StorageCompletion<AuditedValue<T>>) {
         let clock = self.clock
@@ -76,6 +77,9 @@ extension SQLiteStorage {
                     try database.enclosingTransaction {
                         let now = clock.nowMs()
                         let value = try change(database, now)
+                        if !mail.mails.isEmpty, rule.happened(value), let account = mail.account(value) {
+                            try MailStore(database: database).queue(mail.mails, for: account, now: now)
+                        }
                         guard let audit = rule.entry(audit, after: value) else {
                             return AuditedValue(value: value, entry: nil)
                         }
@@ -89,6 +93,20 @@ extension SQLiteStorage {
             if case .success(let audited) = result, let entry = audited.entry { self?.onAudit?(entry, .here) }
             completion(result)
         })
+    }
+}
+
+/// A write's mails, and the account they are filed under once the write's value is known (a registration's is
+/// the account it made).
+struct WriteMail<T>: Sendable {
+    let mails: [QueuedMail]
+    let account: @Sendable (T) -> AccountID?
+
+    static var none: WriteMail { WriteMail(mails: [], account: { _ in nil }) }
+
+    /// `mails`, filed under `account`.
+    static func of(_ account: AccountID, _ mails: [QueuedMail]) -> WriteMail {
+        WriteMail(mails: mails, account: { _ in account })
     }
 }
 

@@ -175,6 +175,20 @@ public final class SQLiteStorage: Storage {
                     completion: completion)
     }
 
+    /// `body` on a worker's connection, answered on the loop; a failure is logged as `operation` and mapped.
+    func workerRead<T: Sendable>(_ charge: QueueCharge, _ operation: String,
+                                 _ body: @escaping @Sendable (Database) throws(StoreError) -> T,
+                                 completion: @escaping StorageCompletion<T>) {
+        let logger = self.logger
+        work(charge, { worker in
+            do throws(StoreError) {
+                return .success(try body(try worker.database()))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, operation))
+            }
+        }, completion: completion)
+    }
+
     /// A point read on the loop's connection, answered before the call returns.
     func read<T>(_ what: String, _ completion: StorageCompletion<T>, _ body: () throws(StoreError) -> T) {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }

@@ -7,4 +7,11 @@ enum Saturating {
         guard overflow else { return result }
         return b > 0 ? Int64.min : Int64.max
     }
+
+    /// `a + b`, clamped to Int64's range.
+    static func add(_ a: Int64, _ b: Int64) -> Int64 {
+        let (result, overflow) = a.addingReportingOverflow(b)
+        guard overflow else { return result }
+        return b > 0 ? Int64.max : Int64.min
+    }
 }

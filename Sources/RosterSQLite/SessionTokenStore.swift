@@ -77,7 +77,7 @@ public struct SessionTokenStore {
             return try database.transaction { () throws(StoreError) -> UserRecord? in
                 let find = try database.cached("""
                     SELECT t.last_used_at, u.id, u.canonical, u.display, u.email, u.password_hash, u.created_at,
-                        u.locked_at IS NOT NULL
+                        u.email_verified, u.locked_at IS NOT NULL
                     FROM session_tokens t JOIN users u ON u.id = t.user_id
                     WHERE t.token_hash = ?
                     """)
@@ -86,7 +86,7 @@ public struct SessionTokenStore {
                 guard try find.step() else { return nil }
                 let lastUsed = find.int64(at: 0)
                 var user = UserRecord(row: find, offset: 1)
-                user.locked = find.int64(at: 7) != 0
+                user.locked = find.int64(at: 8) != 0
                 find.reset()
                 // A locked account's token stays as it is, dead, until the unlock deletes it.
                 if user.locked { return user }

@@ -158,9 +158,9 @@ public struct UserStore {
             try statement.bind(key, at: 1)
             guard try statement.step() else { return nil }
             var record = UserRecord(row: statement)
-            record.locked = statement.int64(at: 8) != 0
+            record.locked = statement.int64(at: 9) != 0
             return Credential(account: Account(record), passwordHash: record.passwordHash,
-                              totp: AccountLifeStore.seal(statement, sealed: 6, lastStep: 7))
+                              totp: AccountLifeStore.seal(statement, sealed: 7, lastStep: 8))
         } catch {
             throw error.relabelled("find credential")
         }

@@ -15,15 +15,19 @@ public struct Account: Equatable, Sendable {
     public var createdAtMs: Int64
     /// An administrator locked it (protocol.md §Administering users): log-in, resume and recovery answer `locked`.
     public var locked: Bool
+    /// A code mailed to `email` came back (protocol.md §Storage): false from creation and again whenever the email
+    /// changes, true only through `MailStorage.verifyEmail`.
+    public var emailVerified: Bool
 
     public init(id: AccountID, username: String, display: String, email: String?, createdAtMs: Int64,
-                locked: Bool = false) {
+                locked: Bool = false, emailVerified: Bool = false) {
         self.id = id
         self.username = username
         self.display = display
         self.email = email
         self.createdAtMs = createdAtMs
         self.locked = locked
+        self.emailVerified = emailVerified
     }
 }
 

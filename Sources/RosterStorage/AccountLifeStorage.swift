@@ -9,7 +9,8 @@ import RosterCore
 /// transaction, as `createAccount` is: a revoked token as `tokenRevoked`, a deletion as `accountDeleted`.
 ///
 /// A write's `audit` entry commits in its transaction, and only when the write changed something (the account
-/// was there, the code was unused, a secret was pending); a nil entry writes none.
+/// was there, the code was unused, a secret was pending); a nil entry writes none. A write's `mail` (its notice,
+/// or a code) is queued by the same rule, under `MailStorage`'s cap.
 public protocol AccountLifeStorage {
     /// What `account.show` and the second factor need: TOTP state and how many recovery codes are left.
     func security(of account: AccountID, completion: @escaping StorageCompletion<AccountSecurity?>)
@@ -20,17 +21,18 @@ public protocol AccountLifeStorage {
     /// Replaces the password hash and revokes every token of the account except `keeping`, in one transaction;
     /// answers the hashes it revoked. Never refused by a budget: it follows a hash that was paid for.
     func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
-                        completion: @escaping StorageCompletion<[[UInt8]]>)
+                        mail: [QueuedMail], completion: @escaping StorageCompletion<[[UInt8]]>)
 
-    /// Sets (or, with nil, removes) the canonical email; `.conflict(.email)` when another account holds it.
-    /// Answers the account as it is now; nil when it is gone.
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?,
+    /// Sets (or, with nil, removes) the canonical email; `.conflict(.email)` when another account holds it. A
+    /// new address is unverified until `verifyEmail`. Answers the account as it is now; nil when it is gone.
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
                      completion: @escaping StorageCompletion<Account?>)
 
     /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP, and
-    /// the failed-log-in rows under `failureKeys`. The backend's username directory forgets the name. Answers what
-    /// was deleted (nil when it was gone already). Never refused by a budget.
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?,
+    /// the failed-log-in rows under `failureKeys`, its mailed codes and its queued mails that carry one; its
+    /// queued notices stay, and `mail` (the deletion's notice) joins them. The backend's username directory
+    /// forgets the name. Answers what was deleted (nil when it was gone already). Never refused by a budget.
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
                        completion: @escaping StorageCompletion<DeletedAccount?>)
 
     /// The account's tokens used within the last `idleLimitMs`, oldest first.
@@ -42,7 +44,7 @@ public protocol AccountLifeStorage {
                       completion: @escaping StorageCompletion<[[UInt8]]>)
 
     /// Replaces every recovery code of the account with these hashes.
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?,
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, mail: [QueuedMail],
                               completion: @escaping StorageCompletion<Void>)
 
     /// Whether the account holds an unused recovery code with this hash, changing nothing: a locked account's
@@ -53,7 +55,7 @@ public protocol AccountLifeStorage {
     /// the account, in one transaction; answers the revoked hashes, or nil when there is no such unused code
     /// (then nothing changed). Never refused by a budget.
     func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
-                            completion: @escaping StorageCompletion<[[UInt8]]?>)
+                            mail: [QueuedMail], completion: @escaping StorageCompletion<[[UInt8]]?>)
 
     /// Stores a pending (unconfirmed) TOTP secret, replacing any pending one; a confirmed secret stays in force
     /// until `confirmTOTP` replaces it.
@@ -69,7 +71,8 @@ public protocol AccountLifeStorage {
     func acceptTOTPStep(of account: AccountID, step: Int64, completion: @escaping StorageCompletion<Bool>)
 
     /// Removes the account's TOTP, confirmed and pending.
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, completion: @escaping StorageCompletion<Void>)
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail],
+                    completion: @escaping StorageCompletion<Void>)
 }
 
 /// An account's second factor and recovery state.

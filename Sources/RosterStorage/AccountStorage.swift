@@ -15,8 +15,10 @@ public protocol AccountStorage {
 
     /// Creates the account durably before answering; `.conflict(field)` when the username or email is held
     /// (also when another writer took it an instant earlier). Never refused by a budget: it follows a hash that
-    /// was already paid for. `audit` commits with the account.
-    func createAccount(_ account: NewAccount, audit: AuditRecord?, completion: @escaping StorageCompletion<Account>)
+    /// was already paid for. `audit` and `mail` (a verification code, when an email is given) commit with the
+    /// account; the mails are filed under its new id.
+    func createAccount(_ account: NewAccount, audit: AuditRecord?, mail: [QueuedMail],
+                       completion: @escaping StorageCompletion<Account>)
 
     /// Replaces an account's password hash (an upgrade to the parameters in force). Never refused by a budget.
     func replacePasswordHash(_ hash: String, of account: AccountID, completion: @escaping StorageCompletion<Void>)

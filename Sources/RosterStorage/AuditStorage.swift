@@ -41,6 +41,11 @@ public enum AuditEvent: String, CaseIterable, Equatable, Sendable {
     case sessionRevoked = "session_revoked"
     case failuresReset = "failures_reset"
     case backup
+    /// A mail entered the outbox; `reason` is its kind (`MailKindName`), never its code.
+    case mailQueued = "mail_queued"
+    /// A mail was given up on after its retry window; `reason` is its kind.
+    case mailFailed = "mail_failed"
+    case emailVerified = "email_verified"
 }
 
 /// Whether what an entry records happened.

@@ -12,35 +12,36 @@ public protocol ChargedStorageCalls: AnyObject {
                        completion: @escaping StorageCompletion<Bool>)
     func credential(for identifier: AccountIdentifier, charge: QueueCharge,
                     completion: @escaping StorageCompletion<Credential?>)
-    func createAccount(_ account: NewAccount, audit: AuditRecord?, charge: QueueCharge,
+    func createAccount(_ account: NewAccount, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
                        completion: @escaping StorageCompletion<Account>)
     func replacePasswordHash(_ hash: String, of account: AccountID, charge: QueueCharge,
                              completion: @escaping StorageCompletion<Void>)
     func security(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<AccountSecurity?>)
     func credential(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<Credential?>)
     func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
-                        charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>)
-    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                     completion: @escaping StorageCompletion<Account?>)
-    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<DeletedAccount?>)
+                        mail: [QueuedMail], charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>)
+    func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
+                     charge: QueueCharge, completion: @escaping StorageCompletion<Account?>)
+    func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
+                       charge: QueueCharge, completion: @escaping StorageCompletion<DeletedAccount?>)
     func sessions(of account: AccountID, idleLimitMs: Int64, charge: QueueCharge,
                   completion: @escaping StorageCompletion<[StoredSession]>)
     func revokeTokens(of account: AccountID, except keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
                       completion: @escaping StorageCompletion<[[UInt8]]>)
-    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Void>)
+    func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, mail: [QueuedMail],
+                              charge: QueueCharge, completion: @escaping StorageCompletion<Void>)
     func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8], charge: QueueCharge,
                            completion: @escaping StorageCompletion<Bool>)
     func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
-                            charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]?>)
+                            mail: [QueuedMail], charge: QueueCharge,
+                            completion: @escaping StorageCompletion<[[UInt8]]?>)
     func storePendingTOTP(of account: AccountID, sealed: [UInt8], charge: QueueCharge,
                           completion: @escaping StorageCompletion<Void>)
     func confirmTOTP(of account: AccountID, step: Int64, audit: AuditRecord?, charge: QueueCharge,
                      completion: @escaping StorageCompletion<Bool>)
     func acceptTOTPStep(of account: AccountID, step: Int64, charge: QueueCharge,
                         completion: @escaping StorageCompletion<Bool>)
-    func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge,
+    func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
                     completion: @escaping StorageCompletion<Void>)
     func listAccounts(matching query: String?, limit: Int, offset: Int, charge: QueueCharge,
                       completion: @escaping StorageCompletion<AccountPage>)
@@ -84,6 +85,20 @@ public protocol ChargedStorageCalls: AnyObject {
     func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>)
     func backup(to path: String, charge: QueueCharge,
                 completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void)
+    func queueCodeMail(of account: AccountID, _ mail: QueuedMail, minimumIntervalMs: Int64, audit: AuditRecord?,
+                       charge: QueueCharge, completion: @escaping StorageCompletion<CodeMailQueueing>)
+    func verifyEmail(of account: AccountID, codeHash: [UInt8], nowMs: Int64, audit: AuditRecord?, charge: QueueCharge,
+                     completion: @escaping StorageCompletion<MailCodeCheck>)
+    func redeemMailedCode(of account: AccountID, codeHash: [UInt8], nowMs: Int64, newPasswordHash: String,
+                          audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                          completion: @escaping StorageCompletion<MailedCodeRedemption>)
+    func claimDueMail(claimant: String, nowMs: Int64, leaseMs: Int64, limit: Int, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<[ClaimedMail]>)
+    func finishMail(_ id: MailID, claimant: String, outcome: MailHandOffResult, audit: AuditRecord?,
+                    charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func listMail(status: MailStatus?, limit: Int, charge: QueueCharge,
+                  completion: @escaping StorageCompletion<[MailListing]>)
+    func mailCounts(charge: QueueCharge, completion: @escaping StorageCompletion<MailCounts>)
 }
 
 /// A backend's data as one payer reaches it: each call hands `charge` to the backend's namesake in
@@ -115,9 +130,9 @@ extension ChargedView {
         backend.credential(for: identifier, charge: charge, completion: completion)
     }
 
-    public func createAccount(_ account: NewAccount, audit: AuditRecord?,
+    public func createAccount(_ account: NewAccount, audit: AuditRecord?, mail: [QueuedMail],
                               completion: @escaping StorageCompletion<Account>) {
-        backend.createAccount(account, audit: audit, charge: charge, completion: completion)
+        backend.createAccount(account, audit: audit, mail: mail, charge: charge, completion: completion)
     }
 
     public func replacePasswordHash(_ hash: String, of account: AccountID,
@@ -134,19 +149,20 @@ extension ChargedView {
     }
 
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
-                               completion: @escaping StorageCompletion<[[UInt8]]>) {
-        backend.changePassword(of: account, to: passwordHash, keeping: keeping, audit: audit, charge: charge,
-                               completion: completion)
+                               mail: [QueuedMail], completion: @escaping StorageCompletion<[[UInt8]]>) {
+        backend.changePassword(of: account, to: passwordHash, keeping: keeping, audit: audit, mail: mail,
+                               charge: charge, completion: completion)
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?,
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
                             completion: @escaping StorageCompletion<Account?>) {
-        backend.changeEmail(of: account, to: email, audit: audit, charge: charge, completion: completion)
+        backend.changeEmail(of: account, to: email, audit: audit, mail: mail, charge: charge, completion: completion)
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?,
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        backend.deleteAccount(account, failureKeys: failureKeys, audit: audit, charge: charge, completion: completion)
+        backend.deleteAccount(account, failureKeys: failureKeys, audit: audit, mail: mail, charge: charge,
+                              completion: completion)
     }
 
     public func sessions(of account: AccountID, idleLimitMs: Int64,
@@ -160,8 +176,9 @@ extension ChargedView {
     }
 
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?,
-                                     completion: @escaping StorageCompletion<Void>) {
-        backend.replaceRecoveryCodes(of: account, hashes: hashes, audit: audit, charge: charge, completion: completion)
+                                     mail: [QueuedMail], completion: @escaping StorageCompletion<Void>) {
+        backend.replaceRecoveryCodes(of: account, hashes: hashes, audit: audit, mail: mail, charge: charge,
+                                     completion: completion)
     }
 
     public func holdsRecoveryCode(of account: AccountID, codeHash: [UInt8],
@@ -170,9 +187,10 @@ extension ChargedView {
     }
 
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
-                                   audit: AuditRecord?, completion: @escaping StorageCompletion<[[UInt8]]?>) {
+                                   audit: AuditRecord?, mail: [QueuedMail],
+                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
         backend.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash, audit: audit,
-                                   charge: charge, completion: completion)
+                                   mail: mail, charge: charge, completion: completion)
     }
 
     public func storePendingTOTP(of account: AccountID, sealed: [UInt8],
@@ -189,8 +207,9 @@ extension ChargedView {
         backend.acceptTOTPStep(of: account, step: step, charge: charge, completion: completion)
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, completion: @escaping StorageCompletion<Void>) {
-        backend.removeTOTP(of: account, audit: audit, charge: charge, completion: completion)
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail],
+                           completion: @escaping StorageCompletion<Void>) {
+        backend.removeTOTP(of: account, audit: audit, mail: mail, charge: charge, completion: completion)
     }
 
     public func listAccounts(matching query: String?, limit: Int, offset: Int,
@@ -295,5 +314,44 @@ extension ChargedView {
 
     public func backup(to path: String, completion: @escaping (Result<BackupSummary, BackupFailure>) -> Void) {
         backend.backup(to: path, charge: charge, completion: completion)
+    }
+
+    public func queueCodeMail(of account: AccountID, _ mail: QueuedMail, minimumIntervalMs: Int64, audit: AuditRecord?,
+                              completion: @escaping StorageCompletion<CodeMailQueueing>) {
+        backend.queueCodeMail(of: account, mail, minimumIntervalMs: minimumIntervalMs, audit: audit, charge: charge,
+                              completion: completion)
+    }
+
+    public func verifyEmail(of account: AccountID, codeHash: [UInt8], nowMs: Int64, audit: AuditRecord?,
+                            completion: @escaping StorageCompletion<MailCodeCheck>) {
+        backend.verifyEmail(of: account, codeHash: codeHash, nowMs: nowMs, audit: audit, charge: charge,
+                            completion: completion)
+    }
+
+    public func redeemMailedCode(of account: AccountID, codeHash: [UInt8], nowMs: Int64, newPasswordHash: String,
+                                 audit: AuditRecord?, mail: [QueuedMail],
+                                 completion: @escaping StorageCompletion<MailedCodeRedemption>) {
+        backend.redeemMailedCode(of: account, codeHash: codeHash, nowMs: nowMs, newPasswordHash: newPasswordHash,
+                                 audit: audit, mail: mail, charge: charge, completion: completion)
+    }
+
+    public func claimDueMail(claimant: String, nowMs: Int64, leaseMs: Int64, limit: Int,
+                             completion: @escaping StorageCompletion<[ClaimedMail]>) {
+        backend.claimDueMail(claimant: claimant, nowMs: nowMs, leaseMs: leaseMs, limit: limit, charge: charge,
+                             completion: completion)
+    }
+
+    public func finishMail(_ id: MailID, claimant: String, outcome: MailHandOffResult, audit: AuditRecord?,
+                           completion: @escaping StorageCompletion<Bool>) {
+        backend.finishMail(id, claimant: claimant, outcome: outcome, audit: audit, charge: charge,
+                           completion: completion)
+    }
+
+    public func listMail(status: MailStatus?, limit: Int, completion: @escaping StorageCompletion<[MailListing]>) {
+        backend.listMail(status: status, limit: limit, charge: charge, completion: completion)
+    }
+
+    public func mailCounts(completion: @escaping StorageCompletion<MailCounts>) {
+        backend.mailCounts(charge: charge, completion: completion)
     }
 }

@@ -1,3 +1,5 @@
+import RosterCore
+
 /// The rows `rosterd --copy-database` moves between backends, every column as it is stored (hashes as they are,
 /// ids kept so that what refers to them still does).
 public enum CopyBatch: Sendable {
@@ -12,6 +14,10 @@ public enum CopyBatch: Sendable {
     case totp([CopiedTOTP])
     /// Audit entries, oldest first, with their ids and times as they were.
     case audit([AuditEntry])
+    /// The outbox, every row whatever its status: a queued mail moved by a copy is still sent by the target.
+    case mail([CopiedMail])
+    /// Mailed codes, as their keyed hashes: a code in flight during a copy still works on the target.
+    case mailCodes([CopiedMailCode])
 }
 
 /// One account as a copy moves it, with its password hash.
@@ -77,6 +83,55 @@ public struct CopiedTOTP: Equatable, Sendable {
     }
 }
 
+/// One outbox row as a copy moves it: its message still sealed (the key file moves beside the copy), its claim
+/// as it was (a claim expires by itself, so a mail claimed by a daemon that stopped is sent by the target).
+public struct CopiedMail: Equatable, Sendable {
+    public var id: MailID
+    public var account: AccountID
+    public var kind: MailKindName
+    public var recipient: String
+    public var sealedMessage: [UInt8]
+    public var status: MailStatus
+    public var attempts: Int
+    public var nextAttemptAtMs: Int64?
+    public var claimant: String?
+    public var claimExpiresAtMs: Int64?
+    public var lastError: String?
+    public var queuedAtMs: Int64
+    public var sentAtMs: Int64?
+
+    public init(id: MailID, account: AccountID, kind: MailKindName, recipient: String, sealedMessage: [UInt8],
+                status: MailStatus, attempts: Int, nextAttemptAtMs: Int64?, claimant: String?, claimExpiresAtMs: Int64?,
+                lastError: String?, queuedAtMs: Int64, sentAtMs: Int64?) {
+        self.id = id
+        self.account = account
+        self.kind = kind
+        self.recipient = recipient
+        self.sealedMessage = sealedMessage
+        self.status = status
+        self.attempts = attempts
+        self.nextAttemptAtMs = nextAttemptAtMs
+        self.claimant = claimant
+        self.claimExpiresAtMs = claimExpiresAtMs
+        self.lastError = lastError
+        self.queuedAtMs = queuedAtMs
+        self.sentAtMs = sentAtMs
+    }
+}
+
+/// One account's mailed code of one purpose, as stored.
+public struct CopiedMailCode: Equatable, Sendable {
+    public var account: AccountID
+    public var purpose: MailCodePurpose
+    public var code: StoredMailCode
+
+    public init(account: AccountID, purpose: MailCodePurpose, code: StoredMailCode) {
+        self.account = account
+        self.purpose = purpose
+        self.code = code
+    }
+}
+
 /// One failed log-in of a rate-limit key.
 public struct CopiedFailure: Equatable, Sendable {
     public var key: String
@@ -97,9 +152,11 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     public var recoveryCodes = 0
     public var totp = 0
     public var audit = 0
+    public var mail = 0
+    public var mailCodes = 0
 
     public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0, recoveryCodes: Int = 0,
-                totp: Int = 0, audit: Int = 0) {
+                totp: Int = 0, audit: Int = 0, mail: Int = 0, mailCodes: Int = 0) {
         self.accounts = accounts
         self.tokens = tokens
         self.failures = failures
@@ -107,13 +164,16 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
         self.recoveryCodes = recoveryCodes
         self.totp = totp
         self.audit = audit
+        self.mail = mail
+        self.mailCodes = mailCodes
     }
 
-    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp + audit }
+    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp + audit + mail + mailCodes }
 
     public var description: String {
         "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts, "
-            + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets, \(audit) audit entries"
+            + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets, \(audit) audit entries, \(mail) mails, "
+            + "\(mailCodes) mailed codes"
     }
 }
 
@@ -128,6 +188,8 @@ extension CopyCounts {
         case .recoveryCodes(let rows): recoveryCodes += rows.count
         case .totp(let rows): totp += rows.count
         case .audit(let rows): audit += rows.count
+        case .mail(let rows): mail += rows.count
+        case .mailCodes(let rows): mailCodes += rows.count
         }
     }
 }

@@ -24,4 +24,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case auditRemote
     /// The check value of the key file the database was first served with.
     case keyCheck
+    /// The outbox, the mailed codes, and whether an account's email is verified.
+    case mail
 }

@@ -162,6 +162,12 @@ struct ConfigDaemonConfigTests {
         RetentionDays=30
         MaxFollowers=4
         FailedLoginEntriesPerMinute=25
+
+        [Mail]
+        Sendmail=/usr/sbin/sendmail
+        From=accounts@example.org
+        BaseURL=https://roster.example.org/
+        CodeMinutes=30
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -187,7 +193,9 @@ struct ConfigDaemonConfigTests {
             storage: StorageSettings(backend: .postgresql, postgresqlConnection: "host=/run/postgresql dbname=roster2",
                                      postgresqlConnections: 8, postgresqlStatementTimeout: .milliseconds(1_500),
                                      keyFilePath: "/etc/roster/roster.key"),
-            audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25))
+            audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25),
+            mail: MailSettings(sendmail: "/usr/sbin/sendmail", from: try MailMailbox(parsing: "accounts@example.org"),
+                               baseURL: try MailBaseURL(parsing: "https://roster.example.org"), codeMinutes: 30))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
@@ -253,7 +261,7 @@ struct ConfigDaemonConfigTests {
         let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
                              (path: Self.dropIn, text: "# x\n\n[Network]\n")])
         #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
-                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets], [Audit]"))
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets], [Audit], [Mail]"))
         #expect(error?.reason == "unknown_section")
         #expect(failure("[timing]\nDebounceMs=1\n")?.detail
                 == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")
@@ -549,5 +557,103 @@ struct ConfigDaemonConfigTests {
         let (config, kept) = try DaemonConfig().reloaded(from: parse("[Server]\nGatewayUsers=0 gw\n"))
         #expect(config.server.gatewayUsers == [.uid(0), .name("gw")])
         #expect(kept == [])
+    }
+
+    // MARK: mail
+
+    @Test func mailIsOffByDefaultWithTheContractsDefaults() throws {
+        let mail = try DaemonConfig.parse(files: []).mail
+        #expect(mail == MailSettings(sendmail: nil, from: nil, baseURL: try MailBaseURL(parsing: "http://127.0.0.1:8080"),
+                                     codeMinutes: 15))
+        #expect(MailSettings.defaultBaseURL.text == "http://127.0.0.1:8080")
+        #expect(!mail.enabled)
+        #expect(mail.sender(hostName: "mail.example.org").description == "roster@mail.example.org")
+        #expect(MailSettings.defaultFrom(hostName: "").description == "roster@localhost")
+        #expect(MailSettings.defaultFrom(hostName: "bad host").description == "roster@localhost")
+        #expect(MailSettings.defaultFrom(hostName: "-bad").description == "roster@localhost")
+        #expect(MailSettings.defaultFrom(hostName: "") == MailMailbox(address: try MailAddress(parsing: "roster@localhost")))
+        #expect(MailSettings.defaultFrom(hostName: "").address.domain == "localhost")
+        #expect(MailSettings(from: try MailMailbox(parsing: "a@b.example")).sender(hostName: "h").description == "a@b.example")
+        let composer = try mail.composer(hostName: "mail.example.org")
+        #expect(composer.from.address.text == "roster@mail.example.org" && composer.codeMinutes == 15)
+        #expect(composer.baseURL == MailSettings.defaultBaseURL)
+        #expect(throws: MailMessageError.codeMinutesOutOfRange) {
+            try MailSettings(codeMinutes: 0).composer(hostName: "h")
+        }
+    }
+
+    @Test func theMailKeysAreReadAnEmptyOneResetsAndAReloadAppliesThem() throws {
+        let text = "[Mail]\nSendmail=/usr/sbin/sendmail\nFrom=roster@example.org\nBaseURL=https://r.example.org/roster//\n"
+            + "CodeMinutes=1440\n"
+        let mail = try parse(text).mail
+        #expect(mail == MailSettings(sendmail: "/usr/sbin/sendmail", from: try MailMailbox(parsing: "roster@example.org"),
+                                     baseURL: try MailBaseURL(parsing: "https://r.example.org/roster"), codeMinutes: 1440))
+        #expect(mail.baseURL.text == "https://r.example.org/roster")
+        #expect(mail.enabled)
+        #expect(try parse("[Mail]\nCodeMinutes=1\nBaseURL=http://[::1]:8080\n").mail
+                == MailSettings(baseURL: try MailBaseURL(parsing: "http://[::1]:8080"), codeMinutes: 1))
+        let reset = try DaemonConfig.parse(files: [(path: Self.main, text: text),
+                                                   (path: Self.dropIn, text: "[Mail]\nSendmail=\nFrom=\nBaseURL=\n")])
+        #expect(reset.mail == MailSettings(codeMinutes: 1440))
+        let (config, kept) = try DaemonConfig().reloaded(from: parse(text))
+        #expect(config.mail == mail)
+        #expect(kept == [])
+        #expect(failure("[Server]\nSendmail=/usr/sbin/sendmail\n")?.detail
+                == "unknown key Sendmail= in [Server] (it belongs in [Mail])")
+    }
+
+    /// The sender is read by the mails' own parser, so a name to show is taken as the mails write it.
+    @Test func theSenderMayCarryANameToShow() throws {
+        let named = try parse("[Mail]\nFrom=Roster 名册 <roster@example.org>\n").mail.from
+        #expect(named?.displayName == "Roster 名册" && named?.address.text == "roster@example.org")
+        let quoted = try parse("[Mail]\nFrom=\"Roster <directory>\" <roster@example.org>\n").mail.from
+        #expect(quoted?.displayName == "Roster <directory>")
+    }
+
+    @Test func badMailValuesAreRefusedWithPathLineAndReason() {
+        #expect(failure("[Mail]\nSendmail=sendmail\n")?.description
+                == "\(Self.main):2: invalid_value: Sendmail= expects an absolute path naming a file, got 'sendmail'")
+        #expect(failure("[Mail]\nSendmail=/usr/sbin/\n")?.reason == "invalid_value")
+        let expected = "From= expects a mail address such as roster@example.org or Roster <roster@example.org>"
+        #expect(failure("[Mail]\nFrom=-oQ/tmp@example.org\n")?.description
+                == "\(Self.main):2: invalid_value: \(expected) (this one starts with -), got '-oQ/tmp@example.org'")
+        #expect(failure("[Mail]\nFrom=roster\n")?.detail
+                == "\(expected) (this one is not of the form local@domain), got 'roster'")
+        #expect(failure("[Mail]\nFrom=rö@example.org\n")?.detail == "\(expected) (this one is not ASCII), got 'rö@example.org'")
+        #expect(failure("[Mail]\nFrom=Roster <roster@example.org\n")?.detail
+                == "\(expected) (this one is neither an address nor Name <address>), got 'Roster <roster@example.org'")
+        for bad in ["roster", "@example.org", "roster@", "a@b@c", "ro ster@example.org", "rö@example.org",
+                    "a\u{7}@example.org", "a,b@example.org", "<roster@example.org", "Ro\"ster <a@b.example>"] {
+            #expect(failure("[Mail]\nFrom=\(bad)\n")?.reason == "invalid_value", "\(bad)")
+        }
+        #expect(failure("[Mail]\nBaseURL=ftp://example.org\n")?.description
+                == "\(Self.main):2: invalid_value: BaseURL= expects an http:// or https:// address such as "
+                + "https://roster.example.org (this one does not start with http:// or https://), got 'ftp://example.org'")
+        let baseURLProblems = ["http://example.org/?a=1": "holds a query or a fragment", "https:///path": "names no host",
+                               "http://exa mple.org": "holds a blank, a control character, non-ASCII or one of "
+                               + "\"<>\\^`{|} (percent-encode it)"]
+        for (bad, problem) in baseURLProblems {
+            #expect(failure("[Mail]\nBaseURL=\(bad)\n")?.detail.contains("(this one \(problem))") == true, "\(bad)")
+        }
+        for bad in ["example.org", "http://", "https:///path", "http://example.org/?a=1", "http://example.org/#x",
+                    "http://exa mple.org", "http://例子.org"] {
+            #expect(failure("[Mail]\nBaseURL=\(bad)\n")?.reason == "invalid_value", "\(bad)")
+        }
+        #expect(failure("[Mail]\nCodeMinutes=0\n")?.description
+                == "\(Self.main):2: out_of_range: CodeMinutes= expects a whole number of minutes from 1 to 1440, got '0'")
+        #expect(failure("[Mail]\nCodeMinutes=1441\n")?.reason == "out_of_range")
+        #expect(failure("[Mail]\nCodeMinutes=15min\n")?.reason == "invalid_value")
+    }
+
+    /// What sendmail is given as FROM and RCPT: one argument each, never an option.
+    @Test func anAddressIsRefusedAsAnArgumentOnlyForWhatCouldInject() {
+        #expect(MailSettings.addressProblem("alice@example.com") == nil)
+        #expect(MailSettings.addressProblem("用户@例子.广告") == nil)
+        #expect(MailSettings.addressProblem("") == "is empty")
+        #expect(MailSettings.addressProblem("-t") == "starts with -")
+        for bad in ["a b@x", "a\tb@x", "a\nb@x", "a\rb@x", "a\u{0}@x", "a\u{85}@x", "a\u{a0}@x", "a\u{2028}@x",
+                    "a\u{202e}@x", "a\u{feff}@x"] {
+            #expect(MailSettings.addressProblem(bad) == "holds a blank or a control character", "\(bad.debugDescription)")
+        }
     }
 }

@@ -149,6 +149,9 @@ import Testing
         let secrets = AccountSecrets(master: master)
         #expect(bytes(secrets.totpSeal) == seal)
         #expect(bytes(secrets.recoveryCodes) == codes)
+        #expect(bytes(secrets.mailSeal) == bytes(master.subkey(for: .mailSeal)))
+        #expect(bytes(secrets.mailCodes) == bytes(master.subkey(for: .mailCodes)))
+        #expect(Set(KeyPurpose.allCases.map { bytes(master.subkey(for: $0)) }).count == KeyPurpose.allCases.count)
         #expect(SecretKey(bytes: Array(0..<31)) == nil)
         #expect("\(master)" == "SecretKey(redacted)")
     }

@@ -14,4 +14,14 @@ struct ProcessEnvironmentTests {
         unsetenv(name)
         #expect(ProcessEnvironment.current[name] == nil)
     }
+
+    @Test func theHostNameIsTheKernelsNodeName() {
+        var names = utsname()
+        #expect(uname(&names) == 0)
+        let node = withUnsafeBytes(of: names.nodename) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        #expect(!ProcessEnvironment.hostName.isEmpty)
+        #expect(ProcessEnvironment.hostName == node)
+    }
 }

@@ -23,6 +23,8 @@ struct PostgreSQLCopyTests {
             case .recoveryCodes(let codes): rows += codes.map { "code \($0)" }
             case .totp(let totp): rows += totp.map { "totp \($0)" }
             case .audit(let entries): rows += entries.map { "audit \($0)" }
+            case .mail(let mails): rows += mails.map { "mail \($0)" }
+            case .mailCodes(let codes): rows += codes.map { "mail code \($0)" }
             }
         }
         return rows

@@ -30,11 +30,30 @@ struct PostgreSQLSchemaTests {
     }
 
     /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
-    /// issue 17 its remote, then the key check).
-    @Test func theHistoryIsTheShippedOneWithTheKeyCheckLast() {
+    /// issue 17 its remote, then the key check, then the outbox).
+    @Test func theHistoryIsTheShippedOneWithTheMailLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
-                                                            "0007_audit", "0008_audit_remote", "0009_key_check"])
+                                                            "0007_audit", "0008_audit_remote", "0009_key_check",
+                                                            "0010_mail"])
+    }
+
+    /// The mail migration over a database of the schema before it: its accounts stay, each email unverified.
+    @Test func theMailMigrationKeepsTheAccountsThereWereUnverified() throws {
+        let cluster = try PostgresTestCluster.shared
+        let connection = try PGBlockingConnection(conninfo: try cluster.createDatabase())
+        defer { connection.close() }
+        let before = Array(PostgreSQLSchema.migrations.prefix { $0.name != "0010_mail" })
+        #expect(try PostgreSQLMigrator.migrate(connection, migrations: before).last == "0009_key_check")
+        _ = try connection.execute("""
+            INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
+            VALUES ('ann001', 'ann001', 'ann001', 'ann@example.com', 'ann@example.com', '$argon2id$x', 1)
+            """)
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail"])
+        let ann = try connection.execute("SELECT \(PostgreSQLQueries.credentialColumns) FROM users u LEFT JOIN totp t ON false")
+            .rows.first.flatMap(PostgreSQLStorage.credential)
+        #expect(ann?.account.email == "ann@example.com" && ann?.account.emailVerified == false)
+        #expect(try connection.execute("SELECT count(*) FROM mail_outbox").rows.first?.int(0) == 0)
     }
 
     /// Issue 17's migration over a database of issue 16's schema: its entries stay, read back with no remote.
@@ -48,7 +67,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check", "0010_mail"])
         let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
         let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
         #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(

@@ -16,31 +16,9 @@ struct AuditCopyTests {
     private static let peer = AuditPeer(uid: 4_294_967_294, pid: 4_242, client: "rosterctl 2.0 (100% sure)",
                                         remote: "2001:db8::5")
 
-    private func sqlite(_ path: String, _ directory: TemporaryDirectory, clock: ManualWallClock) throws -> Backend {
-        let loop = try EventLoop(signals: [])
-        let storage = try SQLiteStorage.open(path: path, loop: loop, settings: ServerSettings(storageWorkers: 2), cores: 2,
-                                             clock: clock, logger: Logger(level: .info, sink: directory.log))
-        return try Backend(storage: storage, clock: clock, loop: loop, keeping: directory) { storage }
-    }
-
-    private func postgres(_ conninfo: String, clock: ManualWallClock) throws -> Backend {
-        let loop = try EventLoop(signals: [])
-        let storage = try PostgreSQLStorage.open(settings: PostgreSQLSettings(conninfo: conninfo, connections: 1), loop: loop,
-                                                 server: ServerSettings(), cores: 2, clock: clock, logger: Logger(level: .err))
-        return try Backend(storage: storage, clock: clock, loop: loop) { storage }
-    }
-
     private func log(_ backend: Backend) throws -> [AuditEntry] {
         try backend.value { backend.storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 1_000),
                                                                               completion: $0) }
-    }
-
-    private func copy(_ source: CopySource, _ target: CopyTarget) throws {
-        #expect(try target.counts() == CopyCounts())
-        // Two a batch: the entries cross batch boundaries.
-        try source.readAll(batchSize: 2) { batch throws(CopyError) in try target.write(batch) }
-        try target.finish()
-        #expect(try target.counts() == source.counts())
     }
 
     /// One more entry, which must get an id past every copied one.
@@ -52,7 +30,7 @@ struct AuditCopyTests {
     @Test func theLogGoesFromSQLiteToPostgreSQLAndBackWithItsIdsTimesAndFields() throws {
         let directory = try TemporaryDirectory()
         let clock = ManualWallClock()
-        let first = try sqlite(directory.path("first.db"), directory, clock: clock)
+        let first = try CopyEnds.sqlite(directory.path("first.db"), directory, clock: clock)
         let storage = first.storage
         let alice = try first.value {
             storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "Alice", email: nil, passwordHash: placeholderHash),
@@ -83,8 +61,8 @@ struct AuditCopyTests {
         let cluster = try PostgresTestCluster.shared
         let conninfo = try cluster.createDatabase()
         // Each end in a scope of its own: an SQLite end holds the file's lock until it goes.
-        do { try copy(try SQLiteCopy.source(path: directory.path("first.db")), try PostgreSQLCopy(conninfo: conninfo)) }
-        let shared = try postgres(conninfo, clock: clock)
+        do { try CopyEnds.copy(try SQLiteCopy.source(path: directory.path("first.db")), try PostgreSQLCopy(conninfo: conninfo)) }
+        let shared = try CopyEnds.postgres(conninfo, clock: clock)
         var expected = original
         for index in expected.indices where expected[index].record.peer.client == "evil\u{0}client" {
             expected[index].record.peer.client = "evil\u{FFFD}client"
@@ -95,9 +73,9 @@ struct AuditCopyTests {
 
         // And back, through a second PostgreSQL database (PostgreSQL to PostgreSQL as an operator moves servers).
         let second = try cluster.createDatabase()
-        do { try copy(try PostgreSQLCopy(conninfo: conninfo), try PostgreSQLCopy(conninfo: second)) }
-        do { try copy(try PostgreSQLCopy(conninfo: second), try SQLiteCopy.target(path: directory.path("back.db"), now: 1)) }
-        let back = try sqlite(directory.path("back.db"), directory, clock: clock)
+        do { try CopyEnds.copy(try PostgreSQLCopy(conninfo: conninfo), try PostgreSQLCopy(conninfo: second)) }
+        do { try CopyEnds.copy(try PostgreSQLCopy(conninfo: second), try SQLiteCopy.target(path: directory.path("back.db"), now: 1)) }
+        let back = try CopyEnds.sqlite(directory.path("back.db"), directory, clock: clock)
         #expect(try log(back) == onPostgreSQL)
         #expect(try appended(back).id > onPostgreSQL.map(\.id).max() ?? 0)
         #expect(try back.value { back.storage.acting(for: .daemon).auditEntries(AuditQuery(username: "ALICE1", limit: 10),

@@ -21,20 +21,21 @@ extension InMemoryStorage {
         }
     }
 
-    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?, charge: QueueCharge,
-                        completion: @escaping StorageCompletion<[[UInt8]]>) {
+    public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?, audit: AuditRecord?,
+                               mail: [QueuedMail], charge: QueueCharge, completion: @escaping StorageCompletion<[[UInt8]]>) {
         answer(.changePassword, completion) {
             // What the SQLite schema's CHECK refuses, refused alike.
             guard StoredPasswordHash.isStorable(passwordHash) else { return .failure(.other) }
             guard self.accounts[account] != nil else { return .success([]) }
             self.accounts[account]?.passwordHash = passwordHash
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(self.removeTokens(of: account, except: keeping))
         }
     }
 
-    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, charge: QueueCharge,
-                     completion: @escaping StorageCompletion<Account?>) {
+    public func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
+                            charge: QueueCharge, completion: @escaping StorageCompletion<Account?>) {
         answer(.changeEmail, completion) {
             guard email != "" else { return .failure(.other) }
             guard let stored = self.accounts[account] else { return .success(nil) }
@@ -43,14 +44,18 @@ extension InMemoryStorage {
             }
             if let old = stored.account.email { self.accountByEmail[Self.noCase(old)] = nil }
             if let email { self.accountByEmail[Self.noCase(email)] = account }
+            if stored.account.email.map(Self.noCase) != email.map(Self.noCase) {
+                self.accounts[account]?.account.emailVerified = false
+            }
             self.accounts[account]?.account.email = email
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(self.accounts[account]?.account)
         }
     }
 
-    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, charge: QueueCharge,
-                       completion: @escaping StorageCompletion<DeletedAccount?>) {
+    public func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
+                              charge: QueueCharge, completion: @escaping StorageCompletion<DeletedAccount?>) {
         answer(.deleteAccount, completion) {
             guard let stored = self.accounts.removeValue(forKey: account) else { return .success(nil) }
             self.accountByUsername[Self.noCase(stored.account.username)] = nil
@@ -58,7 +63,12 @@ extension InMemoryStorage {
             let revoked = self.removeTokens(of: account, except: nil)
             self.contacts = self.contacts.filter { $0.value.owner != account }
             for key in failureKeys { self.failureTimes[key] = nil }
+            self.mailCodes[account] = nil
+            self.outbox = self.outbox.filter { _, row in
+                !(row.account == account && row.status == .queued && MailKindName.carryingCode.contains(row.kind))
+            }
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(DeletedAccount(account: stored.account, revokedTokens: revoked))
         }
     }
@@ -89,12 +99,13 @@ extension InMemoryStorage {
         }
     }
 
-    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, charge: QueueCharge,
-                              completion: @escaping StorageCompletion<Void>) {
+    public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]], audit: AuditRecord?, mail: [QueuedMail],
+                                     charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
         answer(.replaceRecoveryCodes, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.recoveryCodes = Set(hashes)
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(())
         }
     }
@@ -104,13 +115,15 @@ extension InMemoryStorage {
         answer(.holdsRecoveryCode, completion) { .success(self.accounts[account]?.recoveryCodes.contains(codeHash) ?? false) }
     }
 
-    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?, charge: QueueCharge,
-                            completion: @escaping StorageCompletion<[[UInt8]]?>) {
+    public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String, audit: AuditRecord?,
+                                   mail: [QueuedMail], charge: QueueCharge,
+                                   completion: @escaping StorageCompletion<[[UInt8]]?>) {
         answer(.redeemRecoveryCode, completion) {
             guard StoredPasswordHash.isStorable(newPasswordHash) else { return .failure(.other) }
             guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
             self.accounts[account]?.passwordHash = newPasswordHash
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(self.removeTokens(of: account, except: nil))
         }
     }
@@ -143,12 +156,14 @@ extension InMemoryStorage {
         }
     }
 
-    public func removeTOTP(of account: AccountID, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Void>) {
+    public func removeTOTP(of account: AccountID, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Void>) {
         answer(.removeTOTP, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.totp = nil
             self.accounts[account]?.pendingTOTP = nil
             self.audited(audit)
+            self.queue(mail, for: account)
             return .success(())
         }
     }

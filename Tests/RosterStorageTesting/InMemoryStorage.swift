@@ -34,6 +34,7 @@ public final class InMemoryStorage: Storage {
         case listAccounts, accountSummary, lockAccount, unlockAccount, resetFailures
         case appendAudit, auditEntries, pruneAudit
         case holdsRecoveryCode
+        case queueCodeMail, verifyEmail, redeemMailedCode, claimDueMail, finishMail, listMail, mailCounts
     }
 
 
@@ -98,6 +99,11 @@ public final class InMemoryStorage: Storage {
     public internal(set) var auditLog: [AuditEntry] = []
     var nextAuditID: Int64 = 1
     private var nextContactID: Int64 = 1
+    /// The outbox by id, every column as a backend stores it.
+    public internal(set) var outbox: [MailID: CopiedMail] = [:]
+    var nextMailID: MailID = 1
+    /// Each account's mailed code of each purpose.
+    var mailCodes: [AccountID: [MailCodePurpose: StoredMailCode]] = [:]
 
     /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
     public init(clock: any WallClock = ManualWallClock(), answering: Answering = .immediately) {
@@ -174,7 +180,8 @@ public final class InMemoryStorage: Storage {
         }
     }
 
-    public func createAccount(_ new: NewAccount, audit: AuditRecord?, charge: QueueCharge, completion: @escaping StorageCompletion<Account>) {
+    public func createAccount(_ new: NewAccount, audit: AuditRecord?, mail: [QueuedMail], charge: QueueCharge,
+                              completion: @escaping StorageCompletion<Account>) {
         answer(.createAccount, completion) {
             // What the SQLite schema's CHECKs refuse, refused alike.
             guard !new.username.isEmpty, new.email != "", StoredPasswordHash.isStorable(new.passwordHash) else {
@@ -190,6 +197,7 @@ public final class InMemoryStorage: Storage {
             self.accountByUsername[Self.noCase(new.username)] = account.id
             if let email = new.email { self.accountByEmail[Self.noCase(email)] = account.id }
             self.audited(audit)
+            self.queue(mail, for: account.id)
             return .success(account)
         }
     }
@@ -483,6 +491,7 @@ extension InMemoryStorage {
         if let email = stored.account.email { accountByEmail[Self.noCase(email)] = nil }
         tokens = tokens.filter { $0.value.account != id }
         contacts = contacts.filter { $0.value.owner != id }
+        mailCodes[id] = nil
         return stored.account
     }
 

@@ -6,7 +6,7 @@ import RosterStorage
 
 extension AccountStorage {
     public func createAccount(_ account: NewAccount, completion: @escaping StorageCompletion<Account>) {
-        createAccount(account, audit: nil, completion: completion)
+        createAccount(account, audit: nil, mail: [], completion: completion)
     }
 }
 
@@ -48,17 +48,17 @@ extension AdminStorage {
 extension AccountLifeStorage {
     public func changePassword(of account: AccountID, to passwordHash: String, keeping: [UInt8]?,
                                completion: @escaping StorageCompletion<[[UInt8]]>) {
-        changePassword(of: account, to: passwordHash, keeping: keeping, audit: nil, completion: completion)
+        changePassword(of: account, to: passwordHash, keeping: keeping, audit: nil, mail: [], completion: completion)
     }
 
     public func changeEmail(of account: AccountID, to email: String?,
                             completion: @escaping StorageCompletion<Account?>) {
-        changeEmail(of: account, to: email, audit: nil, completion: completion)
+        changeEmail(of: account, to: email, audit: nil, mail: [], completion: completion)
     }
 
     public func deleteAccount(_ account: AccountID, failureKeys: [String],
                               completion: @escaping StorageCompletion<DeletedAccount?>) {
-        deleteAccount(account, failureKeys: failureKeys, audit: nil, completion: completion)
+        deleteAccount(account, failureKeys: failureKeys, audit: nil, mail: [], completion: completion)
     }
 
     public func revokeTokens(of account: AccountID, except keeping: [UInt8]?,
@@ -68,13 +68,13 @@ extension AccountLifeStorage {
 
     public func replaceRecoveryCodes(of account: AccountID, hashes: [[UInt8]],
                                      completion: @escaping StorageCompletion<Void>) {
-        replaceRecoveryCodes(of: account, hashes: hashes, audit: nil, completion: completion)
+        replaceRecoveryCodes(of: account, hashes: hashes, audit: nil, mail: [], completion: completion)
     }
 
     public func redeemRecoveryCode(of account: AccountID, codeHash: [UInt8], newPasswordHash: String,
                                    completion: @escaping StorageCompletion<[[UInt8]]?>) {
         redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash, audit: nil,
-                           completion: completion)
+                           mail: [], completion: completion)
     }
 
     public func confirmTOTP(of account: AccountID, step: Int64, completion: @escaping StorageCompletion<Bool>) {
@@ -82,6 +82,6 @@ extension AccountLifeStorage {
     }
 
     public func removeTOTP(of account: AccountID, completion: @escaping StorageCompletion<Void>) {
-        removeTOTP(of: account, audit: nil, completion: completion)
+        removeTOTP(of: account, audit: nil, mail: [], completion: completion)
     }
 }

@@ -16,6 +16,8 @@ struct DatabaseCopyTests {
         var codes: [CopiedRecoveryCode] = []
         var totp: [CopiedTOTP] = []
         var audit: [AuditEntry] = []
+        var mail: [CopiedMail] = []
+        var mailCodes: [CopiedMailCode] = []
         var finished = false
         var calls: [String] = []
         /// The key check value the database keeps, if any.
@@ -46,7 +48,8 @@ struct DatabaseCopyTests {
         func counts() throws(CopyError) -> CopyCounts {
             calls.append("counts")
             return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count,
-                              recoveryCodes: codes.count, totp: totp.count, audit: audit.count)
+                              recoveryCodes: codes.count, totp: totp.count, audit: audit.count, mail: mail.count,
+                              mailCodes: mailCodes.count)
         }
 
         func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -81,6 +84,8 @@ struct DatabaseCopyTests {
             case .recoveryCodes(let rows): codes += rows.dropLast(dropping)
             case .totp(let rows): totp += rows.dropLast(dropping)
             case .audit(let rows): audit += rows.dropLast(dropping)
+            case .mail(let rows): mail += rows.dropLast(dropping)
+            case .mailCodes(let rows): mailCodes += rows.dropLast(dropping)
             }
         }
 

@@ -53,6 +53,10 @@
 /// | `[Audit] RetentionDays=` | 1…36500 (default 90) |
 /// | `MaxFollowers=` | 1…1000000 (default 16) |
 /// | `FailedLoginEntriesPerMinute=` | 1…1000000 (default 10) per peer uid, on unknown names (see `FailedLoginEntryCap`) |
+/// | `[Mail] Sendmail=` | absolute path of a sendmail-compatible program (default none: mail off) |
+/// | `From=` | `local@domain` or `Name <local@domain>`, the address ASCII, not starting with `-` (default `roster@` + host name) |
+/// | `BaseURL=` | `http://` or `https://` URL without query or fragment (default `http://127.0.0.1:8080`) |
+/// | `CodeMinutes=` | 1…1440 (default 15) |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -60,13 +64,16 @@ public struct DaemonConfig: Equatable, Sendable {
     public var server: ServerSettings
     public var storage: StorageSettings
     public var audit: AuditSettings
+    public var mail: MailSettings
 
     public init(policy: Policy = .seed, server: ServerSettings = ServerSettings(),
-                storage: StorageSettings = StorageSettings(), audit: AuditSettings = AuditSettings()) {
+                storage: StorageSettings = StorageSettings(), audit: AuditSettings = AuditSettings(),
+                mail: MailSettings = MailSettings()) {
         self.policy = policy
         self.server = server
         self.storage = storage
         self.audit = audit
+        self.mail = mail
     }
 
     /// What a reload puts in force when `fresh` was read while `self` was: all of `fresh` except the storage keys,
@@ -166,6 +173,7 @@ enum ConfigSection: String, CaseIterable {
     case postgreSQL = "PostgreSQL"
     case secrets = "Secrets"
     case audit = "Audit"
+    case mail = "Mail"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -193,6 +201,7 @@ enum ConfigKey: CaseIterable {
     case keyFile
     case retentionDays, maxFollowers
     case failedLoginEntriesPerMinute
+    case sendmail, mailFrom, baseURL, codeMinutes
 
     var section: ConfigSection {
         switch self {
@@ -220,6 +229,8 @@ enum ConfigKey: CaseIterable {
             .secrets
         case .retentionDays, .maxFollowers, .failedLoginEntriesPerMinute:
             .audit
+        case .sendmail, .mailFrom, .baseURL, .codeMinutes:
+            .mail
         }
     }
 
@@ -275,6 +286,10 @@ enum ConfigKey: CaseIterable {
         case .retentionDays: "RetentionDays"
         case .maxFollowers: "MaxFollowers"
         case .failedLoginEntriesPerMinute: "FailedLoginEntriesPerMinute"
+        case .sendmail: "Sendmail"
+        case .mailFrom: "From"
+        case .baseURL: "BaseURL"
+        case .codeMinutes: "CodeMinutes"
         }
     }
 
@@ -419,6 +434,14 @@ enum ConfigKey: CaseIterable {
             return set(\.audit.maxFollowers, try value.integer(AuditSettings.maxFollowersRange, " of connections"))
         case .failedLoginEntriesPerMinute:
             return set(\.audit.failedLoginEntriesPerMinute, try value.integer(Self.countsRange, " of entries per peer"))
+        case .sendmail:
+            return set(\.mail.sendmail, try value.absolutePath(maxBytes: nil))
+        case .mailFrom:
+            return set(\.mail.from, try value.mailbox())
+        case .baseURL:
+            return set(\.mail.baseURL, try value.baseURL())
+        case .codeMinutes:
+            return set(\.mail.codeMinutes, try value.integer(MailSettings.codeMinutesRange, " of minutes"))
         }
     }
 
@@ -578,6 +601,53 @@ struct ValueReader {
                               detail: "\(entry.key)= expects a libpq connection string without control characters")
         }
         return entry.value
+    }
+
+    /// A sender as `MailMailbox` reads one (`roster@example.org`, `Roster <roster@example.org>`), whose address
+    /// sendmail can take as an argument; the error says which rule it breaks.
+    func mailbox() throws(ConfigError) -> MailMailbox?? {
+        guard !entry.value.isEmpty else { return nil }
+        let expected = "a mail address such as roster@example.org or Roster <roster@example.org>"
+        let mailbox: MailMailbox
+        do throws(MailMessageError) {
+            mailbox = try MailMailbox(parsing: entry.value)
+        } catch {
+            throw failure(.invalidValue, expected: expected + " (this one \(Self.words(for: error)))")
+        }
+        if let problem = MailSettings.addressProblem(mailbox.address.text) {
+            throw failure(.invalidValue, expected: expected + " (this one \(problem))")
+        }
+        return .some(mailbox)
+    }
+
+    /// What a refused sender breaks, in the words of a configuration error.
+    private static func words(for error: MailMessageError) -> String {
+        switch error {
+        case .addressHasControl, .textHasControl: "holds a control character"
+        case .addressNotASCII: "is not ASCII"
+        case .addressTooLong: "is longer than an address may be"
+        case .addressMalformed: "is not of the form local@domain"
+        case .mailboxMalformed: "is neither an address nor Name <address>"
+        case .codeMalformed, .codeMinutesOutOfRange, .baseURLMalformed, .messageIDMalformed: error.reason
+        }
+    }
+
+    func baseURL() throws(ConfigError) -> MailBaseURL? {
+        guard !entry.value.isEmpty else { return nil }
+        do throws(MailMessageError) {
+            return try MailBaseURL(parsing: entry.value)
+        } catch {
+            let problem: String
+            switch MailBaseURL.problem(in: entry.value) {
+            case .scheme?: problem = "does not start with http:// or https://"
+            case .queryOrFragment?: problem = "holds a query or a fragment"
+            case .character?: problem = "holds a blank, a control character, non-ASCII or one of \"<>\\^`{|} (percent-encode it)"
+            case .host?: problem = "names no host"
+            case nil: problem = error.reason
+            }
+            throw failure(.invalidValue, expected: "an http:// or https:// address such as https://roster.example.org "
+                          + "(this one \(problem))")
+        }
     }
 
     /// An empty `Preset=` means the default, `seed`, like any other reset.

@@ -105,7 +105,8 @@ extension AccountProcedures {
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let account = summary.account
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
-            storage.acting(for: charge).deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry) { [logger] result in
+            storage.acting(for: charge).deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry,
+                                                      mail: []) { [logger] result in
                 if case .success(.some) = result {
                     logger.notice("account deleted by an administrator", [("ROSTER_USER", account.username)])
                 }

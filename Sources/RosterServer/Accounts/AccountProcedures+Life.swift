@@ -122,7 +122,8 @@ extension AccountProcedures {
                 passwords.hash(newPassword, charge: charge) { [self] hashed in
                     guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
                     let entry = AuditRecord(event: .passwordChanged, username: account.username, peer: peer)
-                    storage.acting(for: charge).changePassword(of: account.id, to: hash, keeping: keeping, audit: entry) { [logger] result in
+                    storage.acting(for: charge).changePassword(of: account.id, to: hash, keeping: keeping, audit: entry,
+                                                               mail: []) { [logger] result in
                         if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
                         completion(result.mapError(\.rosterError))
                     }
@@ -149,7 +150,7 @@ extension AccountProcedures {
         }
         provePassword(account, password, for: .emailChanged, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .emailChanged, username: account.username, peer: peer)
-            storage.acting(for: charge).changeEmail(of: account.id, to: email, audit: entry) { result in
+            storage.acting(for: charge).changeEmail(of: account.id, to: email, audit: entry, mail: []) { result in
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
         }, failure: { completion(.failure($0)) })
@@ -163,7 +164,7 @@ extension AccountProcedures {
         provePassword(account, password, for: .deleted, peer: peer, charge: charge, then: { [self] in
             let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
-            storage.acting(for: charge).deleteAccount(account.id, failureKeys: keys, audit: entry) { [logger] result in
+            storage.acting(for: charge).deleteAccount(account.id, failureKeys: keys, audit: entry, mail: []) { [logger] result in
                 if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
@@ -208,7 +209,8 @@ extension AccountProcedures {
                 return completion(.failure(.internal))
             }
             let entry = AuditRecord(event: .recoveryCodesCreated, username: account.username, peer: peer)
-            storage.acting(for: charge).replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry) { [logger] result in
+            storage.acting(for: charge).replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry,
+                                                             mail: []) { [logger] result in
                 if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
                 completion(result.map { issued.codes }.mapError(\.rosterError))
             }
@@ -252,7 +254,7 @@ extension AccountProcedures {
                         }
                         let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
                         data.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
-                                                audit: entry) { answer($0.mapError(\.rosterError)) }
+                                                audit: entry, mail: []) { answer($0.mapError(\.rosterError)) }
                     }
                 }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
                     switch result {
@@ -330,7 +332,7 @@ extension AccountProcedures {
                      completion: @escaping (Result<Void, RosterError>) -> Void) {
         provePassword(account, password, for: .totpDisabled, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .totpDisabled, username: account.username, peer: peer)
-            storage.acting(for: charge).removeTOTP(of: account.id, audit: entry) { [logger] result in
+            storage.acting(for: charge).removeTOTP(of: account.id, audit: entry, mail: []) { [logger] result in
                 if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError))
             }

@@ -102,7 +102,7 @@ final class AccountProcedures {
             case .create(let username, let email, let hash):
                 let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
                 let entry = AuditRecord(event: .register, username: username, peer: peer)
-                storage.acting(for: charge).createAccount(account, audit: entry) { result in
+                storage.acting(for: charge).createAccount(account, audit: entry, mail: []) { result in
                     driver.feed(result.map { .created($0) }.orFailed())
                 }
             case .announce(let account):
