@@ -30,7 +30,7 @@ public enum MessageCatalog {
             return text("error.invalid_request.\(problem)", locale: locale, arguments: arguments)
         case .parseError, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated, .forbidden, .unknownForm,
              .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-             .locked, .codeRequired, .invalidCode,
+             .locked, .codeRequired, .invalidCode, .noEmail, .mailUnavailable,
              .rateLimited, .busy, .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             return text("error.\(error.reason)", locale: locale, arguments: arguments)
         }

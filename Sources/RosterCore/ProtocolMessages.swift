@@ -183,6 +183,14 @@ enum ProtocolMessages {
             .zhHans: "验证码错误、已使用或已过期", .en: "The code is wrong, used already or expired",
             .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",
         ],
+        "error.no_email": [
+            .zhHans: "此账户没有（已验证的）电子邮箱", .en: "This account has no email address (or none verified)",
+            .vi: "Tài khoản này không có địa chỉ email (hoặc chưa xác minh)", .ko: "이 계정에는 (인증된) 이메일 주소가 없습니다",
+        ],
+        "error.mail_unavailable": [
+            .zhHans: "此服务器未配置邮件发送", .en: "This server is not set up to send mail",
+            .vi: "Máy chủ này chưa được cấu hình để gửi thư", .ko: "이 서버는 메일을 보내도록 설정되어 있지 않습니다",
+        ],
         "error.storage_full": [
             .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
             .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",

@@ -30,6 +30,10 @@ public enum RosterError: Error, Equatable, Sendable {
     case codeRequired
     /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
     case invalidCode
+    /// The account has no email, or none verified where one is needed (protocol.md §Email).
+    case noEmail
+    /// Mail is off: `[Mail] Sendmail=` is empty (protocol.md §Email).
+    case mailUnavailable
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)
     /// An answer of `size` bytes did not fit what the connection may hold (`limit` bytes); it was replaced by this
@@ -64,6 +68,8 @@ public enum RosterError: Error, Equatable, Sendable {
         case .locked: "locked"
         case .codeRequired: "code_required"
         case .invalidCode: "invalid_code"
+        case .noEmail: "no_email"
+        case .mailUnavailable: "mail_unavailable"
         case .rateLimited: "rate_limited"
         case .busy: "busy"
         case .answerTooLarge: "answer_too_large"
@@ -77,7 +83,7 @@ public enum RosterError: Error, Equatable, Sendable {
     public var details: [(key: String, value: ErrorDetail)] {
         switch self {
         case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .locked,
-             .codeRequired, .invalidCode, .storageFull, .internal:
+             .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .storageFull, .internal:
             []
         case .invalidRequest(let problem): [("problem", .string(problem))]
         case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]

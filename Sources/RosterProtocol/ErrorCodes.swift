@@ -21,6 +21,8 @@ public enum ErrorCodes {
         case .locked: 1014
         case .codeRequired: 1015
         case .invalidCode: 1016
+        case .noEmail: 1017
+        case .mailUnavailable: 1018
         case .rateLimited: 1020
         case .busy: 1021
         case .answerTooLarge: 1022

@@ -29,8 +29,8 @@ final class FuzzHarness {
             // The fuzzer's own composition root: a fresh SQLite file, as rosterd would open it by default.
             let storage = try SQLiteStorage.open(path: directory + "/fuzz.db", loop: loop, settings: config.server,
                                                  cores: cores, clock: clock, logger: logger, keyCheck: nil)
-            server = Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
-                                      secrets: try AccountSecrets.ephemeral(), clock: clock)
+            server = try Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
+                                      secrets: try AccountSecrets.ephemeral(), hostName: "fuzz.invalid", clock: clock)
         } catch {
             fatalError("the fuzz harness cannot start a server: \(error)")
         }

@@ -1,6 +1,7 @@
 import Glibc
 import RosterCore
 import RosterCrypto
+import RosterHostIO
 import RosterRuntime
 import RosterProtocol
 import RosterServer
@@ -105,8 +106,8 @@ public enum Daemon {
             let clock = SystemWallClock()
             storage = try DaemonStorage.open(loop: loop, config: config, databasePath: paths.database, cores: cores,
                                              logger: logger, keyCheck: keyCheck, clock: clock)
-            server = Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
-                                      secrets: secrets, clock: clock)
+            server = try Server.assembled(loop: loop, config: config, storage: storage, cores: cores, logger: logger,
+                                      secrets: secrets, hostName: ProcessEnvironment.hostName, clock: clock)
             if let activated = SocketActivation.listener() {
                 listener = activated
             } else {

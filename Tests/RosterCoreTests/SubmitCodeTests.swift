@@ -12,7 +12,7 @@ struct SubmitCodeTests {
             .methodNotFound(method: "m"), .unauthenticated, .forbidden, .unknownForm(form: "f"),
             .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"), .fieldDisabled(form: "f", field: "x"),
             .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired,
-            .invalidCode, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
+            .invalidCode, .noEmail, .mailUnavailable, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
             .storageUnavailable(retryAfterMs: 1), .internal,
         ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
             + ["username", "password", "email", "query", "nonsense"].map { .taken(field: $0) }
@@ -22,8 +22,8 @@ struct SubmitCodeTests {
             switch error {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-                 .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .invalidCode, .rateLimited,
-                 .busy, .answerTooLarge,
+                 .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .invalidCode, .noEmail,
+                 .mailUnavailable, .rateLimited, .busy, .answerTooLarge,
                  .storageFull, .storageUnavailable, .internal:
                 break
             }

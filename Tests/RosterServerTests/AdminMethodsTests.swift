@@ -105,7 +105,8 @@ struct AdminMethodsTests {
             + #""hash_queue_limit":64,"hash_raised":1,"username_directory":\#(directory),"queues":{"#
             + #""hashing":\#(String(format: queue, 2, 1, 2, 64, 5, 1)),"storage":\#(String(format: queue, 0, 0, 0, 0, 0, 0)),"#
             + #""checks":\#(String(format: queue, 1, 0, 1, 32, 0, 0))},"#
-            + #""storage":{"backend":"postgresql","state":"\#(state)","since":\#(since)}}}"# + "\n"
+            + #""storage":{"backend":"postgresql","state":"\#(state)","since":\#(since)},"#
+            + (counted ? #""mail":{"queued":0,"failed":0,"sent":0}}}"# : #""mail":null}}"#) + "\n"
     }
 
     /// Down or up, stats answer: the daemon's figures and the storage's state are what an administrator needs

@@ -21,21 +21,11 @@ struct MailWriterTests {
         writer = MailWriter(composer: composer, secrets: testSecrets, wallClock: wall)
     }
 
-    /// The message a queued mail holds, opened with the daemon's key; its headers and its body decoded.
     private func opened(_ mail: QueuedMail) throws -> (headers: [String], body: String) {
-        let bytes = try #require(SecretBox.open(mail.sealedMessage, key: testSecrets.mailSeal))
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        let body = try #require(Data(base64Encoded: parts[1].replacingOccurrences(of: "\r\n", with: "")))
-        return (parts[0].components(separatedBy: "\r\n"), String(decoding: body, as: UTF8.self))
+        try openedMail(mail.sealedMessage)
     }
 
-    /// The six digits a body holds.
-    private func code(in body: String) throws -> String {
-        let digits = body.split(whereSeparator: { !$0.isNumber }).filter { $0.count == 6 }
-        #expect(Set(digits).count == 1, "\(body)")
-        return String(try #require(digits.first))
-    }
+    private func code(in body: String) throws -> String { try mailedCode(in: body) }
 
     @Test func aVerificationMailCarriesItsCodeSealedAndItsHashApart() throws {
         let mail = try writer.codeMail(.verifyEmail, to: alice)

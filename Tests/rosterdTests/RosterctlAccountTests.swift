@@ -66,7 +66,7 @@ struct RosterctlAccountTests {
         let show = try ctl.run(["--json", "account", "show"])
         #expect(show.status == 0)
         #expect(untimed(show.stdout)
-            == "{\"username\":\"alice12\",\"email\":\"a@example.com\",\"created_at\":\"T\",\"totp\":false,\"recovery_codes_left\":0}\n")
+            == "{\"username\":\"alice12\",\"email\":\"a@example.com\",\"email_verified\":false,\"created_at\":\"T\",\"totp\":false,\"recovery_codes_left\":0}\n")
         let table = try ctl.run(["account", "show"])
         #expect(table.stdout.contains("           Username: alice12\n              Email: a@example.com\n"))
         let changed = try ctl.run(["--json", "account", "email", "b@example.com"], environment: ["ROSTER_PASSWORD=secret1"])

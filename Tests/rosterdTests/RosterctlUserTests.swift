@@ -20,8 +20,8 @@ struct RosterctlUserTests {
         let json = try ctl.run(["--json", "user", "list", "example"])
         #expect(json.status == 0)
         #expect(untimed(json.stdout) == "{\"items\":["
-            + "{\"username\":\"alice12\",\"email\":\"a@example.com\",\"created_at\":\"T\",\"last_login_at\":null,\"locked\":false,\"totp\":false},"
-            + "{\"username\":\"bob123\",\"email\":\"b@example.com\",\"created_at\":\"T\",\"last_login_at\":null,\"locked\":false,\"totp\":false}"
+            + "{\"username\":\"alice12\",\"email\":\"a@example.com\",\"email_verified\":false,\"created_at\":\"T\",\"last_login_at\":null,\"locked\":false,\"totp\":false},"
+            + "{\"username\":\"bob123\",\"email\":\"b@example.com\",\"email_verified\":false,\"created_at\":\"T\",\"last_login_at\":null,\"locked\":false,\"totp\":false}"
             + "],\"total\":2}\n")
         let table = try ctl.run(["user", "list"]).stdout.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(table.first == "USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP")
@@ -36,9 +36,9 @@ struct RosterctlUserTests {
 
         let show = try ctl.run(["user", "show", "b@example.com"])
         #expect(show.status == 0)
-        #expect(show.stdout.hasPrefix("USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP FAILED LOG-INS SESSIONS "
-            + "LOCKED AT LOCK REASON\nbob123   b@example.com 20"))
-        #expect(show.stdout.hasSuffix("Z -           no     off  0              0        -         -\n"))
+        #expect(show.stdout.hasPrefix("USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP EMAIL VERIFIED "
+            + "FAILED LOG-INS SESSIONS LOCKED AT LOCK REASON\nbob123   b@example.com 20"))
+        #expect(show.stdout.hasSuffix("Z -           no     off  no             0              0        -         -\n"), "\(show.stdout)")
         let missing = try ctl.run(["--locale", "en", "user", "show", "nobody1"])
         #expect(missing.status == 1)
         #expect(missing.stderr.hasPrefix("rosterctl: user show: ") && missing.stderr.hasSuffix("(not_found)\n"), "\(missing.stderr)")

@@ -105,8 +105,11 @@ extension AccountProcedures {
             guard case .success(let summary) = found else { return completion(.failure(found.failureValue ?? .internal)) }
             let account = summary.account
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
+            // The account's own language is not kept; the administrator's session's is no better a guess.
+            let mail = notice(.accountDeleted, about: account, locale: .default)
             storage.acting(for: charge).deleteAccount(account.id, failureKeys: [Self.failureKey(of: account)], audit: entry,
-                                                      mail: []) { [logger] result in
+                                                      mail: mail) { [self] result in
+                committed(mail, result)
                 if case .success(.some) = result {
                     logger.notice("account deleted by an administrator", [("ROSTER_USER", account.username)])
                 }

@@ -66,7 +66,8 @@ extension AccountProcedures {
         case .locked: .locked
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-             .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .busy,
+             .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .noEmail,
+             .mailUnavailable, .busy,
              .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             nil
         }

@@ -109,7 +109,7 @@ extension AccountProcedures {
     /// too), hashes it, stores it and revokes every other token of the account but `keeping`, in one transaction.
     /// Answers the revoked hashes; the caller ends the sessions bound to them (`Server.tokensRevoked`).
     func changePassword(of account: Account, current: Secret, new: Secret, keeping: [UInt8]?, peer: AuditPeer,
-                        charge: QueueCharge, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
+                        charge: QueueCharge, locale: RosterLocale = .default, completion: @escaping (Result<[[UInt8]], RosterError>) -> Void) {
         judgeNewPassword(new, username: account.username, field: "new", charge: charge) { [self] refusal in
             if let refusal { return completion(.failure(refusal)) }
             provePassword(account, current, for: .passwordChanged, peer: peer, charge: charge, then: { [self] in
@@ -122,8 +122,10 @@ extension AccountProcedures {
                 passwords.hash(newPassword, charge: charge) { [self] hashed in
                     guard case .success(let hash) = hashed else { return completion(hashed.map { _ in [] }) }
                     let entry = AuditRecord(event: .passwordChanged, username: account.username, peer: peer)
+                    let mail = notice(.passwordChanged, about: account, locale: locale)
                     storage.acting(for: charge).changePassword(of: account.id, to: hash, keeping: keeping, audit: entry,
-                                                               mail: []) { [logger] result in
+                                                               mail: mail) { [self] result in
+                        committed(mail, result)
                         if case .success = result { logger.info("password changed", [("ROSTER_USER", account.username)]) }
                         completion(result.mapError(\.rosterError))
                     }
@@ -133,9 +135,10 @@ extension AccountProcedures {
     }
 
     /// `account.change_email`: `""` removes it; the registration's email rules, `taken` when another holds it.
-    /// Answers the account as it is now.
+    /// The old address is told (`email_changed`), the new one is sent a verification code. Answers the account as
+    /// it is now (its email unverified).
     func changeEmail(of account: Account, password: Secret, email typed: String, peer: AuditPeer, charge: QueueCharge,
-                     completion: @escaping (Result<Account, RosterError>) -> Void) {
+                     locale: RosterLocale = .default, completion: @escaping (Result<Account, RosterError>) -> Void) {
         let email: String?
         switch RegisterRules.email(typed) {
         case .settled(let verdict) where verdict.state == .empty:
@@ -150,7 +153,16 @@ extension AccountProcedures {
         }
         provePassword(account, password, for: .emailChanged, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .emailChanged, username: account.username, peer: peer)
-            storage.acting(for: charge).changeEmail(of: account.id, to: email, audit: entry, mail: []) { result in
+            var mail: [QueuedMail] = []
+            if account.email != email {
+                mail = notice(.emailChanged, about: account, locale: locale)
+                if let email {
+                    mail += codeMailIfAny(.verifyEmail, to: MailRecipient(account: account.id, display: account.display,
+                                                                          email: email, locale: locale), peer: peer)
+                }
+            }
+            storage.acting(for: charge).changeEmail(of: account.id, to: email, audit: entry, mail: mail) { [self] result in
+                committed(mail, result)
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
         }, failure: { completion(.failure($0)) })
@@ -160,11 +172,13 @@ extension AccountProcedures {
 
     /// `account.delete`: the account and everything of it, with its failed log-ins, in one transaction.
     func deleteAccount(_ account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
-                       completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
+                       locale: RosterLocale = .default, completion: @escaping (Result<DeletedAccount, RosterError>) -> Void) {
         provePassword(account, password, for: .deleted, peer: peer, charge: charge, then: { [self] in
             let keys = [LoginRateLimit.accountKey(found: account.username, identifier: account.username)]
             let entry = AuditRecord(event: .deleted, username: account.username, peer: peer)
-            storage.acting(for: charge).deleteAccount(account.id, failureKeys: keys, audit: entry, mail: []) { [logger] result in
+            let mail = notice(.accountDeleted, about: account, locale: locale)
+            storage.acting(for: charge).deleteAccount(account.id, failureKeys: keys, audit: entry, mail: mail) { [self] result in
+                committed(mail, result)
                 if case .success(.some) = result { logger.notice("account deleted", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0) } ?? .failure(.unauthenticated) })
             }
@@ -172,6 +186,14 @@ extension AccountProcedures {
     }
 
     // MARK: Reading
+
+    /// The account as stored now: whether its email is verified may have changed on another connection or daemon
+    /// since the session read it.
+    func stored(_ account: Account, charge: QueueCharge, completion: @escaping (Result<Account, RosterError>) -> Void) {
+        storage.acting(for: charge).credential(of: account.id) { result in
+            completion(result.mapError(\.rosterError).flatMap { $0.map { .success($0.account) } ?? .failure(.unauthenticated) })
+        }
+    }
 
     /// What `account.show` and `account.export` say of the second factor and the recovery codes.
     func security(of account: Account, charge: QueueCharge, completion: @escaping (Result<AccountSecurity, RosterError>) -> Void) {
@@ -199,7 +221,7 @@ extension AccountProcedures {
 
     /// `account.recovery_codes`: ten new codes replace the old ones; only their hashes are stored.
     func replaceRecoveryCodes(of account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
-                              completion: @escaping (Result<[String], RosterError>) -> Void) {
+                              locale: RosterLocale = .default, completion: @escaping (Result<[String], RosterError>) -> Void) {
         provePassword(account, password, for: .recoveryCodesCreated, peer: peer, charge: charge, then: { [self] in
             let issued: RecoveryCodes.Issued
             do {
@@ -209,18 +231,21 @@ extension AccountProcedures {
                 return completion(.failure(.internal))
             }
             let entry = AuditRecord(event: .recoveryCodesCreated, username: account.username, peer: peer)
+            let mail = notice(.recoveryCodesMade, about: account, locale: locale)
             storage.acting(for: charge).replaceRecoveryCodes(of: account.id, hashes: issued.hashes, audit: entry,
-                                                             mail: []) { [logger] result in
+                                                             mail: mail) { [self] result in
+                committed(mail, result)
                 if case .success = result { logger.info("recovery codes replaced", [("ROSTER_USER", account.username)]) }
                 completion(result.map { issued.codes }.mapError(\.rosterError))
             }
         }, failure: { completion(.failure($0)) })
     }
 
-    /// `auth.recover`: a recovery code of `username` sets a new password (the preset's rules), is used up, and
-    /// revokes every token of the account; then a token for this connection. A bad code is `invalid_code` and a
-    /// failed log-in.
-    func recover(username typed: String, code: String, newPassword: Secret, peer: AuditPeer, charge: QueueCharge, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
+    /// `auth.recover`: a recovery code of `username`, or the six digits mailed by `auth.recover_start`, sets a new
+    /// password (the preset's rules), is used up, and revokes every token of the account; then a token for this
+    /// connection, and the password-changed notice. A bad code is `invalid_code` and a failed log-in.
+    func recover(username typed: String, code: String, newPassword: Secret, peer: AuditPeer, charge: QueueCharge,
+                 locale: RosterLocale = .default, completion: @escaping (Result<Recovered, RosterError>) -> Void) {
         let data = storage.acting(for: charge)
         let username = Normalization.canonicalUsername(typed)
         let password = Normalization.normalizedPassword(newPassword, nfkc: policy.passwordNFKC)
@@ -237,7 +262,22 @@ extension AccountProcedures {
                     // The new hash is made whether or not the account exists, so the time taken tells nothing.
                     passwords.hash(password, charge: charge) { [self] hashed in
                         guard case .success(let hash) = hashed else { return answer(hashed.map { _ in nil }) }
-                        guard let account, let codeHash = RecoveryCodes.hash(code, key: secrets.recoveryCodes) else {
+                        guard let account else { return answer(.success(nil)) }
+                        let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
+                        let mail = notice(.passwordChanged, about: account, locale: locale)
+                        if let mailedHash = MailCodes.hash(code, key: secrets.mailCodes) {
+                            // A locked account has no live mailed code to anyone who asks: its mail is never sent,
+                            // and one sent before the lock is refused as any wrong code, used up or not.
+                            guard !account.locked else { return answer(.success(nil)) }
+                            return data.redeemMailedCode(of: account.id, codeHash: mailedHash, nowMs: clock.nowMs(),
+                                                         newPasswordHash: hash, audit: entry, mail: mail) { [self] result in
+                                committed(mail, result)
+                                answer(result.map { redeemed in
+                                    if case .redeemed(let revoked) = redeemed { revoked } else { nil }
+                                }.mapError(\.rosterError))
+                            }
+                        }
+                        guard let codeHash = RecoveryCodes.hash(code, key: secrets.recoveryCodes) else {
                             return answer(.success(nil))
                         }
                         // A locked account answers `locked` only to a right code, as log-in does only to a right
@@ -252,9 +292,11 @@ extension AccountProcedures {
                                 }
                             }
                         }
-                        let entry = AuditRecord(event: .recovered, username: account.username, peer: peer)
                         data.redeemRecoveryCode(of: account.id, codeHash: codeHash, newPasswordHash: hash,
-                                                audit: entry, mail: []) { answer($0.mapError(\.rosterError)) }
+                                                audit: entry, mail: mail) { [self] result in
+                            committed(mail, result)
+                            answer(result.mapError(\.rosterError))
+                        }
                     }
                 }, completion: { [self] (result: Result<[[UInt8]]?, RosterError>) in
                     switch result {
@@ -262,7 +304,7 @@ extension AccountProcedures {
                         completion(.failure(error))
                     case .success(let revoked):
                         guard let account else { return completion(.failure(.invalidCode)) }
-                        logger.notice("recovered with a recovery code", [("ROSTER_USER", account.username)])
+                        logger.notice("recovered with a recovery or mailed code", [("ROSTER_USER", account.username)])
                         // The redemption's `recovered` entry says it all: this token has none of its own.
                         issueToken(for: account, peer: peer, entry: nil, charge: charge) { token in
                             completion(.success(Recovered(account: account, token: token, revoked: revoked ?? [])))
@@ -329,10 +371,12 @@ extension AccountProcedures {
 
     /// `account.totp_disable`.
     func disableTOTP(of account: Account, password: Secret, peer: AuditPeer, charge: QueueCharge,
-                     completion: @escaping (Result<Void, RosterError>) -> Void) {
+                     locale: RosterLocale = .default, completion: @escaping (Result<Void, RosterError>) -> Void) {
         provePassword(account, password, for: .totpDisabled, peer: peer, charge: charge, then: { [self] in
             let entry = AuditRecord(event: .totpDisabled, username: account.username, peer: peer)
-            storage.acting(for: charge).removeTOTP(of: account.id, audit: entry, mail: []) { [logger] result in
+            let mail = notice(.totpDisabled, about: account, locale: locale)
+            storage.acting(for: charge).removeTOTP(of: account.id, audit: entry, mail: mail) { [self] result in
+                committed(mail, result)
                 if case .success = result { logger.notice("TOTP disabled", [("ROSTER_USER", account.username)]) }
                 completion(result.mapError(\.rosterError))
             }

@@ -13,7 +13,7 @@ final class AccountProcedures {
     /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account
     /// and what an administrator does to it, nothing of contacts. Audited: each change's entry commits with it.
     typealias Backend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
-        & AuditStorage
+        & AuditStorage & MailStorage
 
     /// Each call bound to the payer of the request it serves.
     let storage: BoundStorage<any Backend>
@@ -31,6 +31,8 @@ final class AccountProcedures {
     /// Told of the tokens a new log-in pushed out past `[Login] MaxSessionsPerUser=`, so the sessions holding
     /// them end (`session` `user: null`) as on any revocation; the server sets it.
     var tokensPushedOut: ([[UInt8]]) -> Void = { _ in }
+    /// What a change mails, and the code mails' requester limit; nil, as in tests that send none, is mail off.
+    var mail: MailOutbox?
 
     init(storage: any Storage, passwords: any PasswordWork, policy: Policy, logger: Logger,
          secrets: AccountSecrets, clock: any WallClock = SystemWallClock(), audit: AuditSettings = AuditSettings()) {
@@ -83,9 +85,10 @@ final class AccountProcedures {
 
     // MARK: Registration
 
-    /// Carries `registration` out for `peer`; `announce` runs once the account exists, before the completion.
+    /// Carries `registration` out for `peer`; `announce` runs once the account exists, before the completion. An
+    /// email registered with it is sent a verification code in `locale` (`codeMailIfAny`), queued with the account.
     func register(_ registration: Registration<Account>, peer: AuditPeer, charge: QueueCharge,
-                  announce: @escaping (Account) -> Void,
+                  locale: RosterLocale = .default, announce: @escaping (Account) -> Void,
                   completion: @escaping (Result<Registration<Account>.Registered, RosterError>) -> Void) {
         var registration = registration
         let driver = MachineDriver<Registration<Account>.Fact, Registration<Account>.Effect> { registration.step($0) }
@@ -102,7 +105,13 @@ final class AccountProcedures {
             case .create(let username, let email, let hash):
                 let account = NewAccount(username: username, display: username, email: email, passwordHash: hash)
                 let entry = AuditRecord(event: .register, username: username, peer: peer)
-                storage.acting(for: charge).createAccount(account, audit: entry, mail: []) { result in
+                // The storage files the mail under the account it creates: its id is not known yet.
+                let mail = email.map {
+                    codeMailIfAny(.verifyEmail, to: MailRecipient(account: 0, display: username, email: $0,
+                                                                  locale: locale), peer: peer)
+                } ?? []
+                storage.acting(for: charge).createAccount(account, audit: entry, mail: mail) { [self] result in
+                    if case .success = result, !mail.isEmpty { self.mail?.committed() }
                     driver.feed(result.map { .created($0) }.orFailed())
                 }
             case .announce(let account):

@@ -35,6 +35,7 @@ final class ConnectionFormSession<Sessions: FormSessionHost>: FormSession, Conta
     var debounce: Duration { connection.session.debounce(under: sessions.policy) }
     var queueCharge: QueueCharge { connection.queueCharge }
     var peer: AuditPeer { connection.auditPeer }
+    var locale: RosterLocale { connection.session.locale }
 
     func emit(_ event: FormEvent) { sessions.sendFormEvent(event, to: connection) }
 

@@ -162,7 +162,7 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
         let registration = Registration<Account>(judged: RegistrationRequest(username: username, password: password,
                                                                              email: email), issuesToken: true)
         environment.accounts.register(registration, peer: session.peer, charge: session.queueCharge,
-                                      announce: { [weak self] account in
+                                      locale: session.locale, announce: { [weak self] account in
             guard let self else { return }
             self.session.registered(account, by: self)
         }, completion: { [weak self] result in
@@ -183,7 +183,8 @@ final class FormRunner<Rules: FormRulebook>: RunningForm {
         // The server closes a password form when its session's user changes, so this is the user it opened for.
         guard let user = session.user else { return driver.feed(.submitCompleted(.failure(.unauthenticated))) }
         environment.accounts.changePassword(of: user, current: current, new: new, keeping: session.tokenHash,
-                                            peer: session.peer, charge: session.queueCharge) { [weak self, session] result in
+                                            peer: session.peer, charge: session.queueCharge,
+                                            locale: session.locale) { [weak self, session] result in
             // The password changed even if the form closed meanwhile: the revoked tokens' sessions end anyway.
             if case .success(let revoked) = result { session.tokensRevoked(revoked) }
             guard let self else { return }

@@ -13,6 +13,8 @@ protocol FormSession: AnyObject {
     /// Who submits: its uid (the rate limit's key), pid and `session.hello` client (stored with the token a submit
     /// issues), as the audit log names it.
     var peer: AuditPeer { get }
+    /// The language the session's mails are written in (a registration's verification code, a notice).
+    var locale: RosterLocale { get }
     /// The event sink: one of this form's events for the client.
     func emit(_ event: FormEvent)
     /// A submit of `form` created `account`; every other open register form must hear of it.

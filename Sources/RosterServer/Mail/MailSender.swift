@@ -208,11 +208,8 @@ final class MailSender {
     }
 
     /// The audit entry of a mail given up: `mail_failed`, its kind as the reason, never its code or address.
-    /// Nil while the audit log knows no such event: it joins `AuditEvent` with the outbox's storage.
-    static func failedAudit(kind: MailKindName, peer: AuditPeer) -> AuditRecord? {
-        AuditEvent(rawValue: "mail_failed").map {
-            AuditRecord(event: $0, username: nil, peer: peer, outcome: .failed, reason: kind.rawValue)
-        }
+    static func failedAudit(kind: MailKindName, peer: AuditPeer) -> AuditRecord {
+        AuditRecord(event: .mailFailed, username: nil, peer: peer, outcome: .failed, reason: kind.rawValue)
     }
 
     private func finish(_ mail: ClaimedMail, domain: String?, outcome: SendmailOutcome) {

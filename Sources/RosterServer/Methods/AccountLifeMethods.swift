@@ -39,8 +39,12 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
 
     func show(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
-        accounts.security(of: user, charge: call.connection.queueCharge) { result in
-            call.finish(result.map { Self.described(user, $0) })
+        let charge = call.connection.queueCharge
+        accounts.stored(user, charge: charge) { [self] stored in
+            guard case .success(let user) = stored else { return call.finish(stored.map { _ in [:] }) }
+            accounts.security(of: user, charge: charge) { result in
+                call.finish(result.map { Self.described(user, $0) })
+            }
         }
     }
 
@@ -49,6 +53,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         [
             "username": .string(user.username),
             "email": user.email.map(JSONValue.string) ?? .null,
+            "email_verified": .bool(user.email != nil && user.emailVerified),
             "created_at": .string(UTCTime.rfc3339(unixMs: user.createdAtMs)),
             "totp": .bool(security.totp != nil),
             "recovery_codes_left": .int(Int64(security.recoveryCodesLeft)),
@@ -59,6 +64,14 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         guard let user = call.loggedInUser() else { return }
         let charge = call.connection.queueCharge
         let current = call.session.tokenHash
+        accounts.stored(user, charge: charge) { [self] stored in
+            guard case .success(let user) = stored else { return call.finish(stored.map { _ in [:] }) }
+            export(user, current: current, call)
+        }
+    }
+
+    private func export(_ user: Account, current: [UInt8]?, _ call: LifeCall) where Sessions.Host: ContactsCallHost {
+        let charge = call.connection.queueCharge
         accounts.security(of: user, charge: charge) { [self] security in
             guard case .success(let security) = security else { return call.finish(security.map { _ in [:] }) }
             accounts.sessions(of: user, charge: charge) { [self] listed in
@@ -144,7 +157,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         guard let user = call.loggedInUser() else { return }
         accounts.changePassword(of: user, current: secret(call, "current"), new: secret(call, "new"),
                                 keeping: call.session.tokenHash, peer: call.auditPeer,
-                                charge: call.connection.queueCharge) { [self] result in
+                                charge: call.connection.queueCharge, locale: call.session.locale) { [self] result in
             call.finish(result.map { revoked in
                 sessions.tokensRevoked(revoked, except: call.connection)
                 return ["revoked": .int(Int64(revoked.count))]
@@ -155,7 +168,8 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func changeEmail(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         accounts.changeEmail(of: user, password: secret(call, "password"), email: call.params.string("email") ?? "",
-                             peer: call.auditPeer, charge: call.connection.queueCharge) { [self] result in
+                             peer: call.auditPeer, charge: call.connection.queueCharge,
+                             locale: call.session.locale) { [self] result in
             call.finish(result.map { changed in
                 sessions.accountChanged(changed, previousEmail: user.email)
                 return ["email": changed.email.map(JSONValue.string) ?? .null]
@@ -167,7 +181,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         guard let user = call.loggedInUser() else { return }
         call.asAuthChange { [self] answer in
             accounts.deleteAccount(user, password: secret(call, "password"), peer: call.auditPeer,
-                                   charge: call.connection.queueCharge) { [self] result in
+                                   charge: call.connection.queueCharge, locale: call.session.locale) { [self] result in
                 answer(result.map { deleted in
                     sessions.accountDeleted(deleted)
                     return [:]
@@ -181,7 +195,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func recoveryCodes(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         accounts.replaceRecoveryCodes(of: user, password: secret(call, "password"), peer: call.auditPeer,
-                                      charge: call.connection.queueCharge) { result in
+                                      charge: call.connection.queueCharge, locale: call.session.locale) { result in
             call.finish(result.map { ["codes": .array($0.map(JSONValue.string))] })
         }
     }
@@ -191,8 +205,8 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
         let code = call.params.string("code") ?? ""
         call.asAuthChange { [self] answer in
             accounts.recover(username: username, code: code, newPassword: secret(call, "new_password"),
-                             peer: call.auditPeer,
-                             charge: call.connection.queueCharge) { [self] result in
+                             peer: call.auditPeer, charge: call.connection.queueCharge,
+                             locale: call.session.locale) { [self] result in
                 switch result {
                 case .failure(let error):
                     logger.notice("recovery refused: \(error.reason)", [("ROSTER_PEER_UID", String(call.peer.uid))])
@@ -205,6 +219,34 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
                     })
                 }
             }
+        }
+    }
+
+    // MARK: Email
+
+    func sendVerification(_ call: LifeCall) {
+        guard let user = call.loggedInUser() else { return }
+        accounts.sendVerification(of: user, peer: call.auditPeer, charge: call.connection.queueCharge,
+                                  locale: call.session.locale) { result in
+            call.finish(result.map { [:] })
+        }
+    }
+
+    func verifyEmail(_ call: LifeCall) {
+        guard let user = call.loggedInUser() else { return }
+        accounts.verifyEmail(of: user, code: call.params.string("code") ?? "", peer: call.auditPeer,
+                             charge: call.connection.queueCharge) { [self] result in
+            call.finish(result.map { verified in
+                sessions.accountChanged(verified, previousEmail: user.email)
+                return ["email_verified": .bool(true)]
+            })
+        }
+    }
+
+    func startRecovery(_ call: LifeCall) {
+        accounts.startRecovery(username: call.params.string("username") ?? "", peer: call.auditPeer,
+                               charge: call.connection.queueCharge, locale: call.session.locale) { result in
+            call.finish(result.map { [:] })
         }
     }
 
@@ -229,7 +271,7 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
     func disableTOTP(_ call: LifeCall) {
         guard let user = call.loggedInUser() else { return }
         accounts.disableTOTP(of: user, password: secret(call, "password"), peer: call.auditPeer,
-                             charge: call.connection.queueCharge) { result in
+                             charge: call.connection.queueCharge, locale: call.session.locale) { result in
             call.finish(result.map { [:] })
         }
     }
@@ -279,11 +321,11 @@ extension AccountLifeMethods: MethodGroup where Sessions.Host: ContactsCallHost 
         ])
         let account = Shape.object([
             FieldSpec("username", .string), FieldSpec("email", .described("string or null")),
-            FieldSpec("created_at", .string), FieldSpec("totp", .boolean),
+            FieldSpec("email_verified", .boolean), FieldSpec("created_at", .string), FieldSpec("totp", .boolean),
             FieldSpec("recovery_codes_left", .integer(0...Int64.max)),
         ])
         return [
-            MethodEntry(spec: MethodSpec("account.show", summary: "This session's account: email, created_at, TOTP, recovery codes left.",
+            MethodEntry(spec: MethodSpec("account.show", summary: "This session's account: email and whether it is verified, created_at, TOTP, recovery codes left.",
                                     result: account), handler: { $0.show($1) }),
             MethodEntry(spec: MethodSpec(
                 "account.change_password",
@@ -317,10 +359,21 @@ extension AccountLifeMethods: MethodGroup where Sessions.Host: ContactsCallHost 
                 params: [password], result: .object([FieldSpec("codes", .array(.string))])),
                    handler: { $0.recoveryCodes($1) }),
             MethodEntry(spec: MethodSpec(
-                "auth.recover", summary: "Set a new password with a recovery code, and log this connection in.",
+                "auth.recover", summary: "Set a new password with a recovery code or a mailed code, and log this connection in.",
                 params: [FieldSpec("username", .string), FieldSpec("code", .string), FieldSpec("new_password", .string)],
                 result: .object([FieldSpec("username", .string), FieldSpec("token", .string)])),
                    handler: { $0.recover($1) }),
+            MethodEntry(spec: MethodSpec(
+                "auth.recover_start",
+                summary: "Mail a recovery code and link to the account's verified email, if it has one; the same answer either way.",
+                params: [FieldSpec("username", .string)], result: empty), handler: { $0.startRecovery($1) }),
+            MethodEntry(spec: MethodSpec(
+                "account.email_verify_send", summary: "Mail a verification code to this session's account's email.",
+                result: empty), handler: { $0.sendVerification($1) }),
+            MethodEntry(spec: MethodSpec(
+                "account.email_verify", summary: "Verify this session's account's email with the mailed code.",
+                params: [FieldSpec("code", .string)], result: .object([FieldSpec("email_verified", .boolean)])),
+                   handler: { $0.verifyEmail($1) }),
             MethodEntry(spec: MethodSpec(
                 "account.totp_enroll", summary: "A new TOTP secret (RFC 6238), pending until confirmed; shown once.",
                 params: [password], result: .object([FieldSpec("secret", .string), FieldSpec("uri", .string)])),

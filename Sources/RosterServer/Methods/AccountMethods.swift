@@ -75,7 +75,8 @@ final class AccountMethods<Sessions: AccountSessions> {
                                                          password: Secret(call.params.string("password") ?? ""),
                                                          email: call.params.string("email") ?? "",
                                                          policy: sessions.policy)
-        accounts.register(registration, peer: call.auditPeer, charge: call.connection.queueCharge, announce: { [sessions] account in
+        accounts.register(registration, peer: call.auditPeer, charge: call.connection.queueCharge,
+                          locale: call.session.locale, announce: { [sessions] account in
             sessions.accountRegistered(account, by: call.peer)
         }, completion: { result in
             call.finish(result.map { ["username": .string($0.account.username)] })

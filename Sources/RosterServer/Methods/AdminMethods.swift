@@ -30,7 +30,7 @@ final class AdminMethods<Figures: AdminFigures> {
     /// Maintenance (the figures of `admin.stats`).
     private let maintenance: any StorageMaintenance
     /// The backup, and the audit log it leaves its entry in.
-    private let storage: BoundStorage<any BackupStorage & AuditStorage>
+    private let storage: BoundStorage<any BackupStorage & AuditStorage & MailStorage>
     private unowned let figures: Figures
 
     init(storage: any Storage, figures: Figures) {
@@ -82,15 +82,35 @@ final class AdminMethods<Figures: AdminFigures> {
         // While the storage cannot count (a database that is down), the daemon's own figures and the storage's
         // state are what an administrator needs most; the counts read null.
         maintenance.statistics { [self] result in
-            switch result {
-            case .success(let counted): call.succeed(statsJSON(counted))
-            case .failure: call.succeed(statsJSON(nil))
+            let counted = try? result.get()
+            storage.acting(for: call.connection.queueCharge).mailCounts { [self] mail in
+                call.succeed(statsJSON(counted, mail: try? mail.get()))
             }
         }
     }
 
+    /// Mails listed at most, and by default.
+    static var maxMailListLimit: Int64 { 1_000 }
+    static var defaultMailListLimit: Int64 { 100 }
+
+    /// `admin.mail.list`: the outbox, newest first, without messages or codes.
+    func listMail(_ call: AdminCall) {
+        guard call.mayAdminister(figures.isAdmin) else { return call.fail(.forbidden) }
+        var status: MailStatus?
+        if let typed = call.params.string("status") {
+            guard let known = MailStatus(rawValue: typed) else {
+                return call.fail(.invalidParams(param: "status", problem: .outOfRange))
+            }
+            status = known
+        }
+        let limit = Int(call.params.int("limit") ?? Self.defaultMailListLimit)
+        storage.acting(for: call.connection.queueCharge).listMail(status: status, limit: limit) { result in
+            call.finish(result.map { ["items": .array($0.map(\.json))] }.mapError(\.rosterError))
+        }
+    }
+
     /// `admin.stats`' answer, with the storage's own figures when it could give them.
-    private func statsJSON(_ storage: StorageStatistics?) -> JSONValue {
+    private func statsJSON(_ storage: StorageStatistics?, mail: MailCounts?) -> JSONValue {
         let hashing = figures.hashingStats
         let stats = figures.stats
         let state = figures.storageState
@@ -117,6 +137,7 @@ final class AdminMethods<Figures: AdminFigures> {
                 "checks": Self.queueJSON(figures.checksStats),
             ],
             "storage": ["backend": .string(state.backend), "state": .string(state.phase.rawValue), "since": .int(state.sinceMs)],
+            "mail": mail.map { ["queued": .int($0.queued), "failed": .int($0.failed), "sent": .int($0.sent)] } ?? .null,
         ]
     }
 
@@ -154,13 +175,37 @@ extension AdminMethods: MethodGroup {
                     FieldSpec("storage", .object([FieldSpec("backend", .oneOf(["sqlite", "postgresql"])),
                                                   FieldSpec("state", .oneOf(["connecting", "up", "down"])),
                                                   FieldSpec("since", .integer(0...Int64.max))])),
+                    // Null while the storage cannot count.
+                    FieldSpec("mail", .described("{queued, failed, sent} or null")),
                 ])), handler: { $0.stats($1) }),
+            MethodEntry(spec: MethodSpec(
+                "admin.mail.list",
+                summary: "The outbox newest first, by status, without messages or codes (admin only).",
+                params: [.optional("status", .oneOf(MailStatus.allCases.map(\.rawValue))),
+                         .optional("limit", .integer(1...maxMailListLimit))],
+                result: .object([FieldSpec("items", .array(.described(
+                    "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}")))])),
+                   handler: { $0.listMail($1) }),
             MethodEntry(spec: MethodSpec(
                 "admin.backup",
                 summary: "Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only).",
                 params: [FieldSpec("path", .string)],
                 result: .object([FieldSpec("path", .string), FieldSpec("pages", .integer(0...Int64.max)),
                                  FieldSpec("bytes", .integer(0...Int64.max))])), handler: { $0.backup($1) }),
+        ]
+    }
+}
+
+extension MailListing {
+    /// One item of `admin.mail.list`.
+    fileprivate var json: JSONValue {
+        [
+            "id": .int(id), "recipient": .string(recipient), "kind": .string(kind.rawValue),
+            "status": .string(status.rawValue), "attempts": .int(Int64(attempts)),
+            "last_error": lastError.map(JSONValue.string) ?? .null,
+            "queued_at": .string(UTCTime.rfc3339(unixMs: queuedAtMs)),
+            "next_attempt_at": nextAttemptAtMs.map { .string(UTCTime.rfc3339(unixMs: $0)) } ?? .null,
+            "sent_at": sentAtMs.map { .string(UTCTime.rfc3339(unixMs: $0)) } ?? .null,
         ]
     }
 }

@@ -110,6 +110,7 @@ final class AdminUsersMethods<Sessions: AdminUserSessions> {
         return [
             ("username", .string(account.username)),
             ("email", account.email.map(JSONValue.string) ?? .null),
+            ("email_verified", .bool(account.email != nil && account.emailVerified)),
             ("created_at", .string(UTCTime.rfc3339(unixMs: account.createdAtMs))),
             ("last_login_at", summary.lastLoginAtMs.map { .string(UTCTime.rfc3339(unixMs: $0)) } ?? .null),
             ("locked", .bool(account.locked)),
@@ -131,6 +132,7 @@ extension AdminUsersMethods: MethodGroup {
         let empty = Shape.object([])
         let item: [FieldSpec] = [
             FieldSpec("username", .string), FieldSpec("email", .described("string or null")),
+            FieldSpec("email_verified", .boolean),
             FieldSpec("created_at", .string), FieldSpec("last_login_at", .described("string or null")),
             FieldSpec("locked", .boolean), FieldSpec("totp", .boolean),
         ]

@@ -39,6 +39,11 @@ public final class Server {
     let dispatcher: Dispatcher<Connection>
     let methods: ServerMethods
     let housekeeping: Housekeeping
+    /// What changes queue as mail (`[Mail]`); the account procedures write through it.
+    let mailOutbox: MailOutbox
+    /// Hands queued mail to the host's mail program; nil when the server was built without a `MailHost` (tests).
+    let mailSender: MailSender?
+    private let mailLane: SendmailLane?
     /// `admin.audit` and its followers (a test reads how they stand).
     var adminAuditMethods: AdminAuditMethods<SessionBook> { methods.adminAudit }
     private(set) var isStopping = false
@@ -48,7 +53,7 @@ public final class Server {
     /// test hands in a manual clock.
     init(loop: EventLoop, config: DaemonConfig, storage: any Storage, passwords: PasswordLanes,
          contacts: ContactsService, logger: Logger, secrets: AccountSecrets, clock: any WallClock = SystemWallClock(),
-         formScheduler: (any Scheduler)? = nil, choreScheduler: (any Scheduler)? = nil) {
+         formScheduler: (any Scheduler)? = nil, choreScheduler: (any Scheduler)? = nil, mail: MailHost? = nil) {
         self.loop = loop
         let stats = ServerStats(), connections = ConnectionTable<Connection>(), trust = PeerTrust()
         self.stats = stats
@@ -60,6 +65,16 @@ public final class Server {
         let accounts = AccountProcedures(storage: storage, passwords: passwords, policy: config.policy, logger: logger,
                                          secrets: secrets, clock: clock, audit: config.audit)
         self.accounts = accounts
+        let hostName = mail?.hostName ?? "localhost"
+        mailOutbox = MailOutbox(settings: config.mail, hostName: hostName, secrets: secrets, wallClock: clock,
+                                scheduler: choreScheduler ?? loop, logger: logger)
+        accounts.mail = mailOutbox
+        mailLane = mail?.lane
+        mailSender = mail.map {
+            MailSender(scheduler: choreScheduler ?? loop, storage: BoundStorage { storage.acting(for: $0) }, lane: $0.lane,
+                       seal: secrets.mailSeal, wallClock: clock, claimant: $0.claimant, auditPeer: $0.auditPeer,
+                       hostName: hostName, settings: config.mail, logger: logger)
+        }
         self.contacts = contacts
         self.logger = logger
         acceptor = ConnectionAcceptor(loop: loop, logger: logger)
@@ -81,7 +96,10 @@ public final class Server {
                                 sessions: sessions, figures: figures)
         housekeeping = Housekeeping(scheduler: choreScheduler ?? loop, storage: storage, status: figures, wallClock: clock,
                                     config: config, logger: logger,
-                                    sweepFailedEntries: { [unowned accounts] in accounts.sweepFailedEntries() })
+                                    sweepFailedEntries: { [unowned accounts, unowned mailOutbox] in
+                                        accounts.sweepFailedEntries()
+                                        mailOutbox.sweep()
+                                    })
         wire()
     }
 
@@ -98,6 +116,7 @@ public final class Server {
         accounts.tokensPushedOut = { [unowned sessions] hashes in sessions.tokensRevoked(hashes) }
         feed.onAudit = { [unowned audit = methods.adminAudit] entry in audit.entryCommitted(entry) }
         feed.onPhaseChange = { [unowned housekeeping] in housekeeping.postStatus() }
+        mailOutbox.onCommitted = { [weak mailSender] in mailSender?.poke() }
     }
 
     /// A reload's new configuration reaches every part that judges by it.
@@ -115,6 +134,9 @@ public final class Server {
         for connection in connections.values { connection.settings = config.server }
         sessions.configChanged(config)
         housekeeping.config = config
+        mailOutbox.settings = config.mail
+        mailSender?.settings = config.mail
+        mailSender?.poke()
     }
 
     /// A new log level reaches every part's lines at once.
@@ -124,6 +146,8 @@ public final class Server {
         feed.logger = logger
         figures.logger = logger
         housekeeping.logger = logger
+        mailOutbox.logger = logger
+        mailSender?.logger = logger
     }
 
     /// `[Server] GatewayUsers=` as uids, resolved by the daemon at start and at each reload (a name is looked up
@@ -147,6 +171,7 @@ public final class Server {
     /// The watchdog, the status line and the pruning, from now until shutdown (see `Housekeeping`).
     public func startHousekeeping(notifier: SystemdNotifier) {
         housekeeping.start(notifier: notifier)
+        mailSender?.start()
     }
 
     /// Work that may wait until READY=1 was sent, so a large database does not slow start-up.
@@ -247,6 +272,8 @@ public final class Server {
         isStopping = true
         onStopped = completion
         housekeeping.stop()
+        mailSender?.stop()
+        mailLane?.stop()
         acceptor.close()
         for connection in Array(connections.values) { connection.stopReading() }
         if connections.isEmpty {

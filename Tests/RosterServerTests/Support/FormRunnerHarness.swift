@@ -90,6 +90,7 @@ final class RecordingFormSession: FormSession {
     var debounce: Duration = .milliseconds(500)
     var queueCharge = QueueCharge(payer: .peer(1000), connection: 1)
     var peer = AuditPeer(uid: 1000, pid: 4242, client: nil)
+    var locale: RosterLocale = .default
     /// Who the session is, for the password form; a test logs it in by setting these.
     var user: Account?
     var tokenHash: [UInt8]?
