@@ -91,7 +91,12 @@ enum PostgreSQLQueries {
 
     static let userCount = PGStatement("SELECT count(*) FROM users")
 
-    static let counts = PGStatement("SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM contacts)")
+    static let counts = PGStatement("""
+        SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM contacts),
+            (SELECT count(*) FROM mail_outbox WHERE status = 'queued'),
+            (SELECT count(*) FROM mail_outbox WHERE status = 'failed'),
+            (SELECT count(*) FROM mail_outbox WHERE status = 'sent')
+        """)
 
     // MARK: Session tokens
 

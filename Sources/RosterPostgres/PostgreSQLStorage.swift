@@ -78,7 +78,7 @@ public final class PostgreSQLStorage: Storage {
     private var snapshot: Set<String> = []
     private var listenedBefore = false
     /// The last counts read, which `statistics` answers: it never waits for the database.
-    private var lastCounts = (accounts: 0, contacts: 0)
+    private var lastCounts = (accounts: 0, contacts: 0, mail: MailCounts?.none)
     /// Called when the count in flight for `lastCounts` answers; non-nil while one is in flight, which is one at a
     /// time however often `admin.stats` is asked.
     private var countWaiters: [() -> Void]?
@@ -401,14 +401,15 @@ public final class PostgreSQLStorage: Storage {
             completion(.success(StorageStatistics(accounts: self.usernames.count ?? self.lastCounts.accounts,
                                                   contacts: self.lastCounts.contacts,
                                                   usernameDirectory: self.usernames.phase.rawValue,
-                                                  queues: queues, state: self.state)))
+                                                  queues: queues, state: self.state,
+                                                  mail: self.lastCounts.mail)))
         }
         guard state.phase == .up else { return answer() }
         timer = loop.schedule(at: loop.now + Self.statisticsWait) { answer() }
         refreshCounts(then: answer)
     }
 
-    /// A COUNT of accounts and contacts into `lastCounts`; `then` runs when it answered (or failed).
+    /// A COUNT of accounts, contacts and the outbox by status into `lastCounts`; `then` runs when it answered (or failed).
     private func refreshCounts(then: (() -> Void)? = nil) {
         if countWaiters != nil {
             if let then { countWaiters?.append(then) }
@@ -419,7 +420,9 @@ public final class PostgreSQLStorage: Storage {
         query(PostgreSQLQueries.counts, charge: .daemon, force: true, "counting accounts and contacts") { [weak self] result in
             guard let self else { return }
             if case .success(let counts) = result, let row = counts.rows.first {
-                self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0))
+                self.lastCounts = (accounts: Int(row.int(0) ?? 0), contacts: Int(row.int(1) ?? 0),
+                                   mail: MailCounts(queued: Int(row.int(2) ?? 0), failed: Int(row.int(3) ?? 0),
+                                                    sent: Int(row.int(4) ?? 0)))
             }
             let waiters = self.countWaiters ?? []
             self.countWaiters = nil

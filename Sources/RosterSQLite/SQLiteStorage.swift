@@ -277,9 +277,16 @@ public final class SQLiteStorage: Storage {
         guard !stopped else { return completion(.failure(StorageFailure.stopped)) }
         let accounts = usernames.count ?? count("accounts") { () throws(StoreError) in try users.userCount() }
         let contacts = count("contacts") { () throws(StoreError) in try contactRows.totalCount() }
+        let mail: MailCounts?
+        do {
+            mail = try MailStore(database: users.database).counts()
+        } catch {
+            logger.error("counting the outbox for the statistics failed: \(error)")
+            mail = nil
+        }
         completion(.success(StorageStatistics(accounts: accounts, contacts: contacts,
                                               usernameDirectory: usernames.phase.rawValue,
-                                              queues: ["storage": workers.stats], state: state)))
+                                              queues: ["storage": workers.stats], state: state, mail: mail)))
     }
 
     private func count(_ what: String, _ read: () throws(StoreError) -> Int) -> Int {

@@ -74,13 +74,16 @@ public struct StorageStatistics: Equatable, Sendable {
     public var queues: [String: WorkerPoolStats]
     /// Which backend, and whether it is connected.
     public var state: StorageState
+    /// The outbox by status, counted with the rest; nil when it could not be counted yet.
+    public var mail: MailCounts?
 
     public init(accounts: Int, contacts: Int, usernameDirectory: String, queues: [String: WorkerPoolStats],
-                state: StorageState) {
+                state: StorageState, mail: MailCounts? = nil) {
         self.accounts = accounts
         self.contacts = contacts
         self.usernameDirectory = usernameDirectory
         self.queues = queues
         self.state = state
+        self.mail = mail
     }
 }

@@ -51,8 +51,12 @@ struct MailContractTests {
         try backend.value { backend.storage.acting(for: .daemon).listMail(status: status, limit: limit, completion: $0) }
     }
 
+    /// The outbox's counts, which `admin.stats` reads from the statistics: both ways must agree.
     private func counts(_ backend: Backend) throws -> MailCounts {
-        try backend.value { backend.storage.acting(for: .daemon).mailCounts(completion: $0) }
+        let counted = try backend.value { backend.storage.acting(for: .daemon).mailCounts(completion: $0) }
+        let statistics = try backend.value { backend.storage.statistics(completion: $0) }
+        #expect(statistics.mail == counted)
+        return counted
     }
 
     private func claim(_ claimant: String, atMs nowMs: Int64, limit: Int = 100, on storage: (any Storage)? = nil,

@@ -465,8 +465,12 @@ public final class InMemoryStorage: Storage {
 
     public func statistics(completion: @escaping StorageCompletion<StorageStatistics>) {
         answer(.statistics, completion) {
-            .success(StorageStatistics(accounts: self.accounts.count, contacts: self.contacts.count,
-                                       usernameDirectory: "ready", queues: [:], state: self.state))
+            let statuses = self.outbox.values.map(\.status)
+            return .success(StorageStatistics(accounts: self.accounts.count, contacts: self.contacts.count,
+                                              usernameDirectory: "ready", queues: [:], state: self.state,
+                                              mail: MailCounts(queued: statuses.filter { $0 == .queued }.count,
+                                                               failed: statuses.filter { $0 == .failed }.count,
+                                                               sent: statuses.filter { $0 == .sent }.count)))
         }
     }
 
