@@ -8,16 +8,17 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami account sessions recover check-username user audit contacts status watch call"
+    local verbs="register login logout whoami account sessions recover check-username user audit contacts status mail watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
         --socket) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --locale) COMPREPLY=($(compgen -W "zh-Hans en vi ko" -- "$cur")); return ;;
-        --username|--email|--name|--phone|--note|--limit|--offset|--reason|--user|--since) return ;;
+        --username|--email|--name|--phone|--note|--limit|--offset|--reason|--user|--since|--code) return ;;
         --event) COMPREPLY=($(compgen -W "register login logout resume password_changed email_changed deleted locked
             unlocked recovery_codes_created recovered totp_enabled totp_disabled session_revoked failures_reset
             backup mail_queued mail_failed email_verified" -- "$cur")); return ;;
+        --status) COMPREPLY=($(compgen -W "queued sent failed" -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac
 
@@ -46,7 +47,7 @@ _rosterctl() {
         login) options="--username --password-stdin" ;;
         account)
             if [[ $cword -eq $((i + 1)) ]]; then
-                COMPREPLY=($(compgen -W "show password email delete export recovery-codes totp" -- "$cur"))
+                COMPREPLY=($(compgen -W "show password email verify-email delete export recovery-codes totp" -- "$cur"))
                 return
             fi
             case ${words[i+1]} in
@@ -58,6 +59,7 @@ _rosterctl() {
                     options="--password-stdin" ;;
                 password|email|recovery-codes) options="--password-stdin" ;;
                 delete) options="--yes --password-stdin" ;;
+                verify-email) options="--code" ;;
                 export)
                     if [[ $prev == --output ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
                     options="--output" ;;
@@ -65,7 +67,7 @@ _rosterctl() {
         sessions)
             # IDs are the daemon's; listing them here would need a connection, so only the commands.
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list revoke revoke-others" -- "$cur")); return; fi ;;
-        recover) options="--username --password-stdin" ;;
+        recover) options="--username --email --password-stdin" ;;
         user)
             # Names are the daemon's, and listing them needs an administrator's connection, so only the commands.
             if [[ $cword -eq $((i + 1)) ]]; then
@@ -79,6 +81,9 @@ _rosterctl() {
                 rm) options="--yes" ;;
             esac ;;
         audit) options="--user --event --since --limit --follow" ;;
+        mail)
+            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list" -- "$cur")); return; fi
+            options="--status --limit" ;;
         contacts)
             if [[ $cword -eq $((i + 1)) ]]; then
                 COMPREPLY=($(compgen -W "list search add edit rm import export" -- "$cur"))
@@ -108,7 +113,8 @@ _rosterctl() {
                     account.export account.recovery_codes account.totp_enroll account.totp_confirm
                     account.totp_disable session.list session.revoke session.revoke_others auth.recover
                     admin.users.list admin.users.show admin.users.lock admin.users.unlock admin.users.delete
-                    admin.users.reset_failures admin.audit" -- "$cur"))
+                    admin.users.reset_failures admin.audit account.email_verify_send account.email_verify
+                    auth.recover_start admin.mail.list" -- "$cur"))
                 return
             fi ;;
     esac

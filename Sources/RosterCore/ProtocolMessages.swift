@@ -184,8 +184,8 @@ enum ProtocolMessages {
             .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",
         ],
         "error.no_email": [
-            .zhHans: "此账户没有（已验证的）电子邮箱", .en: "This account has no email address (or none verified)",
-            .vi: "Tài khoản này không có địa chỉ email (hoặc chưa xác minh)", .ko: "이 계정에는 (인증된) 이메일 주소가 없습니다",
+            .zhHans: "此账户没有电子邮箱", .en: "This account has no email address",
+            .vi: "Tài khoản này không có địa chỉ email", .ko: "이 계정에는 이메일 주소가 없습니다",
         ],
         "error.mail_unavailable": [
             .zhHans: "此服务器未配置邮件发送", .en: "This server is not set up to send mail",

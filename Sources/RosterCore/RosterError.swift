@@ -30,7 +30,7 @@ public enum RosterError: Error, Equatable, Sendable {
     case codeRequired
     /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
     case invalidCode
-    /// The account has no email, or none verified where one is needed (protocol.md §Email).
+    /// `account.email_verify_send` for an account without an email (protocol.md §Email).
     case noEmail
     /// Mail is off: `[Mail] Sendmail=` is empty (protocol.md §Email).
     case mailUnavailable

@@ -21,12 +21,17 @@ struct AccountCommandTests {
         #expect(try AccountVerb.parse(["totp", "enroll", "--password-stdin"]) == .totpEnroll(passwordStdin: true))
         #expect(try AccountVerb.parse(["totp", "confirm"]) == .totpConfirm(passwordStdin: false))
         #expect(try AccountVerb.parse(["totp", "disable"]) == .totpDisable(passwordStdin: false))
+        #expect(try AccountVerb.parse(["verify-email"]) == .verifyEmail(code: nil))
+        #expect(try AccountVerb.parse(["verify-email", "--code", "482913"]) == .verifyEmail(code: "482913"))
+        #expect(try AccountVerb.parse(["verify-email", "--code=482913"]) == .verifyEmail(code: "482913"))
     }
 
     @Test func accountMistakesAreUsageErrors() {
         for arguments in [[], ["frobnicate"], ["show", "extra"], ["email"], ["email", "a@b.c", "d@e.f"], ["delete", "now"],
                           ["export", "--output"], ["export", "--output="], ["totp"], ["totp", "on"], ["totp", "enroll", "x"],
                           ["password", "--yes"], ["show", "--password-stdin"],
+                          ["verify-email", "482913"], ["verify-email", "--code"], ["verify-email", "--code="],
+                          ["verify-email", "--password-stdin"], ["verify_email"],
                           // A password is never an argument, in any spelling.
                           ["password", "--password", "secret1"], ["delete", "--password=secret1"]] {
             #expect(throws: UsageError.self, "\(arguments)") { try AccountVerb.parse(arguments) }
@@ -51,6 +56,22 @@ struct AccountCommandTests {
         #expect(throws: UsageError.self) { try RecoverVerb(arguments: []) }
         #expect(throws: UsageError.self) { try RecoverVerb(arguments: ["--username", "a", "--code", "abcd"]) }
         #expect(throws: UsageError.self) { try RecoverVerb(arguments: ["--username", "a", "abcd-efgh"]) }
+        #expect(!recover.byMail)
+    }
+
+    @Test func recoverByMailTakesTheAccountAfterEmailAndTheMailedCodeOnlyFromAPromptOrStdin() throws {
+        let recover = try RecoverVerb(arguments: ["--email", "alice@example.com"])
+        #expect(recover.username == "alice@example.com" && recover.byMail && !recover.passwordStdin)
+        #expect(try RecoverVerb(arguments: ["--email=alice12", "--password-stdin"]).passwordStdin)
+        for arguments in [["--email"], ["--email", ""], ["--email", "a", "--username", "a"], ["--email", "a", "123456"],
+                          ["--email", "a", "--code", "123456"]] {
+            #expect(throws: UsageError.self, "\(arguments)") { try RecoverVerb(arguments: arguments) }
+        }
+        // The code is mailed after the command starts: a variable set before cannot hold it.
+        #expect(RecoverVerb.mailedCodeSource(passwordStdin: true, terminal: false) == .standardInput)
+        #expect(RecoverVerb.mailedCodeSource(passwordStdin: false, terminal: true) == .prompt)
+        #expect(RecoverVerb.mailedCodeSource(passwordStdin: false, terminal: false) == nil)
+        #expect(!Secret.mailedCode.hidden && !Secret.mailedCode.confirm)
     }
 
     @Test func eachSecretHasItsOwnVariableAndStdinWinsOverAll() {
@@ -70,15 +91,21 @@ struct AccountCommandTests {
     }
 
     @Test func accountShowLinesLineUpAndSayWhatIsMissing() {
-        let lines = AccountActions.showLines(["username": "alice12", "email": nil, "created_at": "2026-12-01T16:00:00Z",
-                                              "totp": true, "recovery_codes_left": 9])
+        let lines = AccountActions.showLines(["username": "alice12", "email": nil, "email_verified": false,
+                                              "created_at": "2026-12-01T16:00:00Z", "totp": true, "recovery_codes_left": 9])
         #expect(lines == ["           Username: alice12",
                           "              Email: -",
+                          "     Email verified: -",
                           "            Created: 2026-12-01T16:00:00Z",
                           "    Two-step log-in: on (log-ins need a one-time code)",
                           "Recovery codes left: 9"])
-        #expect(AccountActions.showLines(["username": "bob123", "email": "b@example.com", "totp": false])[1...3]
-            == ["              Email: b@example.com", "            Created: -", "    Two-step log-in: off"])
+        #expect(AccountActions.showLines(["username": "bob123", "email": "b@example.com", "totp": false])[1...4]
+            == ["              Email: b@example.com", "     Email verified: -", "            Created: -",
+                "    Two-step log-in: off"])
+        #expect(AccountActions.showLines(["username": "bob123", "email": "b@example.com", "email_verified": true])[2]
+            == "     Email verified: yes")
+        #expect(AccountActions.showLines(["username": "bob123", "email": "b@example.com", "email_verified": false])[2]
+            == "     Email verified: no (rosterctl account verify-email)")
     }
 
     @Test func theSessionsTableMarksTheCurrentOne() {
@@ -122,7 +149,7 @@ struct AccountCommandTests {
         #expect(help.contains("Account Commands:"))
         for usage in ["account show", "account password", "account email ADDRESS", "account delete", "account export",
                       "account recovery-codes", "account totp enroll", "account totp disable", "sessions revoke ID",
-                      "sessions revoke-others", "recover --username NAME"] {
+                      "sessions revoke-others", "recover --username NAME", "account verify-email [--code CODE]"] {
             #expect(help.contains("  " + usage), "\(usage)")
         }
     }

@@ -57,25 +57,26 @@ struct UserCommandTests {
                                "last_login_at": "2026-12-01T15:30:00Z", "locked": false, "totp": false,
                                "locked_at": nil, "locked_reason": nil, "failed_logins": 3, "sessions": 2]
         #expect(UserAdmin.table([user], details: true).render(legend: true) == [
-            "USERNAME EMAIL CREATED              LAST LOG-IN          LOCKED TOTP FAILED LOG-INS SESSIONS LOCKED AT LOCK REASON",
-            "bob123   -     2026-12-01T15:00:00Z 2026-12-01T15:30:00Z no     off  3              2        -         -",
+            "USERNAME EMAIL CREATED              LAST LOG-IN          LOCKED TOTP EMAIL VERIFIED FAILED LOG-INS SESSIONS LOCKED AT LOCK REASON",
+            "bob123   -     2026-12-01T15:00:00Z 2026-12-01T15:30:00Z no     off  -              3              2        -         -",
         ])
         let locked: JSONValue = ["username": "bob123", "email": "b@example.com", "created_at": "2026-12-01T15:00:00Z",
-                                 "last_login_at": nil, "locked": true, "totp": true, "locked_at": "2026-12-01T16:45:00Z",
+                                 "last_login_at": nil, "locked": true, "totp": true, "email_verified": true,
+                                 "locked_at": "2026-12-01T16:45:00Z",
                                  "locked_reason": "phished, ticket 4411", "failed_logins": 0, "sessions": 0]
         #expect(UserAdmin.table([locked], details: true).render(legend: true) == [
-            "USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP FAILED LOG-INS SESSIONS LOCKED AT            LOCK REASON",
-            "bob123   b@example.com 2026-12-01T15:00:00Z -           yes    on   0              0        2026-12-01T16:45:00Z phished, ticket 4411",
+            "USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP EMAIL VERIFIED FAILED LOG-INS SESSIONS LOCKED AT            LOCK REASON",
+            "bob123   b@example.com 2026-12-01T15:00:00Z -           yes    on   yes            0              0        2026-12-01T16:45:00Z phished, ticket 4411",
         ])
         // Locked without a reason: its time, and `-` for the reason.
         let noReason: JSONValue = ["username": "bob123", "locked": true, "locked_at": "2026-12-01T16:45:00Z",
                                    "locked_reason": nil]
         #expect(UserAdmin.table([noReason], details: true).render(legend: false)
-            == ["bob123 - - - yes - - - 2026-12-01T16:45:00Z -"])
+            == ["bob123 - - - yes - - - - 2026-12-01T16:45:00Z -"])
         // Sessions sent as a list count as how many there are; a field the daemon left out is `-`.
         let listed: JSONValue = ["username": "bob123", "sessions": [["id": "00112233aabbccdd"], ["id": "ffeeddcc00112233"]]]
         #expect(UserAdmin.table([listed], details: true).render(legend: false)
-            == ["bob123 - - - - - - 2 - -"])
+            == ["bob123 - - - - - - - 2 - -"])
         // The list has no lock columns, whatever an item holds.
         #expect(UserAdmin.table([locked], details: false).render(legend: true).first
             == "USERNAME EMAIL         CREATED              LAST LOG-IN LOCKED TOTP")

@@ -17,12 +17,13 @@ struct VerbDocumentationTests {
             #expect(verbsLine.split(whereSeparator: { $0 == " " || $0 == "\"" }).contains(Substring(name)), "completion: \(name)")
         }
         for action in ["show", "password", "email", "delete", "export", "recovery-codes", "totp", "enroll", "confirm", "disable",
-                       "revoke", "revoke-others"] {
+                       "revoke", "revoke-others", "verify-email", "list"] {
             #expect(completion.contains(action), "completion: \(action)")
         }
         for usage in ["account show", "account password", "account email", "account delete", "account export",
                       "account recovery-codes", "account totp enroll", "account totp confirm", "account totp disable",
-                      "sessions revoke", "sessions revoke-others", "recover --username"] {
+                      "sessions revoke", "sessions revoke-others", "recover --username", "recover --email",
+                      "account verify-email", "mail list"] {
             #expect(manual.contains(usage) || manual.contains(usage.replacingOccurrences(of: " ", with: "\\fR \\fB")),
                     "man: \(usage)")
         }

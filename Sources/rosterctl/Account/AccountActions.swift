@@ -16,9 +16,14 @@ enum AccountActions {
     static func showLines(_ result: JSONValue) -> [String] {
         let email = result["email"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-"
         let totp = result["totp"]?.boolValue == true ? "on (log-ins need a one-time code)" : "off"
+        // Without an email there is nothing to verify; a daemon that does not say is shown as not saying.
+        let verified = email == "-" ? "-" : result["email_verified"]?.boolValue.map {
+            $0 ? "yes" : "no (rosterctl account verify-email)"
+        } ?? "-"
         let rows: [(String, String)] = [
             ("Username", result["username"]?.stringValue ?? "-"),
             ("Email", email),
+            ("Email verified", verified),
             ("Created", result["created_at"]?.stringValue ?? "-"),
             ("Two-step log-in", totp),
             ("Recovery codes left", result["recovery_codes_left"]?.int64Value.map(String.init) ?? "-"),

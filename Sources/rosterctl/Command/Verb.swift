@@ -49,6 +49,7 @@ var verbTable: [any Verb.Type] {
         AuditVerb.self,
         ContactsVerb.self,
         StatusVerb.self,
+        MailVerb.self,
         WatchVerb.self,
         CallVerb.self,
     ]

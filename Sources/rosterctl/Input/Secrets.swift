@@ -16,6 +16,10 @@ struct Secret: Equatable {
     static let newPassword = Secret(name: "new password", variable: "ROSTER_NEW_PASSWORD", prompt: "New password: ", confirm: true)
     static let oneTimeCode = Secret(name: "one-time code", variable: "ROSTER_CODE", prompt: "One-time code: ", hidden: false)
     static let recoveryCode = Secret(name: "recovery code", variable: "ROSTER_RECOVERY_CODE", prompt: "Recovery code: ")
+    /// Mailed once the command has asked for it, so only a prompt or stdin can hold it, never a variable set before;
+    /// six digits, typed at once and dead after one use, so shown as typed.
+    static let mailedCode = Secret(name: "mailed code", variable: "ROSTER_RECOVERY_CODE", prompt: "Code from the mail: ",
+                                   hidden: false)
 
     /// What a script without any source of this secret is told.
     func missing(verb: String) -> String { "\(verb): give the \(name) with --password-stdin or \(variable)" }

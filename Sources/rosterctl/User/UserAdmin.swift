@@ -95,11 +95,11 @@ enum UserAdmin {
     }
 
     /// `admin.users.list` items (or `show`'s user, with `details`) as a table; times as the daemon sends them
-    /// (RFC 3339, UTC), `-` for what is not there. The lock's reason is free text of up to 200 characters: last,
-    /// so that it pushes no other column.
+    /// (RFC 3339, UTC), `-` for what is not there (whether an email is verified, too, when there is none). The
+    /// lock's reason is free text of up to 200 characters: last, so that it pushes no other column.
     static func table(_ users: [JSONValue], details: Bool) -> Table {
         var table = Table(columns: ["USERNAME", "EMAIL", "CREATED", "LAST LOG-IN", "LOCKED", "TOTP"]
-            + (details ? ["FAILED LOG-INS", "SESSIONS", "LOCKED AT", "LOCK REASON"] : []))
+            + (details ? ["EMAIL VERIFIED", "FAILED LOG-INS", "SESSIONS", "LOCKED AT", "LOCK REASON"] : []))
         table.rows = users.map { user in
             func text(_ key: String) -> String { user[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-" }
             func flag(_ key: String, _ on: String, _ off: String) -> String {
@@ -108,7 +108,9 @@ enum UserAdmin {
             var row = [text("username"), text("email"), text("created_at"), text("last_login_at"),
                        flag("locked", "yes", "no"), flag("totp", "on", "off")]
             if details {
-                row += [count(user["failed_logins"]), count(user["sessions"]), text("locked_at"), text("locked_reason")]
+                let verified = text("email") == "-" ? "-" : flag("email_verified", "yes", "no")
+                row += [verified, count(user["failed_logins"]), count(user["sessions"]), text("locked_at"),
+                        text("locked_reason")]
             }
             return row
         }

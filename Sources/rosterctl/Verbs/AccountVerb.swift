@@ -15,6 +15,8 @@ enum AccountCommand: Equatable {
     case totpEnroll(passwordStdin: Bool)
     case totpConfirm(passwordStdin: Bool)
     case totpDisable(passwordStdin: Bool)
+    /// nil mails a code first (and asks for it on a terminal); a code verifies at once.
+    case verifyEmail(code: String?)
 }
 
 /// `rosterctl account`: the logged-in user's own account, from its details to its deletion.
@@ -24,10 +26,12 @@ struct AccountVerb: Verb {
         summary: "Show and change the logged-in user's account", group: .account,
         options: [("--password-stdin", "Read the secrets from stdin, one per line (see rosterctl(1) for the order)"),
                   ("--yes", "delete: do not ask to type the username (needed without a terminal)"),
+                  ("--code CODE", "verify-email: the code from the mail, instead of mailing one and asking for it"),
                   ("--output FILE", "export: write to FILE, which must not exist yet (default: stdout)")],
-        actions: [(usages.show, "Show the username, email, creation time, TOTP and recovery codes left"),
+        actions: [(usages.show, "Show the username, email (verified or not), creation time, TOTP and recovery codes left"),
                   (usages.password, "Change the password (an interactive form on a terminal)"),
                   (usages.email, "Change the email; \"\" removes it (asks for the password)"),
+                  (usages.verifyEmail, "Verify the email: mail a code, then type it (or give it with --code)"),
                   (usages.delete, "Delete the account, its contacts and sessions for good"),
                   (usages.export, "Print everything stored about the account as JSON (no secrets)"),
                   (usages.recoveryCodes, "Make 10 new single-use recovery codes (replacing older ones)"),
@@ -39,6 +43,7 @@ struct AccountVerb: Verb {
         show: "account show",
         password: "account password [--password-stdin]",
         email: "account email ADDRESS [--password-stdin]",
+        verifyEmail: "account verify-email [--code CODE]",
         delete: "account delete [--yes] [--password-stdin]",
         export: "account export [--output FILE]",
         recoveryCodes: "account recovery-codes [--password-stdin]",
@@ -65,6 +70,14 @@ struct AccountVerb: Verb {
             let parsed = try VerbArguments(rest, verb: "account email", flags: ["--password-stdin"])
             let words = try parsed.positionals(min: 1, max: 1, verb: "account email", usage: usages.email)
             return .email(words[0], passwordStdin: parsed.flags.contains("--password-stdin"))
+        case "verify-email":
+            let parsed = try VerbArguments(rest, verb: "account verify-email", valued: ["--code"])
+            _ = try parsed.positionals(min: 0, max: 0, verb: "account verify-email", usage: usages.verifyEmail)
+            // Unlike a password, a verification code may be an argument: it proves only that the mail arrived,
+            // works once, and the account it verifies is already the logged-in one.
+            let code = parsed.values["--code"]
+            if code == "" { throw UsageError(description: "account verify-email: --code needs the code from the mail") }
+            return .verifyEmail(code: code)
         case "delete":
             let parsed = try VerbArguments(rest, verb: "account delete", flags: ["--password-stdin", "--yes"])
             _ = try parsed.positionals(min: 0, max: 0, verb: "account delete", usage: usages.delete)
@@ -87,8 +100,8 @@ struct AccountVerb: Verb {
             default: throw UsageError(description: "account totp: unknown command '\(step)'; use enroll, confirm or disable")
             }
         default:
-            throw UsageError(description: "account: unknown command '\(action)'; use show, password, email, delete, export, "
-                + "recovery-codes or totp (see rosterctl account --help)")
+            throw UsageError(description: "account: unknown command '\(action)'; use show, password, email, verify-email, "
+                + "delete, export, recovery-codes or totp (see rosterctl account --help)")
         }
     }
 
@@ -108,7 +121,7 @@ struct AccountVerb: Verb {
             }
         }
         switch command {
-        case .show, .export:
+        case .show, .export, .verifyEmail:
             return
         case .password(let passwordStdin):
             guard passwordStdin || !interactive else { return }
@@ -143,6 +156,7 @@ struct AccountVerb: Verb {
         case .totpEnroll(let passwordStdin): return try TOTPEnrolment.enroll(passwordStdin: passwordStdin, context)
         case .totpConfirm(let passwordStdin): return try TOTPEnrolment.confirm(passwordStdin: passwordStdin, context)
         case .totpDisable(let passwordStdin): return try TOTPEnrolment.disable(passwordStdin: passwordStdin, context)
+        case .verifyEmail(let code): return try EmailVerification.run(code: code, context)
         }
     }
 }

@@ -52,18 +52,8 @@ struct SessionsVerb: Verb {
         let connection = try context.connectLoggedIn()
         switch command {
         case .list:
-            let result = try connection.result("session.list", verb: "sessions")
-            if context.json != nil {
-                context.printJSON(result)
-                return 0
-            }
-            let items = result["items"]?.arrayValue ?? []
-            let legend = !context.options.noLegend
-            SessionsVerb.table(items).render(legend: legend, style: context.style).forEach(printLine)
-            if legend {
-                printLine("")
-                printLine("\(items.count) \(items.count == 1 ? "session" : "sessions") listed.")
-            }
+            context.printListing(try connection.result("session.list", verb: "sessions"), SessionsVerb.table,
+                                 one: "session", many: "sessions")
         case .revoke(let id):
             // Revoking this very session logs it out: the kept token is dead, so its file goes as logout's does.
             let current = try connection.result("session.list", verb: "sessions revoke")["items"]?.arrayValue?

@@ -24,6 +24,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 import roster
 from conftest import REPOSITORY, Daemon, Gateway
+from mail_support import MailSystem
 
 pytestmark = pytest.mark.browser
 
@@ -71,6 +72,17 @@ def browser() -> Iterator[WebDriver]:
 def page(browser: WebDriver, gateway: Gateway) -> Iterator[WebDriver]:
     """The browser with one window and no cookies, for a fresh gateway."""
     yield browser
+    _clean(browser)
+
+
+@pytest.fixture
+def mail_page(browser: WebDriver, mail_gateway: Gateway) -> Iterator[WebDriver]:
+    """`page`, for the gateway of a daemon that mails (see conftest.mail_gateway)."""
+    yield browser
+    _clean(browser)
+
+
+def _clean(browser: WebDriver) -> None:
     for handle in browser.window_handles[1:]:
         browser.switch_to.window(handle)
         browser.close()
@@ -123,17 +135,22 @@ def fill(driver: WebDriver, values: dict[str, str]) -> None:
         element.send_keys(value)
 
 
-def register_in_page(driver: WebDriver, gateway: Gateway, username: str, password: str = "secret1") -> None:
+def register_in_page(driver: WebDriver, gateway: Gateway, username: str, password: str = "secret1",
+                     email: str | None = None) -> None:
+    """Registers through the page; with an email the gateway sends the browser to the verify page."""
     open_page(driver, gateway, "/register")
     fill(driver, {"username": username})
     wait_code(driver, "username", "available")
     fill(driver, {"password": password})
     wait_code(driver, "password", "valid")
     fill(driver, {"confirm": password})
+    if email is not None:
+        fill(driver, {"email": email})
+        wait_code(driver, "email", "valid")
     submit = driver.find_element(By.ID, "submit")
     wait_for(driver, lambda _: submit.is_enabled())
     submit.click()
-    wait_for(driver, lambda d: d.current_url.endswith("/contacts"))
+    wait_for(driver, lambda d: d.current_url.endswith("/verify" if email is not None else "/contacts"))
     wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
 
 
@@ -361,7 +378,7 @@ def test_the_pages_work_from_the_keyboard(page: WebDriver, daemon: Daemon, gatew
     """Labels name every field, and Tab and Enter alone log a person in."""
     with roster.Client(daemon.socket_path) as client:
         client.users_register(username="frank1", password="secret1")
-    for path in ("/register", "/login"):
+    for path in ("/register", "/forgot", "/recover", "/login"):
         open_page(page, gateway, path)
         # Every field has a label, and its state line is announced (aria-live) and tied to it (aria-describedby).
         unlabelled = script(page, """return [...document.querySelectorAll('input:not([hidden])')].filter(input =>
@@ -411,3 +428,97 @@ def test_log_in_with_two_step_log_in_asks_for_the_code(page: WebDriver, daemon: 
     wait_for(page, lambda _: submit.is_enabled())
     submit.click()
     wait_for(page, lambda d: d.current_url.endswith("/contacts"))
+
+
+def recover_in_page(driver: WebDriver, username: str, code: str, new_password: str) -> None:
+    """On the /recover page a link opened: the fields hold the link's name and code (and the address bar no longer
+    holds them), the new password gets the register page's rules live, and submitting logs in."""
+    wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    assert driver.find_element(By.ID, "username").get_attribute("value") == username
+    assert driver.find_element(By.ID, "code").get_attribute("value") == code
+    assert driver.current_url.endswith("/recover"), driver.current_url
+    assert script(driver, "return document.referrer") == ""
+    fill(driver, {"password": "ab"})
+    wait_code(driver, "password", "too_short")
+    assert driver.find_element(By.ID, "confirm").is_enabled() is False
+    driver.find_element(By.ID, "password").clear()
+    fill(driver, {"password": new_password})
+    wait_code(driver, "password", "valid")
+    fill(driver, {"confirm": new_password[:-1]})
+    wait_code(driver, "confirm", "mismatch")
+    submit = driver.find_element(By.ID, "submit")
+    assert submit.is_enabled() is False
+    driver.find_element(By.ID, "confirm").send_keys(new_password[-1])
+    wait_code(driver, "confirm", "valid")
+    wait_for(driver, lambda _: submit.is_enabled())
+    screenshot(driver, "recover")
+    submit.click()
+    wait_for(driver, lambda d: d.current_url.endswith("/contacts"))
+    wait_for(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    assert driver.find_element(By.TAG_NAME, "body").get_attribute("data-user") == username
+
+
+def test_the_recover_page_takes_a_code_from_its_link_and_logs_in_with_the_new_password(
+        page: WebDriver, daemon: Daemon, gateway: Gateway) -> None:
+    """A recovery code in the link's place (auth.recover takes both kinds alike); a wrong code is said clearly."""
+    with roster.Client(daemon.socket_path, timeout=10) as client:
+        client.users_register(username="leon01", password="secret1")
+        client.auth_login(username="leon01", password="secret1")
+        code = client.account_recovery_codes(password="secret1")["codes"][0]
+    open_page(page, gateway, "/recover?user=leon01&code=aaaa-bbbb-cccc-dddd")
+    fill(page, {"password": "better22"})
+    wait_code(page, "password", "valid")
+    fill(page, {"confirm": "better22"})
+    submit = page.find_element(By.ID, "submit")
+    wait_for(page, lambda _: submit.is_enabled())
+    submit.click()
+    wait_for(page, lambda d: d.find_element(By.ID, "form-status").get_attribute("data-reason") == "invalid_code")
+    assert page.find_element(By.ID, "form-status").text == "The code is wrong, used already or expired"
+    page.get(f"{gateway.url}/recover?user=leon01&code={code}")
+    recover_in_page(page, "leon01", code, "better22")
+    with roster.Client(daemon.socket_path, timeout=10) as client:
+        assert client.auth_login(username="leon01", password="better22")["username"] == "leon01"
+
+
+def test_register_with_an_email_verify_it_then_forgot_password_and_the_mailed_link(
+        mail_page: WebDriver, mail_daemon: Daemon, mail_gateway: Gateway, mail_system: MailSystem) -> None:
+    page = mail_page
+    register_in_page(page, mail_gateway, "mike01", email="mike@example.com")
+    state = page.find_element(By.ID, "verify-state")
+    assert state.text == "Not verified yet" and state.get_attribute("data-verified") == "false"
+    code = mail_system.next_to("mike@example.com").code
+    fill(page, {"code": code})
+    submit = page.find_element(By.ID, "submit")
+    wait_for(page, lambda _: submit.is_enabled())
+    submit.click()
+    wait_for(page, lambda d: d.find_element(By.ID, "verify-state").get_attribute("data-verified") == "true")
+    assert page.find_element(By.ID, "verify-state").text == "Verified"
+    assert page.find_element(By.ID, "verify-status").text == "Your email is verified."
+    assert page.find_element(By.ID, "verify-form").is_displayed() is False
+    screenshot(page, "verify")
+    open_page(page, mail_gateway, "/account")
+    assert page.find_element(By.ID, "account-email-state").text == "Verified"
+    page.find_element(By.ID, "logout").click()
+    wait_for(page, lambda d: d.current_url.endswith("/login"))
+    wait_for(page, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    page.find_element(By.ID, "forgot-link").click()
+    wait_for(page, lambda d: d.current_url.endswith("/forgot"))
+    wait_for(page, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "true")
+    fill(page, {"username": "mike01"})
+    page.find_element(By.ID, "submit").click()
+    said = "If the account has a verified email, a code is on its way to it."
+    wait_for(page, lambda d: d.find_element(By.ID, "forgot-status").text == said)
+    screenshot(page, "forgot")
+    # A name nobody has gets the very same words.
+    page.find_element(By.ID, "username").clear()
+    fill(page, {"username": "nobody9"})
+    page.find_element(By.ID, "submit").click()
+    wait_for(page, lambda d: d.find_element(By.ID, "forgot-status").text == said)
+    link = mail_system.next_to("mike@example.com", containing="/recover?").link
+    assert link.startswith(f"{mail_gateway.url}/recover?user=mike01&code=")
+    page.get(link)
+    recover_in_page(page, "mike01", link.rsplit("=", 1)[1], "better22")
+    with roster.Client(mail_daemon.socket_path, timeout=10) as client:
+        with pytest.raises(roster.RosterError) as old:
+            client.auth_login(username="mike01", password="secret1")
+        assert old.value.reason == "wrong_password"

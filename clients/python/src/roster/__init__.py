@@ -14,12 +14,14 @@ from .errors import ConnectionLost, RosterError
 from .events import (Event, FieldEvent, FormEvent, ResultsEvent, SessionEvent, SubmitEvent, UnknownEvent,
                      parse_event)
 from .forms import AsyncForm, FieldState, Form, FormState
-from .types import Contact, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
+from .types import (Contact, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailKind,
+                    MailListing, MailStatus, MethodDescription, User)
 
 __all__ = [
     "METHODS", "AsyncClient", "AsyncForm", "Client", "ConnectionLost", "Contact", "ContactMatch", "Event", "FieldEvent",
     "FoundContact",
-    "FieldSnapshot", "FieldState", "Form", "FormEvent", "FormState", "ImportRejection", "MethodDescription",
+    "FieldSnapshot", "FieldState", "Form", "FormEvent", "FormState", "ImportRejection", "MailCounts", "MailKind",
+    "MailListing", "MailStatus", "MethodDescription",
     "ResultsEvent", "RosterError", "SessionEvent", "SubmitEvent", "UnknownEvent", "User", "default_socket_path",
     "parse_event",
 ]

@@ -24,6 +24,8 @@ DESCRIBED_TYPES = {
     "string or null": "str | None",
     "integer or null": "int | None",
     "{name, summary, params, result}": "MethodDescription",
+    "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}": "MailListing",
+    "{queued, failed, sent} or null": "MailCounts | None",
 }
 
 HEADER = '''\
@@ -34,7 +36,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import Contact, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
+from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
+                    User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import Contact, FieldSnapshot, FoundContact, ImportRejection, MethodDescription, User
+from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
+                    User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
@@ -15,6 +16,8 @@ METHODS: dict[str, tuple[str, ...]] = {
     'account.change_email': ('password', 'email'),
     'account.change_password': ('current', 'new'),
     'account.delete': ('password',),
+    'account.email_verify': ('code',),
+    'account.email_verify_send': (),
     'account.export': (),
     'account.recovery_codes': ('password',),
     'account.show': (),
@@ -23,6 +26,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'account.totp_enroll': ('password',),
     'admin.audit': ('username?', 'event?', 'since?', 'before?', 'limit?', 'follow?'),
     'admin.backup': ('path',),
+    'admin.mail.list': ('status?', 'limit?'),
     'admin.stats': (),
     'admin.users.delete': ('username',),
     'admin.users.list': ('query?', 'limit?', 'offset?'),
@@ -32,6 +36,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'admin.users.unlock': ('username',),
     'auth.login': ('username', 'password', 'code?'),
     'auth.recover': ('username', 'code', 'new_password'),
+    'auth.recover_start': ('username',),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
     'contacts.export': ('format', 'limit?', 'cursor?'),
     'contacts.import': ('format', 'data'),
@@ -68,9 +73,18 @@ class AccountDeleteResult(TypedDict):
     pass
 
 
+class AccountEmailVerifyResult(TypedDict):
+    email_verified: bool
+
+
+class AccountEmailVerifySendResult(TypedDict):
+    pass
+
+
 class AccountExportResultAccount(TypedDict):
     username: str
     email: str | None
+    email_verified: bool
     created_at: str
     totp: bool
     recovery_codes_left: int
@@ -102,6 +116,7 @@ class AccountRecoveryCodesResult(TypedDict):
 class AccountShowResult(TypedDict):
     username: str
     email: str | None
+    email_verified: bool
     created_at: str
     totp: bool
     recovery_codes_left: int
@@ -144,6 +159,10 @@ class AdminBackupResult(TypedDict):
     bytes: int
 
 
+class AdminMailListResult(TypedDict):
+    items: list[MailListing]
+
+
 class AdminStatsResultStorage(TypedDict):
     backend: Literal['sqlite', 'postgresql']
     state: Literal['connecting', 'up', 'down']
@@ -168,6 +187,7 @@ class AdminStatsResult(TypedDict):
     username_directory: str | None
     queues: Any
     storage: AdminStatsResultStorage
+    mail: MailCounts | None
 
 
 class AdminUsersDeleteResult(TypedDict):
@@ -177,6 +197,7 @@ class AdminUsersDeleteResult(TypedDict):
 class AdminUsersListResultItemsItem(TypedDict):
     username: str
     email: str | None
+    email_verified: bool
     created_at: str
     last_login_at: str | None
     locked: bool
@@ -199,6 +220,7 @@ class AdminUsersResetFailuresResult(TypedDict):
 class AdminUsersShowResultUser(TypedDict):
     username: str
     email: str | None
+    email_verified: bool
     created_at: str
     last_login_at: str | None
     locked: bool
@@ -225,6 +247,10 @@ class AuthLoginResult(TypedDict):
 class AuthRecoverResult(TypedDict):
     username: str
     token: str
+
+
+class AuthRecoverStartResult(TypedDict):
+    pass
 
 
 class ContactsAddResult(TypedDict):
@@ -370,6 +396,14 @@ class BlockingMethods:
         """Delete the account, its contacts, tokens, codes and TOTP for good."""
         return cast('AccountDeleteResult', self.call('account.delete', _present({'password': password})))
 
+    def account_email_verify(self, *, code: str) -> AccountEmailVerifyResult:
+        """Verify this session's account's email with the mailed code."""
+        return cast('AccountEmailVerifyResult', self.call('account.email_verify', _present({'code': code})))
+
+    def account_email_verify_send(self) -> AccountEmailVerifySendResult:
+        """Mail a verification code to this session's account's email."""
+        return cast('AccountEmailVerifySendResult', self.call('account.email_verify_send', {}))
+
     def account_export(self) -> AccountExportResult:
         """Everything stored about the user except secrets."""
         return cast('AccountExportResult', self.call('account.export', {}))
@@ -379,7 +413,7 @@ class BlockingMethods:
         return cast('AccountRecoveryCodesResult', self.call('account.recovery_codes', _present({'password': password})))
 
     def account_show(self) -> AccountShowResult:
-        """This session's account: email, created_at, TOTP, recovery codes left."""
+        """This session's account: email and whether it is verified, created_at, TOTP, recovery codes left."""
         return cast('AccountShowResult', self.call('account.show', {}))
 
     def account_totp_confirm(self, *, code: str) -> AccountTotpConfirmResult:
@@ -401,6 +435,10 @@ class BlockingMethods:
     def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', self.call('admin.backup', _present({'path': path})))
+
+    def admin_mail_list(self, *, status: Literal['queued', 'sent', 'failed'] | None = None, limit: int | None = None) -> AdminMailListResult:
+        """The outbox newest first, by status, without messages or codes (admin only)."""
+        return cast('AdminMailListResult', self.call('admin.mail.list', _present({'status': status, 'limit': limit})))
 
     def admin_stats(self) -> AdminStatsResult:
         """Counters of the running daemon (root or the daemon's own uid only)."""
@@ -435,8 +473,12 @@ class BlockingMethods:
         return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
     def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
-        """Set a new password with a recovery code, and log this connection in."""
+        """Set a new password with a recovery code or a mailed code, and log this connection in."""
         return cast('AuthRecoverResult', self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
+
+    def auth_recover_start(self, *, username: str) -> AuthRecoverStartResult:
+        """Mail a recovery code and link to the account's verified email, if it has one; the same answer either way."""
+        return cast('AuthRecoverStartResult', self.call('auth.recover_start', _present({'username': username})))
 
     def contacts_add(self, *, name: str, phone: str | None = None, email: str | None = None, note: str | None = None) -> ContactsAddResult:
         """Add a contact; the daemon assigns its id."""
@@ -541,6 +583,14 @@ class AsyncMethods:
         """Delete the account, its contacts, tokens, codes and TOTP for good."""
         return cast('AccountDeleteResult', await self.call('account.delete', _present({'password': password})))
 
+    async def account_email_verify(self, *, code: str) -> AccountEmailVerifyResult:
+        """Verify this session's account's email with the mailed code."""
+        return cast('AccountEmailVerifyResult', await self.call('account.email_verify', _present({'code': code})))
+
+    async def account_email_verify_send(self) -> AccountEmailVerifySendResult:
+        """Mail a verification code to this session's account's email."""
+        return cast('AccountEmailVerifySendResult', await self.call('account.email_verify_send', {}))
+
     async def account_export(self) -> AccountExportResult:
         """Everything stored about the user except secrets."""
         return cast('AccountExportResult', await self.call('account.export', {}))
@@ -550,7 +600,7 @@ class AsyncMethods:
         return cast('AccountRecoveryCodesResult', await self.call('account.recovery_codes', _present({'password': password})))
 
     async def account_show(self) -> AccountShowResult:
-        """This session's account: email, created_at, TOTP, recovery codes left."""
+        """This session's account: email and whether it is verified, created_at, TOTP, recovery codes left."""
         return cast('AccountShowResult', await self.call('account.show', {}))
 
     async def account_totp_confirm(self, *, code: str) -> AccountTotpConfirmResult:
@@ -572,6 +622,10 @@ class AsyncMethods:
     async def admin_backup(self, *, path: str) -> AdminBackupResult:
         """Copy the live database to an absolute path that does not exist yet, checked with integrity_check (admin only)."""
         return cast('AdminBackupResult', await self.call('admin.backup', _present({'path': path})))
+
+    async def admin_mail_list(self, *, status: Literal['queued', 'sent', 'failed'] | None = None, limit: int | None = None) -> AdminMailListResult:
+        """The outbox newest first, by status, without messages or codes (admin only)."""
+        return cast('AdminMailListResult', await self.call('admin.mail.list', _present({'status': status, 'limit': limit})))
 
     async def admin_stats(self) -> AdminStatsResult:
         """Counters of the running daemon (root or the daemon's own uid only)."""
@@ -606,8 +660,12 @@ class AsyncMethods:
         return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
     async def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
-        """Set a new password with a recovery code, and log this connection in."""
+        """Set a new password with a recovery code or a mailed code, and log this connection in."""
         return cast('AuthRecoverResult', await self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
+
+    async def auth_recover_start(self, *, username: str) -> AuthRecoverStartResult:
+        """Mail a recovery code and link to the account's verified email, if it has one; the same answer either way."""
+        return cast('AuthRecoverStartResult', await self.call('auth.recover_start', _present({'username': username})))
 
     async def contacts_add(self, *, name: str, phone: str | None = None, email: str | None = None, note: str | None = None) -> ContactsAddResult:
         """Add a contact; the daemon assigns its id."""

@@ -54,6 +54,35 @@ class ImportRejection(TypedDict):
     reason: str
 
 
+MailKind = Literal["verification", "recovery", "password_changed", "email_changed", "totp_disabled",
+                   "recovery_codes_made", "account_deleted"]
+MailStatus = Literal["queued", "sent", "failed"]
+
+
+class MailListing(TypedDict):
+    """One outbox message as `admin.mail.list` lists it: never its body or code; times are RFC 3339 UTC strings."""
+
+    id: int
+    recipient: str
+    kind: MailKind
+    status: MailStatus
+    # Hand-offs tried so far, and why the last one failed (a sendmail failure's reason, never its output).
+    attempts: int
+    last_error: str | None
+    queued_at: str
+    # When it is tried next (queued) and when it was handed off (sent).
+    next_attempt_at: str | None
+    sent_at: str | None
+
+
+class MailCounts(TypedDict):
+    """`admin.stats` `mail`: the outbox's messages by status (null while the storage cannot count)."""
+
+    queued: int
+    failed: int
+    sent: int
+
+
 class MethodDescription(TypedDict):
     """One method as `rpc.describe` lists it; optional params end in `?`."""
 

@@ -1,4 +1,5 @@
-"""The aiohttp application: the pages, log-in, registration and log-out by POST, and the WebSocket relay."""
+"""The aiohttp application: the pages, log-in, registration, recovery and log-out by POST, and the WebSocket
+relay."""
 from __future__ import annotations
 
 import asyncio
@@ -36,7 +37,7 @@ SECURITY_HEADERS = {
 # How the daemon's refusal of a POST maps to HTTP: the page shows the daemon's message whatever the status.
 STATUS_BY_REASON = {"rate_limited": 429, "busy": 503, "storage_unavailable": 503, "taken": 409,
                     "wrong_password": 401, "invalid_credentials": 401, "not_found": 401, "code_required": 401,
-                    "invalid_code": 401, "locked": 403}
+                    "invalid_code": 401, "locked": 403, "no_email": 409, "mail_unavailable": 503}
 REFUSED_SOCKET = {Refusal.SESSION: "Too many open pages for this session.\n",
                   Refusal.ADDRESS: "Too many open pages from this address.\n",
                   Refusal.TOTAL: "Too many open pages on this gateway.\n"}
@@ -90,6 +91,8 @@ class Gateway:
             app.router.add_get(f"/{page}", self._page)
         app.router.add_post("/register", self._register)
         app.router.add_post("/login", self._login)
+        app.router.add_post("/forgot", self._recover_start)
+        app.router.add_post("/recover", self._recover)
         app.router.add_post("/logout", self._logout)
         app.router.add_get("/ws", self._websocket)
         app.router.add_static("/static", STATIC_DIRECTORY, show_index=False, follow_symlinks=False)
@@ -130,7 +133,8 @@ class Gateway:
                                                   password=form.get("password", ""), email=email)
             login = await client.auth_login(username=created["username"], password=form.get("password", ""))
             return login["token"]
-        return await self._log_in(request, register)
+        # An email given is mailed a code by the daemon itself: the verify page is where it is typed.
+        return await self._log_in(request, register, lambda form: "/verify" if form.get("email") else "/contacts")
 
     async def _login(self, request: web.Request) -> web.StreamResponse:
         async def login(client: AsyncClient, form: dict[str, str]) -> str:
@@ -139,8 +143,45 @@ class Gateway:
             return answer["token"]
         return await self._log_in(request, login)
 
-    async def _log_in(self, request: web.Request,
-                      action: Callable[[AsyncClient, dict[str, str]], Awaitable[str]]) -> web.StreamResponse:
+    async def _recover_start(self, request: web.Request) -> web.StreamResponse:
+        """POST /forgot: asks rosterd to mail a recovery code. Its answer is the same whether or not the account
+        exists or has a verified email, and so is this one."""
+        form = await self._read_post(request)
+        if isinstance(form, web.StreamResponse):
+            return form
+        fields: dict[str, str] = form
+
+        async def start(client: AsyncClient) -> str:
+            await client.auth_recover_start(username=fields.get("username", ""))
+            return ""
+        outcome = await self._with_daemon(request, _locale(request, fields.get("locale")), start)
+        return outcome if isinstance(outcome, web.StreamResponse) else web.json_response({})
+
+    async def _recover(self, request: web.Request) -> web.StreamResponse:
+        """POST /recover: a mailed (or recovery) code sets a new password and logs in, as POST /login does."""
+        async def recover(client: AsyncClient, form: dict[str, str]) -> str:
+            answer = await client.auth_recover(username=form.get("username", ""), code=form.get("code", ""),
+                                               new_password=form.get("new_password", ""))
+            return answer["token"]
+        return await self._log_in(request, recover)
+
+    async def _log_in(self, request: web.Request, action: Callable[[AsyncClient, dict[str, str]], Awaitable[str]],
+                      redirect: Callable[[dict[str, str]], str] = lambda _: "/contacts") -> web.StreamResponse:
+        """A POST whose `action` answers a token: it goes into the cookie, and the page is sent to `redirect`."""
+        form = await self._read_post(request)
+        if isinstance(form, web.StreamResponse):
+            return form
+        fields: dict[str, str] = form
+        locale = _locale(request, fields.get("locale"))
+        outcome = await self._with_daemon(request, locale, lambda client: action(client, fields))
+        if not isinstance(outcome, str):
+            return outcome
+        response = web.json_response({"redirect": redirect(fields)})
+        response.set_cookie(COOKIE, outcome, path="/", httponly=True, samesite="Strict", secure=_secure(request))
+        return response
+
+    async def _read_post(self, request: web.Request) -> dict[str, str] | web.StreamResponse:
+        """The POST's JSON body, read within the body deadline; a late or unreadable one is answered here."""
         try:
             async with asyncio.timeout(self.settings.body_seconds):
                 form = await _form(request)
@@ -151,14 +192,7 @@ class Gateway:
             return response
         if form is None:
             return web.json_response({"reason": "invalid_request"}, status=400)
-        fields: dict[str, str] = form
-        locale = _locale(request, fields.get("locale"))
-        outcome = await self._with_daemon(request, locale, lambda client: action(client, fields))
-        if not isinstance(outcome, str):
-            return outcome
-        response = web.json_response({"redirect": "/contacts"})
-        response.set_cookie(COOKIE, outcome, path="/", httponly=True, samesite="Strict", secure=_secure(request))
-        return response
+        return form
 
     async def _logout(self, request: web.Request) -> web.StreamResponse:
         cookie = request.cookies.get(COOKIE)

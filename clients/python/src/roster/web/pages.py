@@ -1,4 +1,4 @@
-"""The four pages, rendered in the page's language from pages/*.html: `{{word}}` is a word of words.py."""
+"""The pages, rendered in the page's language from pages/*.html: `{{word}}` is a word of words.py."""
 from __future__ import annotations
 
 import html
@@ -10,9 +10,11 @@ from pathlib import Path
 from .words import WORDS
 
 PAGES_DIRECTORY = Path(__file__).with_name("pages")
-PAGES = ("register", "login", "account", "contacts")
+PAGES = ("register", "login", "account", "contacts", "verify", "forgot", "recover")
+# The pages the header links to; the others are reached from these (or, /recover, from the mailed link).
+NAV_PAGES = ("register", "login", "account", "contacts")
 # Pages that make no sense without a log-in; without a cookie they send the browser to the log-in page at once.
-LOGGED_IN_PAGES = frozenset({"account", "contacts"})
+LOGGED_IN_PAGES = frozenset({"account", "contacts", "verify"})
 PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 
 
@@ -37,7 +39,7 @@ def render(page: str, locale: str, logged_in: bool = False) -> str:
 def _nav(current: str, logged_in: bool) -> str:
     """Register and Log in for someone logged out; Account and Contacts (and Log out, in base.html) otherwise."""
     links = []
-    for page in PAGES:
+    for page in NAV_PAGES:
         marker = ' aria-current="page"' if page == current else ""
         needs = page in LOGGED_IN_PAGES
         kind = "logged-in-only" if needs else "logged-out-only"

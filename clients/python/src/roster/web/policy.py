@@ -8,15 +8,17 @@ from typing import Any
 
 from .._wire import decode_object
 
-# The methods the pages use. Everything that logs in, resumes or hands out a token or secret (auth.*,
-# users.register, session.resume, account.recovery_codes, account.totp_*), that changes who the connection is
-# (session.hello's locale is the gateway's to set, session.logout is POST /logout), and every admin.* stays out.
+# The methods the pages use. Everything that logs in, resumes or hands out a token or secret (auth.*, of which
+# recover_start is POST /forgot and recover POST /recover; users.register, session.resume, account.recovery_codes,
+# account.totp_*), that changes who the connection is (session.hello's locale is the gateway's to set,
+# session.logout is POST /logout), and every admin.* stays out. Verifying the email proves only that the mail
+# arrived, for the session's own account, so its two methods pass.
 RELAYED_METHODS = frozenset({
     "form.open", "form.input", "form.close", "form.submit",
     "contacts.list", "contacts.search", "contacts.add", "contacts.update", "contacts.remove",
     "users.check_username",
     "session.whoami", "session.list", "session.revoke", "session.revoke_others",
-    "account.show",
+    "account.show", "account.email_verify_send", "account.email_verify",
 })
 # The register and log-in forms' submits answer a token and log the connection in: they are POST /register and
 # POST /login, so that the token only ever lands in the HttpOnly cookie. The password form keeps its session.

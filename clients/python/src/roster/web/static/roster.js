@@ -5,7 +5,7 @@
 const words = JSON.parse(document.getElementById("words").textContent);
 const page = document.body.dataset.page;
 const locale = document.documentElement.lang;
-const needsLogIn = page === "contacts" || page === "account";
+const needsLogIn = page === "contacts" || page === "account" || page === "verify";
 
 function say(key, values = {}) {
   return words[key].replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
@@ -152,6 +152,9 @@ async function registerPage(connection) {
   });
 }
 
+// A one-time or mailed code as typed: six digits, spaces allowed (the daemon judges the digits).
+const sixDigits = /^\s*\d{3}\s*\d{3}\s*$/;
+
 async function loginPage(connection) {
   const codeField = document.getElementById("code-field");
   const code = document.getElementById("code");
@@ -170,7 +173,7 @@ async function loginPage(connection) {
       throw error;
     }
   });
-  bound.extraReady.ok = () => codeField.hidden || /^\s*\d{3}\s*\d{3}\s*$/.test(code.value);
+  bound.extraReady.ok = () => codeField.hidden || sixDigits.test(code.value);
   code.addEventListener("input", bound.refresh);
 }
 
@@ -179,6 +182,7 @@ async function accountPage(connection) {
   document.getElementById("account-username").textContent = account.username;
   document.getElementById("password-username").value = account.username;
   document.getElementById("account-email").textContent = account.email ?? say("none");
+  showEmailState(document.getElementById("account-email-state"), account);
   document.getElementById("account-created").textContent = new Date(account.created_at).toLocaleString(locale);
   const bound = await bindDaemonForm(connection, async () => {
     const answer = await connection.call("form.submit", { form: "password" });
@@ -197,6 +201,148 @@ async function accountPage(connection) {
     }
   });
   await showSessions(connection);
+}
+
+/** Whether the account's email is verified, with a link to the verify page while it is not. */
+function showEmailState(element, account) {
+  element.dataset.verified = String(account.email_verified === true);
+  if (!account.email) {
+    element.textContent = say("none");
+    return;
+  }
+  element.textContent = say(account.email_verified ? "verified" : "not_verified");
+  if (!account.email_verified) {
+    const link = document.createElement("a");
+    link.href = "/verify";
+    link.textContent = say("verify_link");
+    element.append(" · ", link);
+  }
+}
+
+/** The verify page: "send me a code" mails one (the daemon limits how often), and the mailed code verifies. */
+async function verifyPage(connection) {
+  const state = document.getElementById("verify-state");
+  const send = document.getElementById("send-code");
+  const form = document.getElementById("verify-form");
+  const code = document.getElementById("code");
+  const submit = document.getElementById("submit");
+  const done = document.getElementById("verify-status");
+  let account = null;
+  const show = (shown) => {
+    account = shown;
+    document.getElementById("verify-email").textContent = account.email ?? say("none");
+    state.dataset.verified = String(account.email_verified === true);
+    state.textContent = !account.email ? say("no_email") : say(account.email_verified ? "verified" : "not_verified");
+    send.hidden = form.hidden = !account.email || account.email_verified === true;
+  };
+  const refresh = () => { submit.disabled = !sixDigits.test(code.value); };
+  show(await connection.call("account.show"));
+  code.addEventListener("input", refresh);
+  send.addEventListener("click", async () => {
+    send.disabled = true;
+    showFormError(null);
+    done.textContent = "";
+    try {
+      await connection.call("account.email_verify_send");
+      done.textContent = say("code_sent", { email: account.email });
+      code.focus();
+    } catch (error) {
+      showFormError(error);
+    } finally {
+      send.disabled = false;
+    }
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (submit.disabled) return;
+    submit.disabled = true;
+    showFormError(null);
+    try {
+      await connection.call("account.email_verify", { code: code.value.replace(/\s/g, "") });
+      show(await connection.call("account.show"));
+      done.textContent = say("verified_now");
+    } catch (error) {
+      done.textContent = "";
+      showFormError(error);
+    } finally {
+      refresh();
+    }
+  });
+}
+
+/** "Forgot password?": the same words follow whatever the account, since the daemon's answer is the same too. */
+async function forgotPage() {
+  const form = document.getElementById("forgot-form");
+  const username = document.getElementById("username");
+  const submit = document.getElementById("submit");
+  const sent = document.getElementById("forgot-status");
+  const haveCode = document.getElementById("have-code");
+  let sending = false;
+  const refresh = () => { submit.disabled = sending || username.value.trim() === ""; };
+  username.addEventListener("input", refresh);
+  refresh();
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (submit.disabled) return;
+    sending = true;
+    refresh();
+    showFormError(null);
+    sent.textContent = "";
+    const name = username.value.trim();
+    try {
+      await post("/forgot", { username: name });
+      sent.textContent = say("forgot_sent");
+      haveCode.href = `/recover?user=${encodeURIComponent(name)}`;
+      document.getElementById("have-code-line").hidden = false;
+    } catch (error) {
+      showFormError(error);
+    } finally {
+      sending = false;
+      refresh();
+    }
+  });
+}
+
+/** A name for the register form the recover page borrows, nobody's: the password rules are the preset's. */
+function throwawayName() {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return "recover" + [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** The mailed link's page (`/recover?user=NAME&code=CODE`), or one to type them in. The daemon has no form of its
+ * own for a new password without a log-in, so the page borrows the register form, under a throwaway name, for its
+ * password and confirm fields: the preset's rules, live, with the register page's timing. Rules that need the
+ * real name (the hardened preset's `contains_username`) are judged by `auth.recover` itself, on submit. */
+async function recoverPage(connection) {
+  const query = new URLSearchParams(location.search);
+  const username = document.getElementById("username");
+  const code = document.getElementById("code");
+  username.value = query.get("user") ?? "";
+  code.value = query.get("code") ?? "";
+  // The code must not stay in the address bar, the history or a bookmark once it is in its field.
+  if (location.search !== "") history.replaceState(null, "", location.pathname);
+  const password = document.getElementById("password");
+  const bound = await bindDaemonForm(connection, async () => {
+    const answer = await post("/recover", { username: username.value.trim(), code: code.value.trim(),
+                                            new_password: password.value });
+    location.assign(answer.redirect);
+  });
+  bound.extraReady.ok = () => username.value.trim() !== "" && code.value.trim() !== "";
+  username.addEventListener("input", bound.refresh);
+  code.addEventListener("input", bound.refresh);
+  bound.refresh();
+  let names = 0;
+  const borrow = () => connection.call("form.input", { form: "register", field: "username", value: throwawayName() });
+  connection.on("field", (event) => {
+    // A throwaway name someone holds after all: another one, a few times at most.
+    if (event.form === "register" && event.field === "username" && event.state === "invalid" && ++names < 3) {
+      borrow().catch(showFormError);
+    }
+  });
+  await borrow();
+  // The password field opens once the borrowed name is judged; until then the first empty field has the focus.
+  if (username.value === "") username.focus();
+  else if (code.value === "") code.focus();
 }
 
 async function showSessions(connection) {
@@ -368,7 +514,8 @@ connection.on("ready", async (event) => {
   banner.textContent = "";
   document.body.dataset.user = event.user ?? "";
   bindLogOut(event.user !== null);
-  const pages = { register: registerPage, login: loginPage, account: accountPage, contacts: contactsPage };
+  const pages = { register: registerPage, login: loginPage, account: accountPage, contacts: contactsPage,
+                  verify: verifyPage, forgot: forgotPage, recover: recoverPage };
   try {
     await pages[page](connection);
     document.body.dataset.ready = "true";
