@@ -88,7 +88,7 @@ let package = Package(
         // The real daemon over its socket, and rosterd's own pieces (options, paths, the copy's driver) as units.
         .testTarget(name: "rosterdTests", dependencies: ["rosterd", "RosterProtocol", "RosterSQLite", "RosterStorage",
                                                          "RosterCrypto", "RosterClient", "RosterCore",
-                                                         "RosterPostgresTesting",
+                                                         "RosterPostgresTesting", "RosterMailTesting",
                                                          "RosterHostIO", "CLinux"]),
         .testTarget(name: "rosterctlTests", dependencies: ["rosterctl", "RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterTestSupport"]),
