@@ -100,7 +100,11 @@ public struct MailMailbox: Hashable, Sendable, CustomStringConvertible {
         if let displayName, displayName.unicodeScalars.contains(where: MailAddress.isControl) {
             throw .textHasControl(.displayName)
         }
-        let words = displayName.map { $0.split(separator: " ").joined(separator: " ") }
+        // Spaces are counted as scalars, not characters: a space carrying a combining mark is one Swift Character,
+        // but a reader still sees (and collapses) the space in front of the mark.
+        let words = displayName.map { name in
+            name.unicodeScalars.split(separator: " ").map { String(String.UnicodeScalarView($0)) }.joined(separator: " ")
+        }
         self.displayName = words.flatMap { $0.isEmpty ? nil : $0 }
         self.address = address
     }
