@@ -94,6 +94,59 @@ extension PostgreSQLQueries {
         return PGStatement("WITH \(ctes)\nqueued_mail AS (SELECT 1)\nSELECT count(*) FROM mail_room", params)
     }
 
+    /// Where the mails of a write were filed, for `auditQueuedMail`: an account known by id, or the one a
+    /// registration in this transaction made, by its name's key.
+    enum MailAccount {
+        case id(AccountID)
+        case registered(username: String)
+    }
+
+    /// The last statement of a write that queued mail and has an entry: a `mail_queued` entry (from `entries`,
+    /// one per kind queued) for each mail this transaction put in the account's outbox, oldest first, each
+    /// announced. It reads the account's queued rows (at most the cap, through `mail_outbox_account`) whose
+    /// `xmin` is this transaction's: the write's own, whatever its cap admitted, and never another's, whose
+    /// rows carry another transaction's id. Rows (id, time_ms, reason), oldest first.
+    static func auditQueuedMail(_ entries: [AuditWrite], in account: MailAccount, now: PGValue) -> PGStatement {
+        var params: [PGValue] = [now]
+        func bind(_ value: PGValue, _ type: String) -> String {
+            params.append(value)
+            return "$\(params.count)::\(type)"
+        }
+        let filed = switch account {
+        case .id(let id): bind(.int(id), "bigint")
+        case .registered(let username):
+            "(SELECT id FROM users WHERE username_key = \(bind(.text(UsernameKey.folded(username)), "text")))"
+        }
+        let rows = entries.map { write in
+            let record = write.record
+            let fields = [bind(.optional(record.reason), "text"), bind(.text(record.event.rawValue), "text"),
+                          bind(.optional(record.username), "text"), bind(.int(Int64(record.peer.uid)), "bigint"),
+                          bind(.int(Int64(record.peer.pid)), "integer"), bind(.optional(record.peer.client), "text"),
+                          bind(.text(record.outcome.rawValue), "text"), bind(.int(Int64(record.suppressed)), "bigint"),
+                          bind(.optional(record.peer.remote), "text"), bind(.text(write.payload.head), "text"),
+                          bind(.text(write.payload.tail), "text")]
+            return "(" + fields.joined(separator: ", ") + ")"
+        }
+        guard !rows.isEmpty else { return PGStatement("SELECT NULL::bigint, NULL::bigint, NULL::text WHERE false", []) }
+        return PGStatement("""
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            fresh AS (
+                SELECT id, kind FROM mail_outbox
+                WHERE account_id = \(filed) AND status = 'queued' AND xmin = pg_current_xact_id()::xid),
+            entry(kind, event, username, peer_uid, peer_pid, client, outcome, suppressed, remote, head, tail) AS (
+                VALUES \(rows.joined(separator: ", "))),
+            inserted AS (
+                INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, time_ms)
+                SELECT e.event, e.username, e.peer_uid, e.peer_pid, e.client, e.outcome, f.kind, e.suppressed, e.remote,
+                    clock.ms
+                FROM fresh f JOIN entry e ON e.kind = f.kind CROSS JOIN clock ORDER BY f.id
+                RETURNING id, time_ms, reason)
+            SELECT i.id, i.time_ms, i.reason,
+                pg_notify('\(ChangeNotification.channel)', e.head || i.id || ' ' || i.time_ms || e.tail)
+            FROM inserted i JOIN entry e ON e.kind = i.reason ORDER BY i.id
+            """, params)
+    }
+
     /// The CTE of a deletion that drops the account's queued code mails.
     static func droppedCodeMails(of account: String, when condition: String, params: inout [PGValue]) -> String {
         params.append(codeKinds)

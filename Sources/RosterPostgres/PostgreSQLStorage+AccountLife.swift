@@ -38,15 +38,17 @@ extension PostgreSQLStorage {
                           PostgreSQLQueries.revokeTokens(of: account, except: keeping, announcing: tokenRevokedPrefix,
                                                          now: now, audit: nil)]
         if let audit { statements.append(PostgreSQLQueries.insertAudit(audit, ifAccountExists: account, now: now)) }
-        query(mailing(mail, for: account, statements, queuedAfter: true), transaction: true, charge: charge, force: true,
+        let write = mailing(mail, for: account, statements, queuedAfter: true, audit: audit)
+        query(write.statements, transaction: true, charge: charge, force: true,
               "password change") { [weak self] result in
-            completion(result.flatMap { results in
-                let results = Self.afterLock(results, mail)
+            completion(result.flatMap { all in
+                let results = write.own(all)
                 guard results.first?.affectedRows ?? 0 > 0 else {
                     logger.error("password change failed: account \(account) is not there")
                     return .failure(.other)
                 }
                 self?.committed(audit, results.dropFirst(2).first)
+                self?.committed(write.mailAudit, all)
                 return .success(Self.hashes(results.dropFirst().first, column: 0))
             })
         }
@@ -61,7 +63,8 @@ extension PostgreSQLStorage {
         let announcement = ChangeNotification.emailChangedPrefix(origin: origin, account: account)
         let change = PostgreSQLQueries.changeEmail(of: account, to: email, announcing: announcement, now: now, audit: audit,
                                                    mail: mail)
-        pool.execute(mailing(mail, for: account, [change]), transaction: !mail.isEmpty,
+        let write = mailing(mail, for: account, [change], audit: audit)
+        pool.execute(write.statements, transaction: write.needsTransaction,
                      charge: charge) { [weak self] result in
             switch result {
             case .failure(.server(sqlState: "23505", _)):
@@ -69,12 +72,14 @@ extension PostgreSQLStorage {
                 completion(.failure(.conflict(.email)))
             case .failure(let failure):
                 completion(.failure(failure.storageFailure(logging: logger, "email change")))
-            case .success(let results):
-                guard let row = results.last?.rows.first else { return completion(.failure(.other)) }
+            case .success(let all):
+                let changed = write.own(all).last
+                guard let row = changed?.rows.first else { return completion(.failure(.other)) }
                 if row.bool(0) == true { return completion(.failure(.conflict(.email))) }
                 guard let id = row.int(1), let canonical = row.text(2), let display = row.text(3),
                       let createdAt = row.int(5) else { return completion(.success(nil)) }
-                self?.committed(audit, results.last)
+                self?.committed(audit, changed)
+                self?.committed(write.mailAudit, all)
                 completion(.success(Account(id: id, username: canonical, display: display, email: row.text(4),
                                             createdAtMs: createdAt, emailVerified: row.bool(6) ?? false)))
             }
@@ -106,10 +111,11 @@ extension PostgreSQLStorage {
             let statement = PostgreSQLQueries.deleteAccount(account, email: victim.email, failureKeys: failureKeys,
                                                             notification: deleted, announcingTokens: self.tokenRevokedPrefix,
                                                             now: self.now, audit: audit, mail: mail)
-            self.query(self.mailing(mail, for: account, [statement]), transaction: !mail.isEmpty, charge: charge,
+            let write = self.mailing(mail, for: account, [statement], audit: audit)
+            self.query(write.statements, transaction: write.needsTransaction, charge: charge,
                        force: true, "account deletion") { [weak self] result in
                 guard let self else { return completion(.failure(StorageFailure.stopped)) }
-                switch result.map({ $0.last }) {
+                switch result.map({ write.own($0).last }) {
                 case .failure(let failure):
                     completion(.failure(failure))
                 case .success(nil):
@@ -124,6 +130,7 @@ extension PostgreSQLStorage {
                 case .success(let gone?):
                     self.usernames.remove(victim.username)
                     self.committed(audit, gone)
+                    if case .success(let all) = result { self.committed(write.mailAudit, all) }
                     completion(.success(DeletedAccount(account: victim, revokedTokens: Self.hashes(gone, column: 1))))
                 }
             }
@@ -159,10 +166,12 @@ extension PostgreSQLStorage {
         guard acceptable(mail, "recovery codes", completion) else { return }
         let audit = auditWrite(audit)
         let statements = PostgreSQLQueries.replaceRecoveryCodes(of: account, hashes: hashes, now: now, audit: audit)
-        query(mailing(mail, for: account, statements, queuedAfter: true), transaction: true, charge: charge,
+        let write = mailing(mail, for: account, statements, queuedAfter: true, audit: audit)
+        query(write.statements, transaction: true, charge: charge,
               "recovery codes") { [weak self] result in
             if case .success(let results) = result {
-                self?.committed(audit, Self.afterLock(results, mail).dropFirst(statements.count - 1).first)
+                self?.committed(audit, write.own(results).dropFirst(statements.count - 1).first)
+                self?.committed(write.mailAudit, results)
             }
             completion(result.map { _ in () })
         }
@@ -183,10 +192,14 @@ extension PostgreSQLStorage {
         let statement = PostgreSQLQueries.redeemRecoveryCode(of: account, codeHash: codeHash, newPasswordHash: newPasswordHash,
                                                              announcingTokens: tokenRevokedPrefix, now: now, audit: audit,
                                                              mail: mail)
-        query(mailing(mail, for: account, [statement]), transaction: !mail.isEmpty, charge: charge, force: true,
+        let write = mailing(mail, for: account, [statement], audit: audit)
+        query(write.statements, transaction: write.needsTransaction, charge: charge, force: true,
               "recovery") { [weak self] result in
-            let used = result.map { $0.last }
-            if case .success(let used?) = used { self?.committed(audit, used) }
+            let used = result.map { write.own($0).last }
+            if case .success(let used?) = used, !used.rows.isEmpty {
+                self?.committed(audit, used)
+                if case .success(let all) = result { self?.committed(write.mailAudit, all) }
+            }
             completion(used.map { used in (used?.rows.isEmpty ?? true) ? nil : Self.hashes(used, column: 0) })
         }
     }
@@ -219,9 +232,13 @@ extension PostgreSQLStorage {
         guard acceptable(mail, "TOTP removal", completion) else { return }
         let audit = auditWrite(audit)
         let removal = PostgreSQLQueries.removeTOTP(of: account, now: now, audit: audit)
-        query(mailing(mail, for: account, [removal], queuedAfter: true), transaction: !mail.isEmpty, charge: charge,
+        let write = mailing(mail, for: account, [removal], queuedAfter: true, audit: audit)
+        query(write.statements, transaction: write.needsTransaction, charge: charge,
               "TOTP removal") { [weak self] result in
-            if case .success(let results) = result { self?.committed(audit, Self.afterLock(results, mail).first) }
+            if case .success(let results) = result {
+                self?.committed(audit, write.own(results).first)
+                self?.committed(write.mailAudit, results)
+            }
             completion(result.map { _ in () })
         }
     }
@@ -238,17 +255,35 @@ extension PostgreSQLStorage {
 
     /// The statements of a write that queues `mail`, for its transaction: the account's lock first
     /// (`lockAccountForMail`), then `statements`, then, with `queuedAfter` (a write whose own statements queue
-    /// none), the statement that queues the mails (`queueMail`). Without mail, `statements` as they are.
-    func mailing(_ mail: [QueuedMail], for account: AccountID, _ statements: [PGStatement],
-                 queuedAfter: Bool = false) -> [PGStatement] {
-        guard !mail.isEmpty else { return statements }
+    /// none), the statement that queues the mails (`queueMail`), then, when the write has an entry, the mails'
+    /// entries (`auditQueuedMail`). Without mail, `statements` as they are.
+    func mailing(_ mail: [QueuedMail], for account: AccountID, _ statements: [PGStatement], queuedAfter: Bool = false,
+                 audit: AuditWrite?) -> MailingWrite {
+        guard !mail.isEmpty else { return MailingWrite(statements: statements, locked: false, mailAudit: nil) }
         let queued = queuedAfter ? [PostgreSQLQueries.queueMail(mail, ifAccountExists: account, now: now)] : []
-        return [PostgreSQLQueries.lockAccountForMail(account)] + statements + queued
+        let lock = PostgreSQLQueries.lockAccountForMail(account)
+        return MailingWrite(statements: [lock] + statements + queued, locked: true,
+                            mailAudit: mailAudit(audit, mail, in: .id(account)))
     }
 
-    /// The results of a write's own statements, without its lock's (see `mailing`).
-    static func afterLock(_ results: [PGResult], _ mail: [QueuedMail]) -> ArraySlice<PGResult> {
-        mail.isEmpty ? results[...] : results.dropFirst()
+    /// The statement that writes the entries of `mail` queued with a write whose entry is `audit` (none without one).
+    func mailAudit(_ audit: AuditWrite?, _ mail: [QueuedMail], in account: PostgreSQLQueries.MailAccount) -> MailAudit? {
+        guard let audit, !mail.isEmpty else { return nil }
+        var kinds: [MailKindName] = []
+        for kind in mail.map(\.kind) where !kinds.contains(kind) { kinds.append(kind) }
+        let entries = kinds.map { AuditWrite(audit.record.mailQueued($0), origin: origin) }
+        return MailAudit(record: audit.record, statement: PostgreSQLQueries.auditQueuedMail(entries, in: account, now: now))
+    }
+
+    /// Once a write that queued mail committed: its mails' entries (the last result's rows) go to `onAudit` as
+    /// this daemon's, after the write's own.
+    func committed(_ audit: MailAudit?, _ results: [PGResult]) {
+        guard let audit, let rows = results.last?.rows else { return }
+        for row in rows {
+            guard let id = row.int(0), let time = row.int(1), let kind = row.text(2).flatMap(MailKindName.init(rawValue:))
+            else { continue }
+            onAudit?(AuditEntry(id: id, timeMs: time, record: audit.record.mailQueued(kind)), .here)
+        }
     }
 
     /// Whether every mail may be stored (PostgreSQL's text holds no NUL); if not, the call has answered.
@@ -271,5 +306,36 @@ extension PostgreSQLStorage {
             return false
         }
         return true
+    }
+}
+
+/// The entries of a write's mails: the statement that writes them, last in the write's transaction, and the
+/// write's own record they are made from.
+struct MailAudit {
+    let record: AuditRecord
+    let statement: PGStatement
+}
+
+/// A write that queues mail, as the statements of one transaction (`PostgreSQLStorage.mailing`).
+struct MailingWrite {
+    let mailAudit: MailAudit?
+    private let locked: Bool
+    private let written: [PGStatement]
+
+    init(statements: [PGStatement], locked: Bool, mailAudit: MailAudit?) {
+        written = statements
+        self.locked = locked
+        self.mailAudit = mailAudit
+    }
+
+    /// Every statement, the mails' entries last.
+    var statements: [PGStatement] { written + (mailAudit.map { [$0.statement] } ?? []) }
+
+    /// Whether the statements need a transaction of their own: with mail, they stand or fall together.
+    var needsTransaction: Bool { locked }
+
+    /// The results of the write's own statements, without the lock's and the mails' entries'.
+    func own(_ results: [PGResult]) -> ArraySlice<PGResult> {
+        results.dropFirst(locked ? 1 : 0).dropLast(mailAudit == nil ? 0 : 1)
     }
 }

@@ -57,16 +57,21 @@ extension PostgreSQLStorage: UsernameDirectoryStorage {
     private func insertAccount(_ new: NewAccount, audit: AuditWrite?, mail: [QueuedMail], charge: QueueCharge,
                                attempt: Int, completion: @escaping StorageCompletion<Account>) {
         let created = notification(.accountCreated(username: new.username, email: new.email))
-        query(PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit, mail: mail), charge: charge,
+        // A new account's mails are the registration's alone: no other write can queue for it before this commits.
+        let mailAudit = mailAudit(audit, mail, in: .registered(username: new.username))
+        let insert = PostgreSQLQueries.createAccount(new, now: now, notification: created, audit: audit, mail: mail)
+        query([insert] + (mailAudit.map { [$0.statement] } ?? []), transaction: mailAudit != nil, charge: charge,
               force: true, "registration") { [weak self] result in
             guard let self else { return completion(.failure(StorageFailure.stopped)) }
             switch result {
             case .failure(let failure):
                 completion(.failure(failure))
-            case .success(let inserted):
+            case .success(let results):
+                guard let inserted = results.first else { return completion(.failure(.other)) }
                 if let row = inserted.rows.first, let id = row.int(0), let createdAt = row.int(1) {
                     self.usernames.add(new.username)
                     self.committed(audit, inserted)
+                    self.committed(mailAudit, results)
                     return completion(.success(Account(id: id, username: new.username, display: new.display,
                                                        email: new.email, createdAtMs: createdAt)))
                 }

@@ -68,14 +68,16 @@ extension PostgreSQLStorage {
                                                            newPasswordHash: newPasswordHash,
                                                            announcingTokens: tokenRevokedPrefix, now: now, audit: audit,
                                                            mail: mail)
-        query(mailing(mail, for: account, [statement]), transaction: !mail.isEmpty, charge: charge, force: true,
+        let write = mailing(mail, for: account, [statement], audit: audit)
+        query(write.statements, transaction: write.needsTransaction, charge: charge, force: true,
               "recovery by mail") { [weak self] result in
             completion(result.map { results in
-                guard let tried = results.last, let row = tried.rows.first, let matched = row.bool(0) else {
+                guard let tried = write.own(results).last, let row = tried.rows.first, let matched = row.bool(0) else {
                     return .noLiveCode
                 }
                 guard matched else { return .wrong(triesLeft: Int(row.int(1) ?? 0)) }
                 self?.committed(audit, tried)
+                self?.committed(write.mailAudit, results)
                 return .redeemed(revokedTokens: tried.rows.compactMap { $0.bytes(2) })
             })
         }

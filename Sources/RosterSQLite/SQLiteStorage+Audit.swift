@@ -13,7 +13,7 @@ extension SQLiteStorage {
     public func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>) {
         // A write that changes nothing but the log: its entry is there whenever it succeeded.
         committing(charge, force: true, "audit entry", audit: record, rule: .always, mail: .none, { _, _ in () },
-                   completion: { completion($0.flatMap { $0.entry.map { .success($0) } ?? .failure(.other) }) })
+                   completion: { completion($0.flatMap { $0.entries.first.map { .success($0) } ?? .failure(.other) }) })
     }
 
     public func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>) {
@@ -50,7 +50,8 @@ extension SQLiteStorage {
     /// Runs `change` (given the worker's connection and the time it writes at) and, when `rule` gives an entry
     /// for what it answered, appends that entry at the same time, in one enclosing transaction
     /// in the write turn; on the loop, `onAudit` hears the committed entry before `completion` has the value.
-    /// `mail` is queued in the same transaction when `rule` says the write happened, whether or not it has an entry.
+    /// `mail` is queued in the same transaction when `rule` says the write happened, whether or not it has an entry;
+    /// with an entry, each mail the outbox's cap admits gets a `mail_queued` entry of its own after it.
     /// What `change` throws (a `StoreError`, or a `UserStoreError` for a clash or a refused hash) rolls both
     /// back, is logged as `operation` and mapped.
     func auditedWrite<T: Sendable>(_ charge: QueueCharge, order: QueueOrder? = nil, force: Bool = false,
@@ -77,20 +78,27 @@ extension SQLiteStorage {
                     try database.enclosingTransaction {
                         let now = clock.nowMs()
                         let value = try change(database, now)
+                        var queued: ArraySlice<QueuedMail> = []
                         if !mail.mails.isEmpty, rule.happened(value), let account = mail.account(value) {
-                            try MailStore(database: database).queue(mail.mails, for: account, now: now)
+                            let ids = try MailStore(database: database).queue(mail.mails, for: account, now: now)
+                            queued = mail.mails.prefix(ids.count)
                         }
                         guard let audit = rule.entry(audit, after: value) else {
-                            return AuditedValue(value: value, entry: nil)
+                            return AuditedValue(value: value, entries: [])
                         }
-                        return AuditedValue(value: value, entry: try AuditLogStore(database: database).append(audit, at: now))
+                        let log = AuditLogStore(database: database)
+                        var entries = [try log.append(audit, at: now)]
+                        for mail in queued { entries.append(try log.append(audit.mailQueued(mail.kind), at: now)) }
+                        return AuditedValue(value: value, entries: entries)
                     }
                 })
             } catch {
                 return .failure(storageFailure(error, operation, logging: logger))
             }
         }, completion: { [weak self] result in
-            if case .success(let audited) = result, let entry = audited.entry { self?.onAudit?(entry, .here) }
+            if case .success(let audited) = result {
+                for entry in audited.entries { self?.onAudit?(entry, .here) }
+            }
             completion(result)
         })
     }
@@ -110,8 +118,9 @@ struct WriteMail<T>: Sendable {
     }
 }
 
-/// What an audited write's worker hands the loop: the write's value and the entry it committed, if any.
+/// What an audited write's worker hands the loop: the write's value and the entries it committed, oldest first:
+/// the change's, then one `mail_queued` for each mail the outbox took with it.
 struct AuditedValue<T: Sendable>: Sendable {
     let value: T
-    let entry: AuditEntry?
+    let entries: [AuditEntry]
 }

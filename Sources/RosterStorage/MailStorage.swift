@@ -297,3 +297,11 @@ extension QueuedMail {
         return mail
     }
 }
+
+extension AuditRecord {
+    /// The entry of a mail of `kind` queued with the change this entry records: one per mail the outbox took,
+    /// filed under the change's account and peer, with the mail's kind as its reason (never its code).
+    public func mailQueued(_ kind: MailKindName) -> AuditRecord {
+        AuditRecord(event: .mailQueued, username: username, peer: peer, reason: kind.rawValue)
+    }
+}

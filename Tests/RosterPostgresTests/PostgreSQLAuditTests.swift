@@ -71,6 +71,33 @@ struct PostgreSQLAuditTests {
         #expect(pair.auditedByB.count == 5)
     }
 
+    @Test func theEntriesOfAWritesMailsReachTheOtherAsElsewhereAfterTheWrites() throws {
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        let alice = try pair.register("alice1", on: pair.a)
+        func mail(_ kind: MailKindName, to recipient: String) -> QueuedMail {
+            QueuedMail(account: alice.id, kind: kind, recipient: recipient, sealedMessage: [1, 2, 3])
+        }
+        _ = try pair.value { pair.a.acting(for: .daemon).changeEmail(of: alice.id, to: "new@example.com",
+                audit: record(.emailChanged, "alice1", remote: "203.0.113.5"),
+                mail: [mail(.emailChanged, to: "old@example.com"), mail(.verification, to: "new@example.com")],
+                completion: $0) }
+        try pair.value { pair.a.acting(for: .daemon).removeTOTP(of: alice.id, audit: record(.totpDisabled, "alice1"),
+                                                                mail: [mail(.totpDisabled, to: "new@example.com")],
+                                                                completion: $0) }
+        let written = Array(try entries(pair.a, pair).reversed())
+        #expect(written.map(\.record.event) == [.emailChanged, .mailQueued, .mailQueued, .totpDisabled, .mailQueued])
+        #expect(written.map(\.record.reason) == [nil, "email_changed", "verification", nil, "totp_disabled"])
+        #expect(written[1].record.peer.remote == "203.0.113.5", "a mail's entry has its write's peer, remote and all")
+        try pair.harness.run(until: { pair.auditedByB.count >= 5 && pair.auditedByA.count >= 5 })
+        #expect(pair.auditedByA.map(\.entry) == written)
+        #expect(pair.auditedByA.allSatisfy { $0.origin == .here })
+        #expect(Set(pair.auditedByB.map(\.entry.id)) == Set(written.map(\.id)))
+        for entry in written {
+            #expect(pair.auditedByB.filter { $0.entry == entry }.map(\.origin) == [.elsewhere], "entry \(entry.id)")
+        }
+    }
+
     @Test func anEntryCommitsInItsChangesStatementStampedWithItsNow() throws {
         let pair = try StoragePair(clock: nil)
         let alice = try pair.register("alice1", on: pair.a, audit: record(.register, "alice1"))

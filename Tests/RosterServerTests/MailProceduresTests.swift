@@ -271,6 +271,10 @@ struct MailProceduresTests {
         _ = try now { accounts.deleteAccount(changed, password: Secret("better-22x"), peer: peer, charge: charge,
                                              completion: $0) }.get()
         #expect(try mails().map(\.kind) == [.accountDeleted])
+        // Each mail has its entry, right after its change's.
+        #expect(auditEvents().reversed() == ["password_changed", "mail_queued", "email_changed", "mail_queued",
+                                             "mail_queued", "recovery_codes_created", "mail_queued", "deleted",
+                                             "mail_queued"])
     }
 
     @Test func aChangeGoesAheadWithoutItsNoticeWhenMailIsOffOrTheAccountHasNoEmail() throws {

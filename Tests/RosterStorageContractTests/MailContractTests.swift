@@ -396,7 +396,8 @@ struct MailContractTests {
         #expect(try redeem(7) == .noLiveCode)
         #expect(try listed(backend).map(\.kind) == [.passwordChanged, .recovery])
         let entries = try backend.value { storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 10), completion: $0) }
-        #expect(entries.map(\.record.event) == [.recovered], "only the redemption that happened has its entry")
+        #expect(entries.map(\.record.event) == [.mailQueued, .recovered],
+                "only the redemption that happened has its entries: its own and its notice's")
     }
 
     // MARK: Audit
@@ -424,6 +425,86 @@ struct MailContractTests {
         #expect(entries.map(\.record) == [failed, verified, queued])
         #expect(backend.heard.entries.map(\.entry) == entries.reversed())
         #expect(backend.heard.entries.allSatisfy { $0.origin == .here })
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func eachMailAWriteQueuedHasAnEntryOfItsOwnAfterTheWrites(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        let peer = AuditPeer(uid: 1_000, pid: 42, client: "rosterctl")
+        func entry(_ event: AuditEvent) -> AuditRecord { AuditRecord(event: event, username: "alice1", peer: peer) }
+        let new = NewAccount(username: "alice1", display: "alice1", email: "alice@example.com",
+                             passwordHash: placeholderHash)
+        let placeholder = try backend.account("zed001", email: "zed@example.com")
+        let alice = try backend.value {
+            storage.acting(for: charge(placeholder.id)).createAccount(new, audit: entry(.register),
+                    mail: [mail(.verification, placeholder, to: "alice@example.com", code: 1)], completion: $0)
+        }
+        let data = storage.acting(for: charge(alice.id))
+        _ = try backend.value { data.changeEmail(of: alice.id, to: "new@example.com", audit: entry(.emailChanged),
+                mail: [mail(.verification, alice, to: "new@example.com", code: 2),
+                       mail(.emailChanged, alice, to: "alice@example.com")], completion: $0) }
+        _ = try backend.value { data.changePassword(of: alice.id, to: Self.newHash, keeping: nil,
+                audit: entry(.passwordChanged), mail: [mail(.passwordChanged, alice)], completion: $0) }
+        try backend.value { data.replaceRecoveryCodes(of: alice.id, hashes: [hash(9)], audit: entry(.recoveryCodesCreated),
+                                                      mail: [mail(.recoveryCodesMade, alice)], completion: $0) }
+        _ = try backend.value { data.redeemRecoveryCode(of: alice.id, codeHash: hash(9), newPasswordHash: Self.newHash,
+                audit: entry(.recovered), mail: [mail(.passwordChanged, alice)], completion: $0) }
+        try backend.value { data.removeTOTP(of: alice.id, audit: entry(.totpDisabled), mail: [mail(.totpDisabled, alice)],
+                                            completion: $0) }
+        let moved = try #require(try stored(alice, backend))
+        #expect(try queue(recoveryMail(moved, code: 3), for: moved, backend).isQueued)
+        #expect(try backend.value { data.redeemMailedCode(of: alice.id, codeHash: hash(3), nowMs: backend.clock.nowMs(),
+                newPasswordHash: Self.newHash, audit: entry(.recovered), mail: [mail(.passwordChanged, moved)],
+                completion: $0) }.isRedeemed)
+        // Writes that changed nothing queue no mail, and so have no mail entries.
+        _ = try backend.value { data.redeemRecoveryCode(of: alice.id, codeHash: hash(9), newPasswordHash: Self.newHash,
+                audit: entry(.recovered), mail: [mail(.passwordChanged, alice)], completion: $0) }
+        _ = try backend.value { data.changeEmail(of: alice.id + 1_000, to: "x@example.com", audit: entry(.emailChanged),
+                mail: [mail(.emailChanged, alice)], completion: $0) }
+        let deleted = try backend.value { data.deleteAccount(alice.id, failureKeys: [], audit: entry(.deleted),
+                                                             mail: [mail(.accountDeleted, moved)], completion: $0) }
+        #expect(deleted != nil)
+        let entries = try backend.value { storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 100),
+                                                                                    completion: $0) }
+        let queued = AuditEvent.mailQueued
+        #expect(entries.reversed().map { [$0.record.event.rawValue, $0.record.reason ?? ""] } == [
+            ["register", ""], [queued.rawValue, "verification"],
+            ["email_changed", ""], [queued.rawValue, "verification"], [queued.rawValue, "email_changed"],
+            ["password_changed", ""], [queued.rawValue, "password_changed"],
+            ["recovery_codes_created", ""], [queued.rawValue, "recovery_codes_made"],
+            ["recovered", ""], [queued.rawValue, "password_changed"],
+            ["totp_disabled", ""], [queued.rawValue, "totp_disabled"],
+            ["recovered", ""], [queued.rawValue, "password_changed"],
+            ["deleted", ""], [queued.rawValue, "account_deleted"],
+        ])
+        #expect(entries.filter { $0.record.event == queued }.allSatisfy { $0.record.username == "alice1" && $0.record.peer == peer })
+        #expect(backend.heard.entries.map(\.entry) == entries.reversed())
+        #expect(backend.heard.entries.allSatisfy { $0.origin == .here })
+        // Every mail queued has its entry: the outbox holds as many as there are mail entries.
+        #expect(try listed(backend).count == entries.filter { $0.record.event == queued }.count - 2,
+                "the three code mails went with the account, and the recovery mail, asked for with no entry, is one more")
+    }
+
+    @Test(arguments: BackendKind.allCases)
+    func aMailTheCapLeftOutHasNoEntry(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let alice = try backend.account("alice1", email: "alice@example.com")
+        for index in 0..<(MailLimits.queuedPerAccount - 1) {
+            #expect(try queue(verificationMail(alice, code: UInt8(index)), for: alice, backend).isQueued)
+        }
+        let peer = AuditPeer(uid: 1_000, pid: 42, client: nil)
+        _ = try backend.value {
+            backend.storage.acting(for: charge(alice.id)).changeEmail(of: alice.id, to: "new@example.com",
+                    audit: AuditRecord(event: .emailChanged, username: "alice1", peer: peer),
+                    mail: [mail(.verification, alice, to: "new@example.com", code: 40),
+                           mail(.emailChanged, alice, to: "alice@example.com")], completion: $0)
+        }
+        let entries = try backend.value { backend.storage.acting(for: .daemon).auditEntries(AuditQuery(limit: 10),
+                                                                                            completion: $0) }
+        #expect(entries.map(\.record) == [AuditRecord(event: .mailQueued, username: "alice1", peer: peer,
+                                                       reason: "verification"),
+                                           AuditRecord(event: .emailChanged, username: "alice1", peer: peer)])
     }
 
     // MARK: Claims

@@ -28,8 +28,7 @@ extension InMemoryStorage {
             guard StoredPasswordHash.isStorable(passwordHash) else { return .failure(.other) }
             guard self.accounts[account] != nil else { return .success([]) }
             self.accounts[account]?.passwordHash = passwordHash
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(self.removeTokens(of: account, except: keeping))
         }
     }
@@ -48,8 +47,7 @@ extension InMemoryStorage {
                 self.accounts[account]?.account.emailVerified = false
             }
             self.accounts[account]?.account.email = email
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(self.accounts[account]?.account)
         }
     }
@@ -67,8 +65,7 @@ extension InMemoryStorage {
             self.outbox = self.outbox.filter { _, row in
                 !(row.account == account && row.status == .queued && MailKindName.carryingCode.contains(row.kind))
             }
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(DeletedAccount(account: stored.account, revokedTokens: revoked))
         }
     }
@@ -104,8 +101,7 @@ extension InMemoryStorage {
         answer(.replaceRecoveryCodes, completion) {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.recoveryCodes = Set(hashes)
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(())
         }
     }
@@ -122,8 +118,7 @@ extension InMemoryStorage {
             guard StoredPasswordHash.isStorable(newPasswordHash) else { return .failure(.other) }
             guard self.accounts[account]?.recoveryCodes.remove(codeHash) != nil else { return .success(nil) }
             self.accounts[account]?.passwordHash = newPasswordHash
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(self.removeTokens(of: account, except: nil))
         }
     }
@@ -162,8 +157,7 @@ extension InMemoryStorage {
             guard self.accounts[account] != nil else { return .success(()) }
             self.accounts[account]?.totp = nil
             self.accounts[account]?.pendingTOTP = nil
-            self.audited(audit)
-            self.queue(mail, for: account)
+            self.audited(audit, queuing: mail, for: account)
             return .success(())
         }
     }

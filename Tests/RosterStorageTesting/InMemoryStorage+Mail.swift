@@ -48,8 +48,7 @@ extension InMemoryStorage {
             case .wrong(let left): return .success(.wrong(triesLeft: left))
             case .right:
                 self.accounts[account]?.passwordHash = newPasswordHash
-                self.audited(audit)
-                self.queue(mail, for: account)
+                self.audited(audit, queuing: mail, for: account)
                 return .success(.redeemed(revokedTokens: self.removeTokens(of: account, except: nil)))
             }
         }
@@ -123,11 +122,14 @@ extension InMemoryStorage {
 
     // MARK: Rows
 
-    /// A write's mails, as many as the cap admits, each with its code: called in the answer that makes the write.
-    func queue(_ mails: [QueuedMail], for account: AccountID) {
+    /// A write's entry, then its mails, as many as the cap admits, each with its code and (when the write has an
+    /// entry) a `mail_queued` entry of its own: called in the answer that makes the write.
+    func audited(_ audit: AuditRecord?, queuing mails: [QueuedMail], for account: AccountID) {
+        audited(audit)
         let now = clock.nowMs()
         for mail in MailLimits.admitted(mails, queued: queuedMailCount(of: account)) {
             insert(mail, for: account, now: now)
+            audited(audit?.mailQueued(mail.kind))
         }
     }
 

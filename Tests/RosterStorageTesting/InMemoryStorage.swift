@@ -196,8 +196,7 @@ public final class InMemoryStorage: Storage {
             self.accounts[account.id] = StoredAccount(account: account, passwordHash: new.passwordHash)
             self.accountByUsername[Self.noCase(new.username)] = account.id
             if let email = new.email { self.accountByEmail[Self.noCase(email)] = account.id }
-            self.audited(audit)
-            self.queue(mail, for: account.id)
+            self.audited(audit, queuing: mail, for: account.id)
             return .success(account)
         }
     }
