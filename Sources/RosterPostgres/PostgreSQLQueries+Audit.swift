@@ -66,15 +66,25 @@ extension PostgreSQLQueries {
         return PGStatement(sql, params)
     }
 
+    /// An entry's fields as a statement binds them, in this order, of these types: the event, username, peer's
+    /// uid, pid and client, outcome, reason, suppressed count, the announcement's head and tail, and the remote.
+    static func auditValues(_ write: AuditWrite) -> [PGValue] {
+        let record = write.record
+        return [.text(record.event.rawValue), .optional(record.username), .int(Int64(record.peer.uid)),
+                .int(Int64(record.peer.pid)), .optional(record.peer.client), .text(record.outcome.rawValue),
+                .optional(record.reason), .int(Int64(record.suppressed)), .text(write.payload.head),
+                .text(write.payload.tail), .optional(record.peer.remote)]
+    }
+
+    /// The types of `auditValues`, in its order.
+    static let auditValueTypes = ["text", "text", "bigint", "integer", "text", "text", "text", "bigint", "text", "text",
+                                  "text"]
+
     /// The INSERT of an entry for the one row `source` yields, announcing it; its rows end with the id and time.
     static func insertAudit(_ write: AuditWrite, time: AuditTime, source: String, username: String? = nil,
                             params: inout [PGValue]) -> String {
         let first = params.count + 1
-        let record = write.record
-        params += [.text(record.event.rawValue), .optional(record.username), .int(Int64(record.peer.uid)),
-                   .int(Int64(record.peer.pid)), .optional(record.peer.client), .text(record.outcome.rawValue),
-                   .optional(record.reason), .int(Int64(record.suppressed)), .text(write.payload.head),
-                   .text(write.payload.tail), .optional(record.peer.remote)]
+        params += auditValues(write)
         let stamp: String
         switch time {
         case .column(let expression):

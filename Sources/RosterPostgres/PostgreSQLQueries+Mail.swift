@@ -118,14 +118,7 @@ extension PostgreSQLQueries {
             "(SELECT id FROM users WHERE username_key = \(bind(.text(UsernameKey.folded(username)), "text")))"
         }
         let rows = entries.map { write in
-            let record = write.record
-            let fields = [bind(.optional(record.reason), "text"), bind(.text(record.event.rawValue), "text"),
-                          bind(.optional(record.username), "text"), bind(.int(Int64(record.peer.uid)), "bigint"),
-                          bind(.int(Int64(record.peer.pid)), "integer"), bind(.optional(record.peer.client), "text"),
-                          bind(.text(record.outcome.rawValue), "text"), bind(.int(Int64(record.suppressed)), "bigint"),
-                          bind(.optional(record.peer.remote), "text"), bind(.text(write.payload.head), "text"),
-                          bind(.text(write.payload.tail), "text")]
-            return "(" + fields.joined(separator: ", ") + ")"
+            "(" + zip(auditValues(write), auditValueTypes).map { bind($0, $1) }.joined(separator: ", ") + ")"
         }
         guard !rows.isEmpty else { return PGStatement("SELECT NULL::bigint, NULL::bigint, NULL::text WHERE false", []) }
         return PGStatement("""
@@ -133,7 +126,7 @@ extension PostgreSQLQueries {
             fresh AS (
                 SELECT id, kind FROM mail_outbox
                 WHERE account_id = \(filed) AND status = 'queued' AND xmin = pg_current_xact_id()::xid),
-            entry(kind, event, username, peer_uid, peer_pid, client, outcome, suppressed, remote, head, tail) AS (
+            entry(event, username, peer_uid, peer_pid, client, outcome, kind, suppressed, head, tail, remote) AS (
                 VALUES \(rows.joined(separator: ", "))),
             inserted AS (
                 INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, time_ms)

@@ -302,6 +302,11 @@ extension AuditRecord {
     /// The entry of a mail of `kind` queued with the change this entry records: one per mail the outbox took,
     /// filed under the change's account and peer, with the mail's kind as its reason (never its code).
     public func mailQueued(_ kind: MailKindName) -> AuditRecord {
+        .mailQueued(kind, username: username, peer: peer)
+    }
+
+    /// The entry of a mail of `kind` queued for `username`'s account at `peer`'s asking.
+    public static func mailQueued(_ kind: MailKindName, username: String?, peer: AuditPeer) -> AuditRecord {
         AuditRecord(event: .mailQueued, username: username, peer: peer, reason: kind.rawValue)
     }
 }

@@ -122,8 +122,7 @@ extension AccountProcedures {
         case .success(let mail): queued = mail
         case .failure(let error): return completion(.failure(error))
         }
-        let entry = AuditRecord(event: .mailQueued, username: account.username, peer: peer,
-                                reason: purpose.kind.rawValue)
+        let entry = AuditRecord.mailQueued(purpose.kind, username: account.username, peer: peer)
         storage.acting(for: charge).queueCodeMail(of: account.id, queued, minimumIntervalMs: Self.codeMailIntervalMs,
                                                   audit: entry) { result in
             switch result {
