@@ -1,7 +1,7 @@
 # Roster: `make run` serves, `make test` proves it. Both install what is missing first.
 SWIFT ?= swift
 PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-dev liboath-dev \
-            libqrencode-dev cracklib-runtime pkg-config \
+            libqrencode-dev libfido2-dev libcbor-dev cracklib-runtime pkg-config \
             tmux socat \
             systemd python3
 PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy python3-aiohttp python3-selenium

@@ -24,6 +24,8 @@ let package = Package(
         .systemLibrary(name: "CQRencode", path: "Sources/CQRencode", pkgConfig: "libqrencode",
                        providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .systemLibrary(name: "CFIDO2", path: "Sources/CFIDO2", pkgConfig: "libfido2",
+                       providers: [.apt(["libfido2-dev", "libcbor-dev"])]),
 
         .target(name: "RosterCore", swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterProtocol", dependencies: ["RosterCore"]),
@@ -32,6 +34,8 @@ let package = Package(
         .target(name: "RosterRuntime", dependencies: ["RosterCore", "CLinux"], swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterCrypto", dependencies: ["CSodium", "COATH"]),
         .target(name: "RosterStorage", dependencies: ["RosterCore", "RosterRuntime"]),
+        // The WebAuthn relying party's checks, pure; libfido2 reads the CBOR and COSE keys and checks signatures.
+        .target(name: "RosterWebAuthn", dependencies: ["CFIDO2", "RosterCrypto", "RosterProtocol"]),
         .target(name: "RosterSQLite", dependencies: ["RosterCore", "RosterRuntime", "RosterStorage", "CSQLite", "CLinux"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
         // The PostgreSQL backend, libpq driven by the loop.
@@ -77,6 +81,9 @@ let package = Package(
         .testTarget(name: "RosterProtocolTests", dependencies: ["RosterProtocol", "RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterHostIOTests", dependencies: ["RosterHostIO"]),
         .testTarget(name: "RosterCryptoTests", dependencies: ["RosterCrypto", "CSodium"]),
+        .testTarget(name: "RosterWebAuthnTests", dependencies: ["RosterWebAuthn", "RosterCrypto", "RosterProtocol",
+                                                              "RosterTestSupport"],
+                    exclude: ["Fixtures"]),
         .testTarget(name: "RosterSQLiteTests", dependencies: ["RosterSQLite", "RosterStorage", "RosterStorageTesting", "RosterRuntime",
                                                            "RosterCrypto", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterStorageContractTests",

@@ -1,0 +1,4 @@
+#include <fido.h>
+#include <fido/es256.h>
+#include <fido/eddsa.h>
+#include <cbor.h>
