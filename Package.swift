@@ -54,7 +54,8 @@ let package = Package(
         .executableTarget(name: "roster-fuzz", dependencies: ["RosterServer", "RosterRuntime", "RosterCore", "RosterCrypto",
                                                              "RosterStorage", "RosterSQLite"]),
         // Each parser of outside data as its own fuzz target, and the library both the fuzzer and the replay test run.
-        .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres"]),
+        .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres",
+                                                         "RosterWebAuthn"]),
         .executableTarget(name: "roster-fuzz-parsers", dependencies: ["RosterFuzzTargets"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),

@@ -38,6 +38,8 @@ public enum ParserTarget: String, CaseIterable, Sendable {
     /// A mailbox and a links' base as the configuration writes them, and a mail about a username and to a display
     /// name of the same text: its headers are exactly the ones it should have and read back as what was written.
     case mail
+    /// A passkey response (registration or assertion) as the WebAuthn verifier reads it, libcbor and libfido2 included.
+    case webauthn
 
     /// The properties `bytes` broke, empty when the parser held to its rules.
     public func run(_ bytes: [UInt8]) -> [String] {
@@ -52,6 +54,7 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         case .base32: Self.base32(bytes)
         case .notify: Self.notify(bytes)
         case .mail: MailTarget.run(bytes)
+        case .webauthn: WebAuthnTarget.run(bytes)
         }
     }
 

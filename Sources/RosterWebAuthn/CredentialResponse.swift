@@ -16,6 +16,13 @@ public struct RegistrationResponse: Equatable, Sendable {
     /// `response.transports` as the browser gave them, unknown ones included (at most 8, each short).
     public var transports: [String]
 
+    public init(rawID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], transports: [String] = []) {
+        self.rawID = rawID
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
+    }
+
     public init(json: JSONValue) throws(CredentialShapeError) {
         let shell = try CredentialShell(json: json)
         rawID = shell.rawID
@@ -33,6 +40,15 @@ public struct AssertionResponse: Equatable, Sendable {
     public var signature: [UInt8]
     /// The user handle a discoverable credential answers with; nil when the authenticator gave none.
     public var userHandle: [UInt8]?
+
+    public init(rawID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8],
+                userHandle: [UInt8]?) {
+        self.rawID = rawID
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
+    }
 
     public init(json: JSONValue) throws(CredentialShapeError) {
         let shell = try CredentialShell(json: json)
