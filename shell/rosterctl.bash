@@ -17,7 +17,7 @@ _rosterctl() {
         --username|--email|--name|--phone|--note|--limit|--offset|--reason|--user|--since|--code) return ;;
         --event) COMPREPLY=($(compgen -W "register login logout resume password_changed email_changed deleted locked
             unlocked recovery_codes_created recovered totp_enabled totp_disabled session_revoked failures_reset
-            backup mail_queued mail_failed email_verified" -- "$cur")); return ;;
+            backup mail_queued mail_failed email_verified passkey_added passkey_removed passkey_rejected" -- "$cur")); return ;;
         --status) COMPREPLY=($(compgen -W "queued sent failed" -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac

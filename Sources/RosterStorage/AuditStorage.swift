@@ -46,6 +46,12 @@ public enum AuditEvent: String, CaseIterable, Equatable, Sendable {
     /// A mail was given up on after its retry window; `reason` is its kind.
     case mailFailed = "mail_failed"
     case emailVerified = "email_verified"
+    /// A passkey was registered; `reason` names none of its bytes.
+    case passkeyAdded = "passkey_added"
+    case passkeyRemoved = "passkey_removed"
+    /// A passkey log-in was refused after its signature verified (a sign count that went back, so a cloned
+    /// authenticator or a replay): an event of its own, so that an administrator can find every one.
+    case passkeyRejected = "passkey_rejected"
 }
 
 /// Whether what an entry records happened.

@@ -138,7 +138,7 @@ class AccountTotpEnrollResult(TypedDict):
 class AdminAuditResultItemsItem(TypedDict):
     id: int
     time: str
-    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified']
+    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected']
     username: str | None
     peer_uid: int
     peer_pid: int
@@ -428,7 +428,7 @@ class BlockingMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', self.call('account.totp_enroll', _present({'password': password})))
 
-    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
@@ -615,7 +615,7 @@ class AsyncMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', await self.call('account.totp_enroll', _present({'password': password})))
 
-    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', await self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
