@@ -44,14 +44,16 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         let row = try run("count rows", Self.countsSQL).rows.first
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
                           contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0),
-                          audit: Int(row?.int(6) ?? 0), mail: Int(row?.int(7) ?? 0), mailCodes: Int(row?.int(8) ?? 0))
+                          audit: Int(row?.int(6) ?? 0), mail: Int(row?.int(7) ?? 0), mailCodes: Int(row?.int(8) ?? 0),
+                          passkeys: Int(row?.int(9) ?? 0), passkeyHandles: Int(row?.int(10) ?? 0))
     }
 
     private static let countsSQL = """
         SELECT (SELECT count(*) FROM users), (SELECT count(*) FROM session_tokens),
                (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
                (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log),
-               (SELECT count(*) FROM mail_outbox), (SELECT count(*) FROM mail_codes)
+               (SELECT count(*) FROM mail_outbox), (SELECT count(*) FROM mail_codes), (SELECT count(*) FROM passkeys),
+               (SELECT count(*) FROM passkey_handles)
         """
 
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -141,6 +143,22 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                         codeHash: hash, expiresAtMs: expires, triesLeft: Int(left), email: email, createdAtMs: created))
                 }))
             }
+            try read("""
+                SELECT \(PostgreSQLQueries.passkeyColumns) FROM passkeys ORDER BY account_id, created_at, credential_id
+                """, size) { rows throws(CopyError) in
+                try body(.passkeys(try rows.map { row throws(CopyError) in
+                    guard let passkey = row.passkey() else { throw self.unreadable("a passkey") }
+                    return passkey
+                }))
+            }
+            try read("SELECT account_id, handle FROM passkey_handles ORDER BY account_id", size) { rows throws(CopyError) in
+                try body(.passkeyHandles(try rows.map { row throws(CopyError) in
+                    guard let account = row.int(0), let handle = row.bytes(1) else {
+                        throw self.unreadable("a passkey user handle")
+                    }
+                    return CopiedPasskeyHandle(account: account, handle: handle)
+                }))
+            }
             try run("end the snapshot", "COMMIT")
         } catch {
             _ = try? connection.execute("ROLLBACK")
@@ -224,6 +242,18 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 ("tries_left", "integer"), ("email", "text"), ("created_at", "bigint"),
             ]) { [.int($0.account), .text($0.purpose.rawValue), .bytes($0.code.codeHash), .int($0.code.expiresAtMs),
                   .int(Int64($0.code.triesLeft)), .text($0.code.email), .int($0.code.createdAtMs)] }
+        case .passkeys(let rows):
+            statements = Self.inserts(rows, table: "passkeys", columns: [
+                ("credential_id", "bytea"), ("account_id", "bigint"), ("algorithm", "bigint"), ("public_key", "bytea"),
+                ("sign_count", "bigint"), ("transports", "text"), ("name", "text"), ("created_at", "bigint"),
+                ("last_used_at", "bigint"),
+            ]) { [.bytes($0.credentialID), .int($0.account), .int(Int64($0.algorithm)), .bytes($0.publicKey),
+                  .int(Int64($0.signCount)), .text(PasskeyTransports.encoded($0.transports)), .text($0.name),
+                  .int($0.createdMs), $0.lastUsedMs.map(PGValue.int) ?? .null] }
+        case .passkeyHandles(let rows):
+            statements = Self.inserts(rows, table: "passkey_handles", columns: [("account_id", "bigint"), ("handle", "bytea")]) {
+                [.int($0.account), .bytes($0.handle)]
+            }
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.

@@ -79,8 +79,8 @@ extension PostgreSQLQueries {
     }
 
     /// Deletes the account, if it still has `email` (the deletion's notification names it), with the failed
-    /// log-ins of `failureKeys` and its queued code mails; its contacts, tokens, codes, mailed codes and TOTP go by
-    /// the foreign keys, and its notices, `mail` among them, stay. Rows (id, a token
+    /// log-ins of `failureKeys` and its queued code mails; its contacts, tokens, codes, mailed codes, TOTP, passkeys
+    /// and user handle go by the foreign keys, and its notices, `mail` among them, stay. Rows (id, a token
     /// hash or NULL, then the entry's stamp), none when nothing was deleted. The tokens are read in the
     /// statement's snapshot, before the cascade, and each is announced, as is the deletion.
     static func deleteAccount(_ account: AccountID, email: String?, failureKeys: [String], notification: String,

@@ -214,6 +214,32 @@ public enum PostgreSQLSchema {
             )
             """,
             ])
+        // As SQLite's 0012_passkeys: each account's WebAuthn user handle (unique: a discoverable log-in finds its
+        // account by it alone), and its passkeys by credential id, unique across accounts; both go with their
+        // account. `sign_count` is WebAuthn's unsigned 32-bit counter, in a bigint.
+        case .passkeys:
+            (name: "0011_passkeys", statements: [
+            """
+            CREATE TABLE passkey_handles(
+                account_id bigint PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                handle bytea NOT NULL UNIQUE CHECK (octet_length(handle) BETWEEN 1 AND 64)
+            )
+            """,
+            """
+            CREATE TABLE passkeys(
+                credential_id bytea PRIMARY KEY CHECK (octet_length(credential_id) BETWEEN 1 AND 1023),
+                account_id bigint NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                algorithm bigint NOT NULL,
+                public_key bytea NOT NULL CHECK (octet_length(public_key) > 0),
+                sign_count bigint NOT NULL CHECK (sign_count BETWEEN 0 AND 4294967295),
+                transports text NOT NULL,
+                name text NOT NULL,
+                created_at bigint NOT NULL,
+                last_used_at bigint
+            )
+            """,
+            "CREATE INDEX passkeys_account ON passkeys(account_id, created_at)",
+            ])
         }
     }
 

@@ -78,9 +78,9 @@ public struct AccountLifeStore {
         return try outcome.get()
     }
 
-    /// Deletes the account (its contacts, tokens, recovery codes, TOTP and mailed codes go with it, by the foreign
-    /// keys), its queued mails that carry a code, and the failed log-ins under `failureKeys`; nil when there was no
-    /// such account.
+    /// Deletes the account (its contacts, tokens, recovery codes, TOTP, mailed codes, passkeys and passkey user
+    /// handle go with it, by the foreign keys), its queued mails that carry a code, and the failed log-ins under
+    /// `failureKeys`; nil when there was no such account.
     public func delete(userID: Int64, failureKeys: [String]) throws(StoreError) -> (UserRecord, [[UInt8]])? {
         do {
             return try database.transaction { () throws(StoreError) -> (UserRecord, [[UInt8]])? in

@@ -193,6 +193,30 @@ public enum RosterSchema {
                 PRIMARY KEY(account_id, purpose)
             ) STRICT, WITHOUT ROWID;
             """)
+        // An account's WebAuthn user handle, made once and then what its authenticators hold, so it is unique in
+        // the database (a discoverable log-in finds its account by it alone); and its passkeys, keyed by the
+        // credential id, which is unique across accounts (an authenticator's credential is one account's). Both
+        // go with their account. `transports` is `PasskeyTransports`' JSON text; `sign_count` is WebAuthn's
+        // unsigned 32-bit counter, which only moves forward.
+        case .passkeys:
+            (name: "0012_passkeys", sql: """
+            CREATE TABLE passkey_handles(
+                account_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                handle BLOB NOT NULL UNIQUE CHECK(length(handle) BETWEEN 1 AND 64)
+            ) STRICT;
+            CREATE TABLE passkeys(
+                credential_id BLOB PRIMARY KEY CHECK(length(credential_id) BETWEEN 1 AND 1023),
+                account_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                algorithm INTEGER NOT NULL,
+                public_key BLOB NOT NULL CHECK(length(public_key) > 0),
+                sign_count INTEGER NOT NULL CHECK(sign_count BETWEEN 0 AND 4294967295),
+                transports TEXT NOT NULL,
+                name TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                last_used_at INTEGER
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX passkeys_account ON passkeys(account_id, created_at);
+            """)
         }
     }
 

@@ -91,12 +91,13 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                           failures: try count("login_failures"), contacts: try count("contacts"),
                           recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
                           audit: try count("audit_log"), mail: try count("mail_outbox"),
-                          mailCodes: try count("mail_codes"))
+                          mailCodes: try count("mail_codes"), passkeys: try count("passkeys"),
+                          passkeyHandles: try count("passkey_handles"))
     }
 
-    /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, audit entries, the outbox, then the
-    /// mailed codes, each in the order they were stored, all from one read transaction: one snapshot however long
-    /// the copy takes.
+    /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, audit entries, the outbox, the mailed
+    /// codes, the passkeys, then the passkey user handles, each in the order they were stored, all from one read
+    /// transaction: one snapshot however long the copy takes.
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
         try storing(path) { () throws(StoreError) in try database.execute("BEGIN DEFERRED") }
@@ -153,6 +154,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                 codeHash: row.blob(at: 2), expiresAtMs: row.int64(at: 3), triesLeft: row.int(at: 4),
                 email: row.string(at: 5) ?? "", createdAtMs: row.int64(at: 6)))
         }, batch: CopyBatch.mailCodes)
+        try stream("SELECT \(PasskeyStore.columns) FROM passkeys ORDER BY account_id, created_at, credential_id", size, body,
+                   row: { row throws(StoreError) in try PasskeyStore.passkey(row) }, batch: CopyBatch.passkeys)
+        try stream("SELECT account_id, handle FROM passkey_handles ORDER BY account_id", size, body,
+                   row: { row throws(StoreError) in CopiedPasskeyHandle(account: row.int64(at: 0), handle: row.blob(at: 1)) },
+                   batch: CopyBatch.passkeyHandles)
     }
 
     private static let outboxColumns = """
@@ -263,6 +269,13 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                 [.integer(row.account), .text(row.purpose.rawValue), .blob(row.code.codeHash),
                  .integer(row.code.expiresAtMs), .integer(Int64(row.code.triesLeft)), .text(row.code.email),
                  .integer(row.code.createdAtMs)]
+            }
+        case .passkeys(let rows):
+            try insertEach("INSERT INTO passkeys(\(PasskeyStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows,
+                           values: PasskeyStore.values)
+        case .passkeyHandles(let rows):
+            try insertEach("INSERT INTO passkey_handles(account_id, handle) VALUES (?, ?)", rows) { row in
+                [.integer(row.account), .blob(row.handle)]
             }
         }
     }

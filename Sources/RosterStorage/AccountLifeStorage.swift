@@ -28,10 +28,10 @@ public protocol AccountLifeStorage {
     func changeEmail(of account: AccountID, to email: String?, audit: AuditRecord?, mail: [QueuedMail],
                      completion: @escaping StorageCompletion<Account?>)
 
-    /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP, and
-    /// the failed-log-in rows under `failureKeys`, its mailed codes and its queued mails that carry one; its
-    /// queued notices stay, and `mail` (the deletion's notice) joins them. The backend's username directory
-    /// forgets the name. Answers what was deleted (nil when it was gone already). Never refused by a budget.
+    /// Deletes the account and everything of it in one transaction: contacts, tokens, recovery codes, TOTP,
+    /// passkeys and the WebAuthn user handle, and the failed-log-in rows under `failureKeys`, its mailed codes and
+    /// its queued mails that carry one; its queued notices stay, and `mail` (the deletion's notice) joins them.
+    /// The backend's username directory forgets the name. Answers what was deleted (nil when it was gone already). Never refused by a budget.
     func deleteAccount(_ account: AccountID, failureKeys: [String], audit: AuditRecord?, mail: [QueuedMail],
                        completion: @escaping StorageCompletion<DeletedAccount?>)
 

@@ -99,6 +99,17 @@ public protocol ChargedStorageCalls: AnyObject {
     func listMail(status: MailStatus?, limit: Int, charge: QueueCharge,
                   completion: @escaping StorageCompletion<[MailListing]>)
     func mailCounts(charge: QueueCharge, completion: @escaping StorageCompletion<MailCounts>)
+    func passkeyUserHandle(of account: AccountID, candidate: [UInt8], charge: QueueCharge,
+                           completion: @escaping StorageCompletion<[UInt8]?>)
+    func account(forUserHandle handle: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<Account?>)
+    func passkeys(of account: AccountID, charge: QueueCharge, completion: @escaping StorageCompletion<[StoredPasskey]>)
+    func passkey(credentialID: [UInt8], charge: QueueCharge, completion: @escaping StorageCompletion<OwnedPasskey?>)
+    func addPasskey(_ passkey: StoredPasskey, limit: Int, audit: AuditRecord?, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<PasskeyAddition>)
+    func removePasskey(of account: AccountID, credentialID: [UInt8], audit: AuditRecord?, mail: [QueuedMail],
+                       charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
+    func usePasskey(credentialID: [UInt8], signCount: UInt32, usedMs: Int64, charge: QueueCharge,
+                    completion: @escaping StorageCompletion<PasskeyUse>)
 }
 
 /// A backend's data as one payer reaches it: each call hands `charge` to the backend's namesake in
@@ -353,5 +364,39 @@ extension ChargedView {
 
     public func mailCounts(completion: @escaping StorageCompletion<MailCounts>) {
         backend.mailCounts(charge: charge, completion: completion)
+    }
+
+    public func passkeyUserHandle(of account: AccountID, candidate: [UInt8],
+                                  completion: @escaping StorageCompletion<[UInt8]?>) {
+        backend.passkeyUserHandle(of: account, candidate: candidate, charge: charge, completion: completion)
+    }
+
+    public func account(forUserHandle handle: [UInt8], completion: @escaping StorageCompletion<Account?>) {
+        backend.account(forUserHandle: handle, charge: charge, completion: completion)
+    }
+
+    public func passkeys(of account: AccountID, completion: @escaping StorageCompletion<[StoredPasskey]>) {
+        backend.passkeys(of: account, charge: charge, completion: completion)
+    }
+
+    public func passkey(credentialID: [UInt8], completion: @escaping StorageCompletion<OwnedPasskey?>) {
+        backend.passkey(credentialID: credentialID, charge: charge, completion: completion)
+    }
+
+    public func addPasskey(_ passkey: StoredPasskey, limit: Int, audit: AuditRecord?,
+                           completion: @escaping StorageCompletion<PasskeyAddition>) {
+        backend.addPasskey(passkey, limit: limit, audit: audit, charge: charge, completion: completion)
+    }
+
+    public func removePasskey(of account: AccountID, credentialID: [UInt8], audit: AuditRecord?, mail: [QueuedMail],
+                              completion: @escaping StorageCompletion<Bool>) {
+        backend.removePasskey(of: account, credentialID: credentialID, audit: audit, mail: mail, charge: charge,
+                              completion: completion)
+    }
+
+    public func usePasskey(credentialID: [UInt8], signCount: UInt32, usedMs: Int64,
+                           completion: @escaping StorageCompletion<PasskeyUse>) {
+        backend.usePasskey(credentialID: credentialID, signCount: signCount, usedMs: usedMs, charge: charge,
+                           completion: completion)
     }
 }

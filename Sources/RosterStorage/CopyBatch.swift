@@ -18,6 +18,11 @@ public enum CopyBatch: Sendable {
     case mail([CopiedMail])
     /// Mailed codes, as their keyed hashes: a code in flight during a copy still works on the target.
     case mailCodes([CopiedMailCode])
+    /// Passkeys with their public keys and counts: a passkey copied still logs in, and its count still only
+    /// moves forward.
+    case passkeys([StoredPasskey])
+    /// Each account's WebAuthn user handle: the authenticators hold it, so a copy keeps it as it was.
+    case passkeyHandles([CopiedPasskeyHandle])
 }
 
 /// One account as a copy moves it, with its password hash.
@@ -132,6 +137,17 @@ public struct CopiedMailCode: Equatable, Sendable {
     }
 }
 
+/// One account's WebAuthn user handle.
+public struct CopiedPasskeyHandle: Equatable, Sendable {
+    public var account: AccountID
+    public var handle: [UInt8]
+
+    public init(account: AccountID, handle: [UInt8]) {
+        self.account = account
+        self.handle = handle
+    }
+}
+
 /// One failed log-in of a rate-limit key.
 public struct CopiedFailure: Equatable, Sendable {
     public var key: String
@@ -154,9 +170,12 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     public var audit = 0
     public var mail = 0
     public var mailCodes = 0
+    public var passkeys = 0
+    public var passkeyHandles = 0
 
     public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0, recoveryCodes: Int = 0,
-                totp: Int = 0, audit: Int = 0, mail: Int = 0, mailCodes: Int = 0) {
+                totp: Int = 0, audit: Int = 0, mail: Int = 0, mailCodes: Int = 0, passkeys: Int = 0,
+                passkeyHandles: Int = 0) {
         self.accounts = accounts
         self.tokens = tokens
         self.failures = failures
@@ -166,14 +185,19 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
         self.audit = audit
         self.mail = mail
         self.mailCodes = mailCodes
+        self.passkeys = passkeys
+        self.passkeyHandles = passkeyHandles
     }
 
-    public var total: Int { accounts + tokens + failures + contacts + recoveryCodes + totp + audit + mail + mailCodes }
+    public var total: Int {
+        accounts + tokens + failures + contacts + recoveryCodes + totp + audit + mail + mailCodes + passkeys
+            + passkeyHandles
+    }
 
     public var description: String {
         "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts, "
             + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets, \(audit) audit entries, \(mail) mails, "
-            + "\(mailCodes) mailed codes"
+            + "\(mailCodes) mailed codes, \(passkeys) passkeys, \(passkeyHandles) passkey user handles"
     }
 }
 
@@ -190,6 +214,8 @@ extension CopyCounts {
         case .audit(let rows): audit += rows.count
         case .mail(let rows): mail += rows.count
         case .mailCodes(let rows): mailCodes += rows.count
+        case .passkeys(let rows): passkeys += rows.count
+        case .passkeyHandles(let rows): passkeyHandles += rows.count
         }
     }
 }

@@ -26,4 +26,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case keyCheck
     /// The outbox, the mailed codes, and whether an account's email is verified.
     case mail
+    /// Passkeys (WebAuthn credentials) and each account's WebAuthn user handle.
+    case passkeys
 }

@@ -25,6 +25,8 @@ struct PostgreSQLCopyTests {
             case .audit(let entries): rows += entries.map { "audit \($0)" }
             case .mail(let mails): rows += mails.map { "mail \($0)" }
             case .mailCodes(let codes): rows += codes.map { "mail code \($0)" }
+            case .passkeys(let passkeys): rows += passkeys.map { "passkey \($0)" }
+            case .passkeyHandles(let handles): rows += handles.map { "passkey handle \($0)" }
             }
         }
         return rows

@@ -30,12 +30,12 @@ struct PostgreSQLSchemaTests {
     }
 
     /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
-    /// issue 17 its remote, then the key check, then the outbox).
-    @Test func theHistoryIsTheShippedOneWithTheMailLast() {
+    /// issue 17 its remote, then the key check, then the outbox, then the passkeys).
+    @Test func theHistoryIsTheShippedOneWithThePasskeysLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
                                                             "0007_audit", "0008_audit_remote", "0009_key_check",
-                                                            "0010_mail"])
+                                                            "0010_mail", "0011_passkeys"])
     }
 
     /// The mail migration over a database of the schema before it: its accounts stay, each email unverified.
@@ -49,7 +49,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
             VALUES ('ann001', 'ann001', 'ann001', 'ann@example.com', 'ann@example.com', '$argon2id$x', 1)
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail", "0011_passkeys"])
         let ann = try connection.execute("SELECT \(PostgreSQLQueries.credentialColumns) FROM users u LEFT JOIN totp t ON false")
             .rows.first.flatMap(PostgreSQLStorage.credential)
         #expect(ann?.account.email == "ann@example.com" && ann?.account.emailVerified == false)
@@ -67,7 +67,8 @@ struct PostgreSQLSchemaTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check", "0010_mail"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check", "0010_mail",
+                                                               "0011_passkeys"])
         let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
         let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
         #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(

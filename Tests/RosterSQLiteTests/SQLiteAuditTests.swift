@@ -158,7 +158,7 @@ struct SQLiteAuditTests {
             INSERT INTO users(id, canonical, display, password_hash, created_at) VALUES (1, 'ann001', 'ann001', '$argon2id$x', 1);
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit", "0009_audit_remote", "0010_key_check",
-                                                                                         "0011_mail"])
+                                                                                         "0011_mail", "0012_passkeys"])
         #expect(try database.pragmaValue("SELECT count(*) FROM users") == "1")
         #expect(try database.pragmaValue("SELECT count(*) FROM audit_log") == "0")
     }
@@ -175,7 +175,7 @@ struct SQLiteAuditTests {
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded');
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0009_audit_remote", "0010_key_check",
-                                                                                         "0011_mail"])
+                                                                                         "0011_mail", "0012_passkeys"])
         let store = AuditLogStore(database: database)
         let gateway = AuditRecord(event: .login, username: "bobby1",
                                   peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5"))

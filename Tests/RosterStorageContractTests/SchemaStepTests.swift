@@ -14,7 +14,8 @@ struct SchemaStepTests {
         #expect(RosterSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                        "0004_contacts", "0005_contacts_by_folded_name",
                                                        "0006_account_life", "0007_admin_users", "0008_audit",
-                                                       "0009_audit_remote", "0010_key_check", "0011_mail"])
+                                                       "0009_audit_remote", "0010_key_check", "0011_mail",
+                                                       "0012_passkeys"])
     }
 
     @Test func postgresFollowsTheStepsAndMadeOnlyTheFoldedNameIndexEarlier() {

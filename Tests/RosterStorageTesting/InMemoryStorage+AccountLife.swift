@@ -62,6 +62,7 @@ extension InMemoryStorage {
             self.contacts = self.contacts.filter { $0.value.owner != account }
             for key in failureKeys { self.failureTimes[key] = nil }
             self.mailCodes[account] = nil
+            self.removePasskeys(of: account)
             self.outbox = self.outbox.filter { _, row in
                 !(row.account == account && row.status == .queued && MailKindName.carryingCode.contains(row.kind))
             }

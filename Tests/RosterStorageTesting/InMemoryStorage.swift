@@ -35,6 +35,7 @@ public final class InMemoryStorage: Storage {
         case appendAudit, auditEntries, pruneAudit
         case holdsRecoveryCode
         case queueCodeMail, verifyEmail, redeemMailedCode, claimDueMail, finishMail, listMail, mailCounts
+        case passkeyUserHandle, accountForUserHandle, passkeys, passkey, addPasskey, removePasskey, usePasskey
     }
 
 
@@ -54,7 +55,7 @@ public final class InMemoryStorage: Storage {
     public private(set) var importCharges: [QueueCharge] = []
     /// The budgets last applied.
     public private(set) var settings: ServerSettings?
-    /// Past this many stored rows (accounts, tokens, failures and contacts together), a write that adds rows
+    /// Past this many stored rows (accounts, tokens, failures, contacts and passkeys together), a write that adds rows
     /// answers `.full` and writes nothing: a disk that fills up.
     public var rowLimit: Int?
     /// The backup targets written so far (no file is made).
@@ -104,6 +105,10 @@ public final class InMemoryStorage: Storage {
     var nextMailID: MailID = 1
     /// Each account's mailed code of each purpose.
     var mailCodes: [AccountID: [MailCodePurpose: StoredMailCode]] = [:]
+    /// Passkeys by credential id, every column as a backend stores it.
+    public internal(set) var passkeyRows: [[UInt8]: StoredPasskey] = [:]
+    /// Each account's WebAuthn user handle.
+    public internal(set) var passkeyHandles: [AccountID: [UInt8]] = [:]
 
     /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
     public init(clock: any WallClock = ManualWallClock(), answering: Answering = .immediately) {
@@ -405,6 +410,7 @@ public final class InMemoryStorage: Storage {
     func hasRoom(for rows: Int) -> Bool {
         guard let rowLimit else { return true }
         let stored = accounts.count + tokens.count + failureTimes.values.reduce(0) { $0 + $1.count } + contacts.count
+            + passkeyRows.count
         return stored + rows <= rowLimit
     }
 
@@ -495,6 +501,7 @@ extension InMemoryStorage {
         tokens = tokens.filter { $0.value.account != id }
         contacts = contacts.filter { $0.value.owner != id }
         mailCodes[id] = nil
+        removePasskeys(of: id)
         return stored.account
     }
 

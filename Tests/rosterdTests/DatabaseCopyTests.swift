@@ -18,6 +18,8 @@ struct DatabaseCopyTests {
         var audit: [AuditEntry] = []
         var mail: [CopiedMail] = []
         var mailCodes: [CopiedMailCode] = []
+        var passkeys: [StoredPasskey] = []
+        var passkeyHandles: [CopiedPasskeyHandle] = []
         var finished = false
         var calls: [String] = []
         /// The key check value the database keeps, if any.
@@ -49,7 +51,7 @@ struct DatabaseCopyTests {
             calls.append("counts")
             return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count,
                               recoveryCodes: codes.count, totp: totp.count, audit: audit.count, mail: mail.count,
-                              mailCodes: mailCodes.count)
+                              mailCodes: mailCodes.count, passkeys: passkeys.count, passkeyHandles: passkeyHandles.count)
         }
 
         func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -86,6 +88,8 @@ struct DatabaseCopyTests {
             case .audit(let rows): audit += rows.dropLast(dropping)
             case .mail(let rows): mail += rows.dropLast(dropping)
             case .mailCodes(let rows): mailCodes += rows.dropLast(dropping)
+            case .passkeys(let rows): passkeys += rows.dropLast(dropping)
+            case .passkeyHandles(let rows): passkeyHandles += rows.dropLast(dropping)
             }
         }
 
