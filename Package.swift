@@ -43,7 +43,7 @@ let package = Package(
                 swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterServer",
                 dependencies: ["RosterCore", "RosterProtocol", "RosterRuntime", "RosterCrypto", "RosterStorage",
-                               "RosterHostIO", "CLinux", "CSystemd", "CPWQuality"],
+                               "RosterHostIO", "RosterWebAuthn", "CLinux", "CSystemd", "CPWQuality"],
                 swiftSettings: exclusivityCheckedInDebugOnly),
         .target(name: "RosterClient", dependencies: ["RosterProtocol", "CLinux"]),
         // The composition root: the only target that links a storage backend into the daemon, and picks one.

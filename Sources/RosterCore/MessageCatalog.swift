@@ -28,6 +28,9 @@ public enum MessageCatalog {
             return text("\(field).taken", locale: locale, arguments: arguments)
         case .invalidRequest(let problem):
             return text("error.invalid_request.\(problem)", locale: locale, arguments: arguments)
+        case .passkeyRejected(let why):
+            let key = "error.passkey_rejected.\(why)"
+            return text(contains(key) ? key : "error.passkey_rejected", locale: locale, arguments: arguments)
         case .parseError, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated, .forbidden, .unknownForm,
              .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
              .locked, .codeRequired, .invalidCode, .noEmail, .mailUnavailable,

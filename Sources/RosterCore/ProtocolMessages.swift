@@ -191,6 +191,60 @@ enum ProtocolMessages {
             .zhHans: "此服务器未配置邮件发送", .en: "This server is not set up to send mail",
             .vi: "Máy chủ này chưa được cấu hình để gửi thư", .ko: "이 서버는 메일을 보내도록 설정되어 있지 않습니다",
         ],
+        "error.passkey_rejected": [
+            .zhHans: "通行密钥未通过验证", .en: "The passkey did not verify",
+            .vi: "Khóa truy cập không được xác minh", .ko: "패스키를 확인하지 못했습니다",
+        ],
+        "error.passkey_rejected.challenge": [
+            .zhHans: "通行密钥的请求已过期或已使用，请重试", .en: "This passkey request expired or was used already; try again",
+            .vi: "Yêu cầu khóa truy cập đã hết hạn hoặc đã được dùng; hãy thử lại",
+            .ko: "이 패스키 요청이 만료되었거나 이미 사용되었습니다. 다시 시도하세요",
+        ],
+        "error.passkey_rejected.origin": [
+            .zhHans: "此网站地址不允许使用通行密钥", .en: "Passkeys are not allowed from this site's address",
+            .vi: "Không được dùng khóa truy cập từ địa chỉ trang này", .ko: "이 사이트 주소에서는 패스키를 사용할 수 없습니다",
+        ],
+        "error.passkey_rejected.rp_id": [
+            .zhHans: "此通行密钥属于其他网站", .en: "This passkey belongs to another site",
+            .vi: "Khóa truy cập này thuộc về trang khác", .ko: "이 패스키는 다른 사이트의 것입니다",
+        ],
+        "error.passkey_rejected.type": [
+            .zhHans: "这不是此步骤所需的通行密钥应答", .en: "This is not the passkey answer this step needs",
+            .vi: "Đây không phải phản hồi khóa truy cập mà bước này cần", .ko: "이 단계에 필요한 패스키 응답이 아닙니다",
+        ],
+        "error.passkey_rejected.user_present": [
+            .zhHans: "身份验证器未确认有人在场（请触摸它）", .en: "The authenticator did not confirm you were there (touch it)",
+            .vi: "Thiết bị xác thực không xác nhận có bạn (hãy chạm vào nó)",
+            .ko: "인증기가 사용자가 있음을 확인하지 않았습니다(인증기를 터치하세요)",
+        ],
+        "error.passkey_rejected.signature": [
+            .zhHans: "通行密钥的签名无效", .en: "The passkey's signature is not valid",
+            .vi: "Chữ ký của khóa truy cập không hợp lệ", .ko: "패스키 서명이 올바르지 않습니다",
+        ],
+        "error.passkey_rejected.format": [
+            .zhHans: "无法读取此通行密钥（不支持的格式或密钥类型）", .en: "This passkey cannot be read (an unsupported format or key type)",
+            .vi: "Không đọc được khóa truy cập này (định dạng hoặc loại khóa không được hỗ trợ)",
+            .ko: "이 패스키를 읽을 수 없습니다(지원하지 않는 형식 또는 키 유형)",
+        ],
+        "error.passkey_rejected.duplicate": [
+            .zhHans: "此通行密钥已经注册过", .en: "This passkey is registered already",
+            .vi: "Khóa truy cập này đã được đăng ký", .ko: "이 패스키는 이미 등록되어 있습니다",
+        ],
+        "error.passkey_rejected.counter": [
+            .zhHans: "此通行密钥的计数器倒退了，可能已被复制；已记录", .en: "This passkey's counter went back: it may have been copied. This was recorded",
+            .vi: "Bộ đếm của khóa truy cập này bị lùi: có thể nó đã bị sao chép. Việc này đã được ghi lại",
+            .ko: "이 패스키의 카운터가 뒤로 돌아갔습니다. 복제되었을 수 있으며 기록되었습니다",
+        ],
+        "error.too_many_passkeys": [
+            .zhHans: "此账户的通行密钥已达上限，请先删除一个", .en: "This account has as many passkeys as it may hold; remove one first",
+            .vi: "Tài khoản này đã có số khóa truy cập tối đa; hãy xóa bớt một khóa",
+            .ko: "이 계정은 가질 수 있는 패스키 수의 한도에 도달했습니다. 먼저 하나를 삭제하세요",
+        ],
+        "error.no_pending_passkey": [
+            .zhHans: "没有等待验证码的通行密钥登录，请重新用通行密钥登录", .en: "No passkey log-in is waiting for a code; log in with the passkey again",
+            .vi: "Không có đăng nhập bằng khóa truy cập nào đang chờ mã; hãy đăng nhập lại bằng khóa truy cập",
+            .ko: "코드를 기다리는 패스키 로그인이 없습니다. 패스키로 다시 로그인하세요",
+        ],
         "error.storage_full": [
             .zhHans: "存储空间已满，未保存", .en: "Storage is full; nothing was saved",
             .vi: "Bộ nhớ đã đầy; chưa lưu gì", .ko: "저장 공간이 가득 차 저장하지 못했습니다",

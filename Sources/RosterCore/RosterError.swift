@@ -34,6 +34,8 @@ public enum RosterError: Error, Equatable, Sendable {
     case noEmail
     /// Mail is off: `[Mail] Sendmail=` is empty (protocol.md §Email).
     case mailUnavailable
+    /// A WebAuthn response that did not verify; `why` is the check that failed (CONTRACT §13's list).
+    case passkeyRejected(why: String)
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)
     /// An answer of `size` bytes did not fit what the connection may hold (`limit` bytes); it was replaced by this
@@ -70,6 +72,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .invalidCode: "invalid_code"
         case .noEmail: "no_email"
         case .mailUnavailable: "mail_unavailable"
+        case .passkeyRejected: "passkey_rejected"
         case .rateLimited: "rate_limited"
         case .busy: "busy"
         case .answerTooLarge: "answer_too_large"
@@ -95,6 +98,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .invalidField(let field, _), .taken(let field): [("field", .string(field))]
         case .rateLimited(let ms), .busy(let ms), .storageUnavailable(let ms): [("retry_after_ms", .int(ms))]
         case .answerTooLarge(let size, let limit): [("size", .int(Int64(size))), ("limit", .int(Int64(limit)))]
+        case .passkeyRejected(let why): [("why", .string(why))]
         }
     }
 
@@ -141,6 +145,10 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case tooLong = "too_long"
     /// Free text holding a control character (C0, C1, DEL), a line separator or a bidi control (see `FreeText`).
     case controlCharacter = "control_character"
+    /// `passkey.register_finish`: the account holds as many passkeys as it may (`PasskeyLimits.perAccount`).
+    case tooManyPasskeys = "too_many_passkeys"
+    /// `auth.passkey_finish` with a `code` and no `credential` while no verified passkey awaits its code.
+    case noPendingPasskey = "no_pending_passkey"
 }
 
 extension ParamProblem {

@@ -23,6 +23,7 @@ public enum ErrorCodes {
         case .invalidCode: 1016
         case .noEmail: 1017
         case .mailUnavailable: 1018
+        case .passkeyRejected: 1019
         case .rateLimited: 1020
         case .busy: 1021
         case .answerTooLarge: 1022

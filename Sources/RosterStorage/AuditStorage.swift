@@ -99,16 +99,27 @@ public struct AuditRecord: Equatable, Sendable {
     public var reason: String?
     /// How many of this peer's failed-log-in entries were left out just before this one, by the per-minute cap.
     public var suppressed: Int
+    /// How a `login` entry's log-in was proved; nil for every other entry.
+    public var method: LoginMethod?
 
     public init(event: AuditEvent, username: String?, peer: AuditPeer, outcome: AuditOutcome = .succeeded,
-                reason: String? = nil, suppressed: Int = 0) {
+                reason: String? = nil, suppressed: Int = 0, method: LoginMethod? = nil) {
         self.event = event
         self.username = username
         self.peer = peer
         self.outcome = outcome
         self.reason = reason
         self.suppressed = suppressed
+        self.method = method
     }
+}
+
+/// How a log-in was proved, as its `login` entry says (`method`).
+public enum LoginMethod: String, CaseIterable, Equatable, Sendable {
+    case password
+    case passkey
+    /// A recovery code (typed or mailed) that set a new password and logged in.
+    case recovery
 }
 
 /// An entry as stored.

@@ -14,7 +14,9 @@ struct SubmitCodeTests {
             .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired,
             .invalidCode, .noEmail, .mailUnavailable, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
             .storageUnavailable(retryAfterMs: 1), .internal,
-        ] + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
+        ] + ["challenge", "origin", "rp_id", "type", "user_present", "signature", "format", "duplicate", "counter"]
+            .map { .passkeyRejected(why: $0) }
+            + ParamProblem.allCases.map { .invalidParams(param: "p", problem: $0) }
             + ["username", "password", "email", "query", "nonsense"].map { .taken(field: $0) }
             + FieldCode.allCases.map { .invalidField(field: "username", code: $0.rawValue) }
         // Adding a case to RosterError stops this switch compiling until the case is in the list above.
@@ -23,7 +25,7 @@ struct SubmitCodeTests {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
                  .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .invalidCode, .noEmail,
-                 .mailUnavailable, .rateLimited, .busy, .answerTooLarge,
+                 .mailUnavailable, .passkeyRejected, .rateLimited, .busy, .answerTooLarge,
                  .storageFull, .storageUnavailable, .internal:
                 break
             }

@@ -57,6 +57,9 @@
 /// | `From=` | `local@domain` or `Name <local@domain>`, the address ASCII, not starting with `-` (default `roster@` + host name) |
 /// | `BaseURL=` | `http://` or `https://` URL without query or fragment (default `http://127.0.0.1:8080`) |
 /// | `CodeMinutes=` | 1…1440 (default 15) |
+/// | `[WebAuthn] RPID=` | lowercase domain name (default `localhost`) |
+/// | `RPName=` | 1…64 characters, no control characters (default `Roster`) |
+/// | `Origins=` | space-separated `http(s)://host[:port]` on the RP ID (default `http://localhost:8080 http://127.0.0.1:8080`) |
 ///
 /// Booleans, time spans and sizes are spelled as in systemd (see `ConfigValue`).
 public struct DaemonConfig: Equatable, Sendable {
@@ -65,15 +68,17 @@ public struct DaemonConfig: Equatable, Sendable {
     public var storage: StorageSettings
     public var audit: AuditSettings
     public var mail: MailSettings
+    public var webAuthn: WebAuthnSettings
 
     public init(policy: Policy = .seed, server: ServerSettings = ServerSettings(),
                 storage: StorageSettings = StorageSettings(), audit: AuditSettings = AuditSettings(),
-                mail: MailSettings = MailSettings()) {
+                mail: MailSettings = MailSettings(), webAuthn: WebAuthnSettings = WebAuthnSettings()) {
         self.policy = policy
         self.server = server
         self.storage = storage
         self.audit = audit
         self.mail = mail
+        self.webAuthn = webAuthn
     }
 
     /// What a reload puts in force when `fresh` was read while `self` was: all of `fresh` except the storage keys,
@@ -136,7 +141,19 @@ public struct DaemonConfig: Equatable, Sendable {
                        \.server.outputResumeBytes, \.server.outputPauseBytes, format: ConfigValue.formatSize)
         try checkOrder(config, assignments, min: .outputBudgetPerUserBytes, max: .outputBudgetBytes,
                        \.server.outputBudgetPerUIDBytes, \.server.outputBudgetBytes, format: ConfigValue.formatSize)
+        try checkOrigins(config, assignments)
         return config
+    }
+
+    /// Every origin must be on the RP ID in force, whichever of the two keys was written (or left at its default).
+    static func checkOrigins(_ config: DaemonConfig, _ assignments: [ConfigKey: Assignment]) throws(ConfigError) {
+        let settings = config.webAuthn
+        for origin in settings.origins {
+            guard let problem = WebAuthnSettings.originProblem(origin, rpID: settings.rpID) else { continue }
+            let blamed = assignments[.origins] ?? assignments[.rpID]
+            throw ConfigError(kind: .invalidValue, path: blamed?.entry.path ?? "", line: blamed?.entry.line ?? 0,
+                              detail: "Origins= \(ConfigError.quote(origin)) \(problem)")
+        }
     }
 
     /// The values a key returns to on an empty assignment: the preset's policy and the server defaults.
@@ -174,6 +191,7 @@ enum ConfigSection: String, CaseIterable {
     case secrets = "Secrets"
     case audit = "Audit"
     case mail = "Mail"
+    case webAuthn = "WebAuthn"
 
     static func unknownDetail(_ name: String) -> String {
         let known = allCases.map { "[\($0.rawValue)]" }.joined(separator: ", ")
@@ -202,6 +220,7 @@ enum ConfigKey: CaseIterable {
     case retentionDays, maxFollowers
     case failedLoginEntriesPerMinute
     case sendmail, mailFrom, baseURL, codeMinutes
+    case rpID, rpName, origins
 
     var section: ConfigSection {
         switch self {
@@ -231,6 +250,8 @@ enum ConfigKey: CaseIterable {
             .audit
         case .sendmail, .mailFrom, .baseURL, .codeMinutes:
             .mail
+        case .rpID, .rpName, .origins:
+            .webAuthn
         }
     }
 
@@ -290,6 +311,9 @@ enum ConfigKey: CaseIterable {
         case .mailFrom: "From"
         case .baseURL: "BaseURL"
         case .codeMinutes: "CodeMinutes"
+        case .rpID: "RPID"
+        case .rpName: "RPName"
+        case .origins: "Origins"
         }
     }
 
@@ -442,6 +466,12 @@ enum ConfigKey: CaseIterable {
             return set(\.mail.baseURL, try value.baseURL())
         case .codeMinutes:
             return set(\.mail.codeMinutes, try value.integer(MailSettings.codeMinutesRange, " of minutes"))
+        case .rpID:
+            return set(\.webAuthn.rpID, try value.rpID())
+        case .rpName:
+            return set(\.webAuthn.rpName, try value.rpName())
+        case .origins:
+            return set(\.webAuthn.origins, try value.origins())
         }
     }
 
@@ -648,6 +678,44 @@ struct ValueReader {
             throw failure(.invalidValue, expected: "an http:// or https:// address such as https://roster.example.org "
                           + "(this one \(problem))")
         }
+    }
+
+    func rpID() throws(ConfigError) -> String? {
+        guard !entry.value.isEmpty else { return nil }
+        if let problem = WebAuthnSettings.rpIDProblem(entry.value) {
+            throw failure(.invalidValue, expected: "a domain name such as localhost or roster.example.org (this one \(problem))")
+        }
+        return entry.value
+    }
+
+    func rpName() throws(ConfigError) -> String? {
+        guard !entry.value.isEmpty else { return nil }
+        guard entry.value.count <= WebAuthnSettings.rpNameMaxLength,
+              !entry.value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw failure(.invalidValue, expected: "a name of at most \(WebAuthnSettings.rpNameMaxLength) characters without control characters") }
+        return entry.value
+    }
+
+    /// Each origin's own shape here; whether it is on the RP ID is `checkOrigins`', once both keys are known.
+    func origins() throws(ConfigError) -> [String]? {
+        guard !entry.value.isEmpty else { return nil }
+        let origins = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        guard origins.count <= 32 else { throw failure(.outOfRange, expected: "at most 32 origins") }
+        for origin in origins where WebAuthnSettings.originProblem(origin, rpID: "localhost") != nil
+            && WebAuthnSettings.originProblem(origin, rpID: Self.host(of: origin)) != nil {
+            throw failure(.invalidValue, expected: "origins such as https://roster.example.org or http://localhost:8080 "
+                          + "(\(ConfigError.quote(origin)) is not one)")
+        }
+        var unique: [String] = []
+        for origin in origins where !unique.contains(origin) { unique.append(origin) }
+        return unique
+    }
+
+    /// The host part of an origin, for judging its shape before the RP ID is known.
+    private static func host(of origin: String) -> String {
+        let rest = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first ?? ""
+        if let colon = rest.lastIndex(of: ":") { return String(rest[..<colon]) }
+        return String(rest)
     }
 
     /// An empty `Preset=` means the default, `seed`, like any other reset.

@@ -25,25 +25,38 @@ enum FailedEntryReason: String {
     case locked
     /// The summary of the entries left out in a minute (by the requester's cap, or of one account's fold).
     case suppressed
+    /// A passkey log-in with a credential no account holds (or not the one asked for).
+    case unknownPasskey = "unknown_passkey"
+    // A passkey log-in's refusal: its `passkey_rejected` why.
+    case passkeyChallenge = "challenge"
+    case passkeyOrigin = "origin"
+    case passkeyRPID = "rp_id"
+    case passkeyType = "type"
+    case passkeyUserPresent = "user_present"
+    case passkeySignature = "signature"
+    case passkeyFormat = "format"
+    case passkeyCounter = "counter"
 }
 
 extension AccountProcedures {
     /// A failed entry, through the per-peer cap: nil when the cap leaves it out.
-    func failedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer) -> AuditRecord? {
+    func failedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer,
+                     method: LoginMethod? = nil) -> AuditRecord? {
         switch failedEntries.admit(peer.requester, account: username, peer: peer, nowMs: clock.nowMs()) {
         case .leaveOut:
             return nil
         case .write(let suppressed):
             return AuditRecord(event: event, username: username, peer: peer, outcome: .failed, reason: reason.rawValue,
-                               suppressed: suppressed)
+                               suppressed: suppressed, method: method)
         }
     }
 
     /// The failed entry of a refusal that wrote nothing else, appended on its own; `then` runs once it is stored,
     /// or could not be (logged), or was left out by the cap.
     func appendFailedEntry(_ event: AuditEvent, username: String?, reason: FailedEntryReason, peer: AuditPeer,
-                           charge: QueueCharge, then: @escaping () -> Void) {
-        guard let record = failedEntry(event, username: username, reason: reason, peer: peer) else { return then() }
+                           method: LoginMethod? = nil, charge: QueueCharge, then: @escaping () -> Void) {
+        guard let record = failedEntry(event, username: username, reason: reason, peer: peer, method: method)
+        else { return then() }
         append(record, charge: charge, then: then)
     }
 
@@ -67,7 +80,7 @@ extension AccountProcedures {
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
              .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .noEmail,
-             .mailUnavailable, .busy,
+             .mailUnavailable, .passkeyRejected, .busy,
              .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             nil
         }

@@ -75,7 +75,7 @@ extension AccountProcedures {
     }
 
     /// `account`'s password, proven again for `event`; `wrong_password` (a failed log-in) otherwise.
-    private func provePassword(_ account: Account, _ password: Secret, for event: AuditEvent, peer: AuditPeer,
+    func provePassword(_ account: Account, _ password: Secret, for event: AuditEvent, peer: AuditPeer,
                                charge: QueueCharge, then: @escaping () -> Void, failure: @escaping (RosterError) -> Void) {
         let normalized = Normalization.normalizedPassword(password, nfkc: policy.passwordNFKC)
         reauthenticate(account, username: account.username, proof: .password(normalized), for: event, peer: peer,
@@ -305,8 +305,10 @@ extension AccountProcedures {
                     case .success(let revoked):
                         guard let account else { return completion(.failure(.invalidCode)) }
                         logger.notice("recovered with a recovery or mailed code", [("ROSTER_USER", account.username)])
-                        // The redemption's `recovered` entry says it all: this token has none of its own.
-                        issueToken(for: account, peer: peer, entry: nil, charge: charge) { token in
+                        // The redemption's `recovered` entry says what changed; the log-in it ends in is a `login`
+                        // like any other, saying it was proved by recovery.
+                        let entry = AuditRecord(event: .login, username: account.username, peer: peer, method: .recovery)
+                        issueToken(for: account, peer: peer, entry: entry, charge: charge) { token in
                             completion(.success(Recovered(account: account, token: token, revoked: revoked ?? [])))
                         }
                     }

@@ -13,7 +13,7 @@ final class AccountProcedures {
     /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account
     /// and what an administrator does to it, nothing of contacts. Audited: each change's entry commits with it.
     typealias Backend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
-        & AuditStorage & MailStorage
+        & AuditStorage & MailStorage & PasskeyStorage
 
     /// Each call bound to the payer of the request it serves.
     let storage: BoundStorage<any Backend>
@@ -163,7 +163,7 @@ final class AccountProcedures {
                 passwords.verify(password, against: hash, charge: charge) { driver.feed($0.map { .verified($0) }.orFailed()) }
             case .recordFailure(let keys):
                 let reason: FailedEntryReason = codeChecked ? .invalidCode : username == nil ? .unknownUser : .wrongPassword
-                let entry = failedEntry(.login, username: username, reason: reason, peer: peer)
+                let entry = failedEntry(.login, username: username, reason: reason, peer: peer, method: .password)
                 data.recordFailure(keys: keys, audit: entry) { driver.feed($0.map { .failureRecorded }.orFailed()) }
             case .replaceHash(let hash, let account):
                 data.replacePasswordHash(hash, of: account.id) { [logger] result in
@@ -176,7 +176,7 @@ final class AccountProcedures {
                 codeChecked = true
                 verifyCode(code, totp: totp, of: account, charge: charge) { driver.feed($0) }
             case .issueToken(let account):
-                let entry = AuditRecord(event: .login, username: account.username, peer: peer)
+                let entry = AuditRecord(event: .login, username: account.username, peer: peer, method: .password)
                 issueToken(for: account, peer: peer, entry: entry, charge: charge) {
                     driver.feed($0.map { .tokenIssued($0) }.orFailed())
                 }
@@ -184,7 +184,8 @@ final class AccountProcedures {
                 guard case .failure(let error) = result, let reason = Self.unwrittenRefusal(error) else {
                     return completion(result)
                 }
-                appendFailedEntry(.login, username: username, reason: reason, peer: peer, charge: charge) {
+                appendFailedEntry(.login, username: username, reason: reason, peer: peer, method: .password,
+                                  charge: charge) {
                     completion(result)
                 }
             }
@@ -194,7 +195,7 @@ final class AccountProcedures {
 
     /// `codeVerified(true)` when `code` is the sealed secret's within ±1 step of the wall clock and its step is
     /// newer than any accepted before, and the storage made it the last accepted step (so a code works once).
-    private func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
+    func verifyCode(_ code: String, totp: TOTPSeal, of account: Account, charge: QueueCharge,
                             completion: @escaping (LogIn<Account>.Fact) -> Void) {
         switch totpStep(code, sealed: totp.sealed, of: account) {
         case .failure(let error):
@@ -275,6 +276,7 @@ protocol FailableFact {
 extension Registration.Fact: FailableFact {}
 extension LogIn.Fact: FailableFact {}
 extension Reauthentication.Fact: FailableFact {}
+extension PasskeyLogIn.Fact: FailableFact {}
 
 extension Result where Success: FailableFact, Failure == StorageFailure {
     /// A storage answer as the procedure's fact: the value, or `failed` with what a client is told.

@@ -23,6 +23,8 @@ final class Session {
     private(set) var writesRunning = 0
     private var afterWrites: [() -> Void] = []
     var forms: [FormName: RunningForm] = [:]
+    /// The passkey ceremonies this connection began and has not finished.
+    var passkeys = PasskeyCeremonies()
     private var formsOpened: UInt64 = 0
     /// Requests that change who the session is and are not answered yet (see `SessionDependence`); while there
     /// are any, a request that depends on who the session is waits in `held`, and so does all that follows it.

@@ -168,6 +168,7 @@ final class AdminAuditMethods<Desk: AuditDesk> {
             "outcome": .string(record.outcome.rawValue),
             "reason": record.reason.map(JSONValue.string) ?? .null,
             "suppressed": .int(Int64(record.suppressed)),
+            "method": record.method.map { .string($0.rawValue) } ?? .null,
         ]
     }
 }
@@ -189,6 +190,7 @@ extension AdminAuditMethods: MethodGroup {
             FieldSpec("remote", .described("string or null")),
             FieldSpec("outcome", .oneOf(AuditOutcome.allCases.map(\.rawValue))),
             FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
+            FieldSpec("method", .described("password, passkey, recovery or null (login entries only)")),
         ]
         return [
             MethodEntry(spec: MethodSpec(

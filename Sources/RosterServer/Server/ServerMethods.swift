@@ -14,6 +14,7 @@ final class ServerMethods {
     let admin: AdminMethods<ServerFigures>
     let adminUsers: AdminUsersMethods<SessionBook>
     let adminAudit: AdminAuditMethods<SessionBook>
+    let passkeys: PasskeyMethods<SessionBook>
 
     /// `formScheduler` is the forms' clock and timers: the loop, or a manual clock in a test.
     init(storage: any Storage, accounts: AccountProcedures, contacts: ContactsService, formScheduler: any Scheduler,
@@ -26,11 +27,12 @@ final class ServerMethods {
         admin = AdminMethods(storage: storage, figures: figures)
         adminUsers = AdminUsersMethods(accounts: accounts, sessions: sessions)
         adminAudit = AdminAuditMethods(storage: storage, accounts: accounts, desk: sessions)
+        passkeys = PasskeyMethods(accounts: accounts, sessions: sessions)
     }
 
     /// Every group's methods, bound, for the dispatcher's table (a name given twice keeps the later entry).
     var all: [Method<Connection>] {
         session.methods + admin.methods + adminUsers.methods + adminAudit.methods + forms.methods + account.methods
-            + accountLife.methods + contacts.methods
+            + accountLife.methods + contacts.methods + passkeys.methods
     }
 }
