@@ -191,6 +191,28 @@ struct PasskeyContractTests {
         #expect(try add(passkey(bytes(0), of: bob), backend) == .gone)
     }
 
+    @Test(arguments: BackendKind.allCases)
+    func aPasskeyTheDiskCannotHoldIsNotStoredNorItsEntry(_ kind: BackendKind) throws {
+        let backend = try kind.make(rowLimit: 24)
+        let alice = try backend.account("alice1")
+        var full = false
+        for index in 0..<400 where !full {
+            let added = try backend.answer {
+                backend.storage.acting(for: charge(alice.id)).addContact(ContactDraft(name: "Filler \(index)",
+                                                                                      note: String(repeating: "x", count: 3_900)),
+                                                                         for: alice.id, completion: $0)
+            }
+            full = (try? added.get()) == nil
+        }
+        #expect(full)
+        var large = passkey(bytes(1), of: alice)
+        large.publicKey = bytes(7, 64 * 1_024)
+        #expect(try backend.answer { backend.storage.acting(for: charge(alice.id)).addPasskey(large,
+                limit: PasskeyLimits.perAccount, audit: entry(.passkeyAdded, "alice1"), completion: $0) } == .failure(.full))
+        #expect(try list(alice, backend) == [])
+        #expect(try log(backend) == [])
+    }
+
     // MARK: Removing
 
     @Test(arguments: BackendKind.allCases)
