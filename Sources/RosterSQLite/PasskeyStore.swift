@@ -14,9 +14,11 @@ public struct PasskeyStore {
         self.database = database
     }
 
-    static let columns = """
-        credential_id, account_id, algorithm, public_key, sign_count, transports, name, created_at, last_used_at
-        """
+    private static let columnNames = ["credential_id", "account_id", "algorithm", "public_key", "sign_count",
+                                      "transports", "name", "created_at", "last_used_at"]
+    static let columns = columnNames.joined(separator: ", ")
+    /// `columns` of the table named `p`, where a join would make `created_at` ambiguous.
+    private static let joinedColumns = columnNames.map { "p." + $0 }.joined(separator: ", ")
 
     /// `PasskeyStorage.passkeyUserHandle`: the account's handle, `candidate` stored first when it has none; nil
     /// when the account is gone.
@@ -65,7 +67,7 @@ public struct PasskeyStore {
     /// The passkey with this credential id and the account that owns it.
     public func passkey(credentialID: [UInt8]) throws(StoreError) -> OwnedPasskey? {
         let statement = try database.cached("""
-            SELECT \(Self.columns), \(Self.ownerColumns) FROM passkeys p JOIN users u ON u.id = p.account_id
+            SELECT \(Self.joinedColumns), \(Self.ownerColumns) FROM passkeys p JOIN users u ON u.id = p.account_id
             WHERE p.credential_id = ?
             """)
         defer { statement.reset() }

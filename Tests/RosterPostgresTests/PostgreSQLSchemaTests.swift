@@ -56,6 +56,33 @@ struct PostgreSQLSchemaTests {
         #expect(try connection.execute("SELECT count(*) FROM mail_outbox").rows.first?.int(0) == 0)
     }
 
+    /// The passkey migration over a database of the schema before it: its accounts stay, with no passkey, and the
+    /// new tables go with an account deleted afterwards.
+    @Test func thePasskeyMigrationKeepsTheAccountsThereWere() throws {
+        let cluster = try PostgresTestCluster.shared
+        let connection = try PGBlockingConnection(conninfo: try cluster.createDatabase())
+        defer { connection.close() }
+        let before = Array(PostgreSQLSchema.migrations.prefix { $0.name != "0011_passkeys" })
+        #expect(try PostgreSQLMigrator.migrate(connection, migrations: before).last == "0010_mail")
+        _ = try connection.execute("""
+            INSERT INTO users(canonical, username_key, display, password_hash, created_at)
+            VALUES ('ann001', 'ann001', 'ann001', '$argon2id$x', 1)
+            """)
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0011_passkeys"])
+        let id = try #require(try connection.execute("SELECT id FROM users").rows.first?.int(0))
+        let listed = PostgreSQLQueries.passkeys(of: id)
+        #expect(try connection.execute(listed.sql, listed.params).rows.isEmpty)
+        _ = try connection.execute("INSERT INTO passkey_handles(account_id, handle) VALUES ($1::bigint, '\\x07')", [.int(id)])
+        _ = try connection.execute("""
+            INSERT INTO passkeys(\(PostgreSQLQueries.passkeyColumns))
+            VALUES ('\\x01', $1::bigint, -8, '\\x02', 0, '[]', 'k', 3, NULL)
+            """, [.int(id)])
+        #expect(try connection.execute(listed.sql, listed.params).rows.first?.passkey()?.name == "k")
+        _ = try connection.execute("DELETE FROM users")
+        #expect(try connection.execute("SELECT (SELECT count(*) FROM passkeys) + (SELECT count(*) FROM passkey_handles)")
+                    .rows.first?.int(0) == 0)
+    }
+
     /// Issue 17's migration over a database of issue 16's schema: its entries stay, read back with no remote.
     @Test func theAuditRemoteMigrationKeepsTheEntriesThereWere() throws {
         let cluster = try PostgresTestCluster.shared

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import CSQLite
 import RosterSQLite
+import RosterStorage
 
 @Suite struct MigratorTests {
     @Test func rosterSchemaAppliesOnceAndReopenIsANoOp() throws {
@@ -55,6 +56,29 @@ import RosterSQLite
         #expect(ann?.email == "ann@example.com" && ann?.emailVerified == false)
         #expect(try db.pragmaValue("SELECT count(*) FROM mail_outbox") == "0")
         #expect(try db.pragmaValue("SELECT count(*) FROM mail_codes") == "0")
+    }
+
+    /// The passkey migration over a database of the schema before it: its accounts stay, with no passkey and no
+    /// handle, and the new tables go with an account deleted afterwards.
+    @Test func thePasskeyMigrationKeepsTheAccountsThereWere() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        let before = Array(RosterSchema.migrations.prefix { $0.name != "0012_passkeys" })
+        _ = try Migrator.migrate(db, migrations: before, now: 1)
+        try db.execute("""
+            INSERT INTO users(id, canonical, display, email, password_hash, created_at)
+            VALUES (1, 'ann001', 'ann001', 'ann@example.com', '$argon2id$x', 1);
+            """)
+        #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0012_passkeys"])
+        #expect(try UserStore(database: db).user(id: 1)?.canonical == "ann001")
+        let store = PasskeyStore(database: db)
+        #expect(try store.passkeys(of: 1) == [])
+        #expect(try store.userHandle(of: 1, candidate: [7]) == [7])
+        #expect(try store.add(StoredPasskey(credentialID: [1], account: 1, algorithm: -8, publicKey: [2], signCount: 0,
+                                            transports: [], name: "k"), limit: 20, now: 3).isAdded)
+        try db.execute("DELETE FROM users WHERE id = 1")
+        #expect(try db.pragmaValue("SELECT count(*) FROM passkeys") == "0")
+        #expect(try db.pragmaValue("SELECT count(*) FROM passkey_handles") == "0")
     }
 
     @Test func appendedMigrationIsAppliedAlone() throws {

@@ -8,7 +8,7 @@ enum PostgresQuota {
         guard let database = conninfo.split(separator: " ").first(where: { $0.hasPrefix("dbname=") })?.dropFirst(7) else {
             throw NoDatabaseName(conninfo: conninfo)
         }
-        let triggers = ["users", "session_tokens", "login_failures", "contacts", "mail_outbox"].map { table in
+        let triggers = ["users", "session_tokens", "login_failures", "contacts", "mail_outbox", "passkeys"].map { table in
             "CREATE TRIGGER test_quota BEFORE INSERT OR UPDATE ON \(table) FOR EACH ROW EXECUTE FUNCTION test_quota_charge();"
         }
         try cluster.psql("""

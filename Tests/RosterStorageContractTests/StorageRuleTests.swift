@@ -15,6 +15,39 @@ struct StorageRuleTests {
         #expect(!StoredPasswordHash.isStorable(""))
     }
 
+    /// Both backends keep a passkey's transports as this one text: whatever list a client sent comes back as it
+    /// was, and no other text reads as a list (a damaged row is refused, not guessed at).
+    @Test func transportsGoIntoOneTextAndComeBackAsTheyWere() {
+        let lists: [[String]] = [[], [""], ["usb"], ["usb", "nfc", "ble", "internal", "hybrid", "smart-card"],
+                                 ["a,b", "\"", "\\", "\u{0}", "\n\t\u{1F}\u{7F}", "[\"x\"]", "키 😀", "", ""]]
+        for list in lists {
+            #expect(PasskeyTransports.decoded(PasskeyTransports.encoded(list)) == list, "\(list)")
+            #expect(!PasskeyTransports.encoded(list).unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+        }
+        #expect(PasskeyTransports.encoded(["usb", "nfc"]) == #"["usb","nfc"]"#)
+        #expect(PasskeyTransports.encoded(["a\u{0}\"b"]) == #"["a\u0000\"b"]"#)
+        for damaged in ["", "[", "]", "[\"usb\"", "[\"usb\",]", "[usb]", "[\"a\"] ", "[\"\\x\"]", "[\"\\u00\"]",
+                        "[\"\\u+041\"]", "[\"a\"\"b\"]", " []"] {
+            #expect(PasskeyTransports.decoded(damaged) == nil, "\(damaged)")
+        }
+    }
+
+    /// WebAuthn §7.2 step 21, as every backend's conditional write applies it.
+    @Test func aSignCountIsAcceptedWhenBothAreZeroOrItGoesUp() {
+        let stored = { (count: UInt32) in
+            StoredPasskey(credentialID: [1], account: 1, algorithm: -7, publicKey: [1], signCount: count, transports: [],
+                          name: "")
+        }
+        #expect(stored(0).accepts(signCount: 0))
+        #expect(stored(0).accepts(signCount: 1))
+        #expect(stored(5).accepts(signCount: 6))
+        #expect(stored(5).accepts(signCount: .max))
+        #expect(!stored(5).accepts(signCount: 5))
+        #expect(!stored(5).accepts(signCount: 4))
+        #expect(!stored(5).accepts(signCount: 0))
+        #expect(!stored(.max).accepts(signCount: .max))
+    }
+
     @Test func anEntryIsWrittenOnlyWhenTheWriteChangedSomethingAndNamesTheAccountItFound() {
         let anonymous = AuditRecord(event: .resume, username: nil, peer: peer)
         let alice = Account(id: 1, username: "alice1", display: "alice1", email: nil, createdAtMs: 0)
