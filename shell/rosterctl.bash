@@ -8,7 +8,7 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami account sessions recover check-username user audit contacts status mail watch call"
+    local verbs="register login logout whoami account sessions passkey recover check-username user audit contacts status mail watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
@@ -67,6 +67,10 @@ _rosterctl() {
         sessions)
             # IDs are the daemon's; listing them here would need a connection, so only the commands.
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list revoke revoke-others" -- "$cur")); return; fi ;;
+        passkey)
+            # IDs are the daemon's; listing them here would need a connection, so only the commands.
+            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list rm" -- "$cur")); return; fi
+            [[ ${words[i+1]} == rm ]] && options="--password-stdin" ;;
         recover) options="--username --email --password-stdin" ;;
         user)
             # Names are the daemon's, and listing them needs an administrator's connection, so only the commands.

@@ -49,8 +49,8 @@ public enum AuditEvent: String, CaseIterable, Equatable, Sendable {
     /// A passkey was registered; `reason` names none of its bytes.
     case passkeyAdded = "passkey_added"
     case passkeyRemoved = "passkey_removed"
-    /// A passkey log-in was refused after its signature verified (a sign count that went back, so a cloned
-    /// authenticator or a replay): an event of its own, so that an administrator can find every one.
+    /// A new passkey did not verify (`passkey.register_finish`); `reason` is the why. A refused passkey log-in
+    /// is a failed `login` (method `passkey`, reason the why, `counter` for a sign count that went back).
     case passkeyRejected = "passkey_rejected"
 }
 

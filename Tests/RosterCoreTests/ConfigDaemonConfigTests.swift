@@ -168,6 +168,11 @@ struct ConfigDaemonConfigTests {
         From=accounts@example.org
         BaseURL=https://roster.example.org/
         CodeMinutes=30
+
+        [WebAuthn]
+        RPID=roster.example.org
+        RPName=Roster at Example
+        Origins=https://roster.example.org https://eu.roster.example.org:8443 https://roster.example.org
         """
         let expected = DaemonConfig(
             policy: Policy(
@@ -195,11 +200,35 @@ struct ConfigDaemonConfigTests {
                                      keyFilePath: "/etc/roster/roster.key"),
             audit: AuditSettings(retentionDays: 30, maxFollowers: 4, failedLoginEntriesPerMinute: 25),
             mail: MailSettings(sendmail: "/usr/sbin/sendmail", from: try MailMailbox(parsing: "accounts@example.org"),
-                               baseURL: try MailBaseURL(parsing: "https://roster.example.org"), codeMinutes: 30))
+                               baseURL: try MailBaseURL(parsing: "https://roster.example.org"), codeMinutes: 30),
+            webAuthn: WebAuthnSettings(rpID: "roster.example.org", rpName: "Roster at Example",
+                                       origins: ["https://roster.example.org", "https://eu.roster.example.org:8443"]))
         #expect(try parse(text) == expected)
         // Every key the parser knows appears above, so a new Policy field without a key fails here.
         let written = Set(text.split(separator: "\n").compactMap { $0.split(separator: "=").first.map(String.init) })
         #expect(Set(ConfigKey.allCases.map(\.name)).isSubset(of: written))
+    }
+
+    @Test func webAuthnDefaultsAndOriginsMustBeOnTheRPID() throws {
+        #expect(try parse("").webAuthn == WebAuthnSettings())
+        #expect(WebAuthnSettings().origins == ["http://localhost:8080", "http://127.0.0.1:8080"])
+        #expect(try parse("[WebAuthn]\nOrigins=http://localhost:9000 http://[::1]:9000\n").webAuthn.origins
+                == ["http://localhost:9000", "http://[::1]:9000"])
+        // The RP ID changed, the default origins did not: they are on localhost, so the file is refused.
+        #expect(failure("[WebAuthn]\nRPID=example.org\n")?.detail
+                == "Origins= 'http://localhost:8080' is not on RPID=example.org or a name under it")
+        #expect(failure("[WebAuthn]\nRPID=example.org\nOrigins=https://evil.org\n")?.detail
+                == "Origins= 'https://evil.org' is not on RPID=example.org or a name under it")
+        #expect(try parse("[WebAuthn]\nRPID=example.org\nOrigins=https://a.example.org\n").webAuthn.rpID == "example.org")
+        for bad in ["Example.org", "exa mple.org", "-a.org", "a..org", "https://a.org", "a.org:80", "ünï.org"] {
+            #expect(failure("[WebAuthn]\nRPID=\(bad)\n")?.reason == "invalid_value", "\(bad)")
+        }
+        for bad in ["localhost:8080", "ftp://localhost", "http://localhost/", "http://localhost:0", "http://localhost:65536",
+                    "http://localhost:08080", "http://", "http://[::1]x"] {
+            #expect(failure("[WebAuthn]\nOrigins=\(bad)\n")?.reason == "invalid_value", "\(bad)")
+        }
+        #expect(failure("[WebAuthn]\nRPName=\(String(repeating: "x", count: 65))\n")?.reason == "invalid_value")
+        #expect(try parse("[WebAuthn]\nRPName=\n").webAuthn.rpName == "Roster")
     }
 
     @Test func forbiddenCharactersAsWrittenOrQuoted() throws {
@@ -261,7 +290,7 @@ struct ConfigDaemonConfigTests {
         let error = failure([(path: Self.main, text: "[Timing]\nDebounceMs=1\n"),
                              (path: Self.dropIn, text: "# x\n\n[Network]\n")])
         #expect(error == ConfigError(kind: .unknownSection, path: Self.dropIn, line: 3,
-                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets], [Audit], [Mail]"))
+                                     detail: "unknown section [Network]; known sections are [Validation], [Timing], [Login], [Hashing], [Server], [Storage], [PostgreSQL], [Secrets], [Audit], [Mail], [WebAuthn]"))
         #expect(error?.reason == "unknown_section")
         #expect(failure("[timing]\nDebounceMs=1\n")?.detail
                 == "unknown section [timing] (names are case-sensitive: did you mean [Timing]?)")

@@ -282,22 +282,26 @@ struct AdminAuditMethodsTests {
     }
 
     @Test func anEntryOnTheWireHasEveryField() {
+        let passkey = AuditEntry(id: 3, timeMs: 0, record: AuditRecord(
+            event: .login, username: "bobby1", peer: AuditPeer(uid: 0, pid: 1, client: nil), method: .passkey))
+        #expect(String(decoding: JSONWriter.encode(AdminAuditMethods<FakeAuditDesk>.described(passkey)), as: UTF8.self)
+            .hasSuffix(#""reason":null,"suppressed":0,"method":"passkey"}"#))
         let entry = AuditEntry(id: 17, timeMs: 1_796_151_845_250, record: AuditRecord(
             event: .login, username: "bobby1", peer: AuditPeer(uid: 1000, pid: 4242, client: "rosterctl"),
             outcome: .failed, reason: "wrong_password", suppressed: 3))
         #expect(JSONWriter.encode(AdminAuditMethods<FakeAuditDesk>.described(entry)) == Array((
             #"{"id":17,"time":"2026-12-01T19:04:05Z","event":"login","username":"bobby1","peer_uid":1000,"peer_pid":4242,"#
-            + #""client":"rosterctl","remote":null,"outcome":"failed","reason":"wrong_password","suppressed":3}"#).utf8))
+            + #""client":"rosterctl","remote":null,"outcome":"failed","reason":"wrong_password","suppressed":3,"method":null}"#).utf8))
         let bare = AuditEntry(id: 1, timeMs: 0, record: AuditRecord(event: .backup, username: nil,
                                                                     peer: AuditPeer(uid: 0, pid: 1, client: nil)))
         #expect(JSONWriter.encode(AdminAuditMethods<FakeAuditDesk>.described(bare)) == Array((
             #"{"id":1,"time":"1970-01-01T00:00:00Z","event":"backup","username":null,"peer_uid":0,"peer_pid":1,"#
-            + #""client":null,"remote":null,"outcome":"succeeded","reason":null,"suppressed":0}"#).utf8))
+            + #""client":null,"remote":null,"outcome":"succeeded","reason":null,"suppressed":0,"method":null}"#).utf8))
         let web = AuditEntry(id: 2, timeMs: 0, record: AuditRecord(
             event: .login, username: nil, peer: AuditPeer(uid: 33, pid: 812, client: "roster-web", remote: "203.0.113.5"),
             outcome: .failed, reason: "unknown_user"))
         #expect(JSONWriter.encode(AdminAuditMethods<FakeAuditDesk>.described(web)) == Array((
             #"{"id":2,"time":"1970-01-01T00:00:00Z","event":"login","username":null,"peer_uid":33,"peer_pid":812,"#
-            + #""client":"roster-web","remote":"203.0.113.5","outcome":"failed","reason":"unknown_user","suppressed":0}"#).utf8))
+            + #""client":"roster-web","remote":"203.0.113.5","outcome":"failed","reason":"unknown_user","suppressed":0,"method":null}"#).utf8))
     }
 }

@@ -247,7 +247,7 @@ struct FormRunnerTests {
         ])
         #expect(harness.storage.calls == [.createAccount, .accountExists, .credential, .recentFailures, .storeToken])
         #expect(harness.storage.auditLog.map(\.record) == [AuditRecord(event: .login, username: "alice1",
-                                                                         peer: harness.session.peer)])
+                                                                         peer: harness.session.peer, method: .password)])
     }
 
     @Test func aHashMadeWithOtherParametersIsUpgradedBeforeTheAnswer() throws {
@@ -300,12 +300,14 @@ struct FormRunnerTests {
         #expect(harness.session.take().last == .submitSucceeded(username: "alice1", withToken: true))
         #expect(harness.accounts.attemptsInFlight("account:alice1") == 0)
         let failed = { (reason: String) in
-            AuditRecord(event: .login, username: "alice1", peer: harness.session.peer, outcome: .failed, reason: reason)
+            AuditRecord(event: .login, username: "alice1", peer: harness.session.peer, outcome: .failed, reason: reason,
+                        method: .password)
         }
         // The first failure on alice1 is written at once; the other three of that minute (a wrong password, two
         // limited attempts) are folded into one entry naming her, once the minute is over.
         #expect(harness.storage.auditLog.map(\.record) == [
-            failed("wrong_password"), AuditRecord(event: .login, username: "alice1", peer: harness.session.peer),
+            failed("wrong_password"),
+            AuditRecord(event: .login, username: "alice1", peer: harness.session.peer, method: .password),
         ])
         harness.clock.advance(byMs: 60_000)
         harness.accounts.sweepFailedEntries()

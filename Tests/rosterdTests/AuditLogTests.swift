@@ -74,7 +74,7 @@ struct AuditLogTests {
         #expect(daemon.waitForExit() == 0)
 
         let rows = try auditRows(daemon.databasePath)
-        #expect(rows.count == 8, "\(rows)")
+        #expect(rows.count == 9, "\(rows)")
         #expect(rows.first == "register succeeded alice1 - \(me) audit-grep")
         let log = daemon.stderr
         #expect(log.components(separatedBy: "audit: ").count - 1 == rows.count, "each entry is a journal line")

@@ -47,6 +47,7 @@ struct AuditTests {
         #expect(first["result"]?["items"]?.arrayValue?.first == [
             "id": 30, "time": "2026-12-01T18:29:00Z", "event": "login", "username": "bob123", "peer_uid": 1000,
             "peer_pid": 129, "client": nil, "remote": nil, "outcome": "failed", "reason": "wrong_password", "suppressed": 0,
+            "method": nil,
         ])
         #expect(ids(try admin.call("admin.audit", ["limit": 10, "before": 21])) == Array((11...20).reversed()))
         #expect(ids(try admin.call("admin.audit", ["username": "alice1", "since": "2026-12-01T19:20:00+01:00"]))
@@ -86,8 +87,8 @@ struct AuditTests {
             """)
         let json = try ctl.run(["--json", "audit", "--limit", "2"])
         #expect(json.stdout == """
-            {"id":3,"time":"2026-12-01T18:02:00Z","event":"login","username":"alice1","peer_uid":1000,"peer_pid":102,"client":"rosterctl","remote":null,"outcome":"succeeded","reason":null,"suppressed":0}
-            {"id":2,"time":"2026-12-01T18:01:00Z","event":"login","username":"bob123","peer_uid":1000,"peer_pid":101,"client":null,"remote":null,"outcome":"failed","reason":"wrong_password","suppressed":0}
+            {"id":3,"time":"2026-12-01T18:02:00Z","event":"login","username":"alice1","peer_uid":1000,"peer_pid":102,"client":"rosterctl","remote":null,"outcome":"succeeded","reason":null,"suppressed":0,"method":null}
+            {"id":2,"time":"2026-12-01T18:01:00Z","event":"login","username":"bob123","peer_uid":1000,"peer_pid":101,"client":null,"remote":null,"outcome":"failed","reason":"wrong_password","suppressed":0,"method":null}
 
             """)
         #expect(try ctl.run(["--no-legend", "audit", "--since", "2026-12-01T18:01:00Z", "--event", "login"]).stdout

@@ -229,3 +229,8 @@ public struct PasskeyLogIn<Account: Sendable, Key: Sendable>: Sendable {
         return [.finish(result)]
     }
 }
+
+extension PasskeyLogIn.Found: Equatable where Account: Equatable, Key: Equatable {}
+extension PasskeyLogIn.SignedIn: Equatable where Account: Equatable {}
+extension PasskeyLogIn.Fact: Equatable where Account: Equatable, Key: Equatable {}
+extension PasskeyLogIn.Effect: Equatable where Account: Equatable, Key: Equatable {}

@@ -43,6 +43,7 @@ var verbTable: [any Verb.Type] {
         WhoamiVerb.self,
         AccountVerb.self,
         SessionsVerb.self,
+        PasskeyVerb.self,
         RecoverVerb.self,
         CheckUsernameVerb.self,
         UserVerb.self,
