@@ -19,6 +19,8 @@ public enum AssertionVerifier {
         try clientData.check(ceremony: .get, challenge: challenge, relyingParty: relyingParty)
         let head = try AuthenticatorData(response.authenticatorData)
         try head.check(relyingParty: relyingParty)
+        // Extensions, if any, are read by libcbor inside libfido2: their sizes are checked first (CBORBounds).
+        guard CBORBounds.areItems(response.authenticatorData[AuthenticatorData.headLength...]) else { throw .format }
         try checkSignature(response, relyingParty: relyingParty, key: key)
         return VerifiedAssertion(signCount: head.signCount, flags: head.flags)
     }

@@ -14,7 +14,7 @@ struct AttestationObject: Equatable {
     /// `.format` unless the bytes are exactly one definite CBOR map with a text `fmt`, a map `attStmt` and a byte
     /// string `authData`.
     init(_ bytes: [UInt8]) throws(PasskeyRejection) {
-        guard !bytes.isEmpty else { throw .format }
+        guard !bytes.isEmpty, CBORBounds.isOneItem(bytes[...]) else { throw .format }
         var result = cbor_load_result()
         var owned = cbor_load(bytes, bytes.count, &result)
         defer { if owned != nil { cbor_decref(&owned) } }

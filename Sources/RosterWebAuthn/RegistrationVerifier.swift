@@ -22,6 +22,12 @@ public enum RegistrationVerifier {
         let head = try AuthenticatorData(attestation.authenticatorData)
         try head.check(relyingParty: relyingParty)
         guard head.flags.contains(.attestedCredentialData) else { throw .format }
+        // libfido2 reads the COSE key and extensions with libcbor: their sizes are checked first (CBORBounds).
+        let idLengthAt = AuthenticatorData.headLength + 16
+        let data = attestation.authenticatorData
+        guard data.count >= idLengthAt + 2 else { throw .format }
+        let keyAt = idLengthAt + 2 + (Int(data[idLengthAt]) << 8 | Int(data[idLengthAt + 1]))
+        guard keyAt <= data.count, CBORBounds.areItems(data[keyAt...]) else { throw .format }
 
         let credential = try FIDOCredential(authenticatorData: attestation.authenticatorData)
         guard credential.id == response.rawID else { throw .format }
