@@ -26,6 +26,12 @@ DESCRIBED_TYPES = {
     "{name, summary, params, result}": "MethodDescription",
     "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}": "MailListing",
     "{queued, failed, sent} or null": "MailCounts | None",
+    "{id, name, created_at, last_used_at}": "PasskeyInfo",
+    "PublicKeyCredentialCreationOptionsJSON": "PublicKeyCredentialCreationOptionsJSON",
+    "PublicKeyCredentialRequestOptionsJSON": "PublicKeyCredentialRequestOptionsJSON",
+    # A browser's credential.toJSON(), passed on as it came.
+    "RegistrationResponseJSON": "dict[str, Any]",
+    "AuthenticationResponseJSON": "dict[str, Any]",
 }
 
 HEADER = '''\
@@ -37,7 +43,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    User)
+                    PasskeyInfo, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 

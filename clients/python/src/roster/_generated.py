@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    User)
+                    PasskeyInfo, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
@@ -35,6 +35,8 @@ METHODS: dict[str, tuple[str, ...]] = {
     'admin.users.show': ('username',),
     'admin.users.unlock': ('username',),
     'auth.login': ('username', 'password', 'code?'),
+    'auth.passkey_begin': ('username?',),
+    'auth.passkey_finish': ('credential?', 'code?'),
     'auth.recover': ('username', 'code', 'new_password'),
     'auth.recover_start': ('username',),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
@@ -48,6 +50,10 @@ METHODS: dict[str, tuple[str, ...]] = {
     'form.input': ('form', 'field', 'value'),
     'form.open': ('form',),
     'form.submit': ('form',),
+    'passkey.list': (),
+    'passkey.register_begin': ('password',),
+    'passkey.register_finish': ('credential', 'name?'),
+    'passkey.remove': ('id', 'password'),
     'rpc.describe': (),
     'session.hello': ('locale?', 'client?', 'remote?', 'timing?'),
     'session.list': (),
@@ -107,6 +113,7 @@ class AccountExportResult(TypedDict):
     account: AccountExportResultAccount
     sessions: list[AccountExportResultSessionsItem]
     contacts: AccountExportResultContacts
+    passkeys: list[PasskeyInfo]
 
 
 class AccountRecoveryCodesResult(TypedDict):
@@ -138,7 +145,7 @@ class AccountTotpEnrollResult(TypedDict):
 class AdminAuditResultItemsItem(TypedDict):
     id: int
     time: str
-    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified']
+    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected']
     username: str | None
     peer_uid: int
     peer_pid: int
@@ -244,6 +251,15 @@ class AuthLoginResult(TypedDict):
     token: str
 
 
+class AuthPasskeyBeginResult(TypedDict):
+    options: PublicKeyCredentialRequestOptionsJSON
+
+
+class AuthPasskeyFinishResult(TypedDict):
+    username: str
+    token: str
+
+
 class AuthRecoverResult(TypedDict):
     username: str
     token: str
@@ -305,6 +321,23 @@ class FormSubmitResult(TypedDict):
     username: NotRequired[str]
     token: NotRequired[str]
     revoked: NotRequired[int]
+
+
+class PasskeyListResult(TypedDict):
+    items: list[PasskeyInfo]
+
+
+class PasskeyRegisterBeginResult(TypedDict):
+    options: PublicKeyCredentialCreationOptionsJSON
+
+
+class PasskeyRegisterFinishResult(TypedDict):
+    id: str
+    name: str
+
+
+class PasskeyRemoveResult(TypedDict):
+    pass
 
 
 class RpcDescribeResult(TypedDict):
@@ -428,7 +461,7 @@ class BlockingMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', self.call('account.totp_enroll', _present({'password': password})))
 
-    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
@@ -471,6 +504,14 @@ class BlockingMethods:
     def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
         return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
+
+    def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
+        """Begin a passkey log-in: WebAuthn request options (allowCredentials empty without a username)."""
+        return cast('AuthPasskeyBeginResult', self.call('auth.passkey_begin', _present({'username': username})))
+
+    def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
+        """Log this connection in with a passkey's assertion (or, after code_required, the TOTP code); answers a token."""
+        return cast('AuthPasskeyFinishResult', self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
 
     def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
         """Set a new password with a recovery code or a mailed code, and log this connection in."""
@@ -523,6 +564,22 @@ class BlockingMethods:
     def form_submit(self, *, form: str) -> FormSubmitResult:
         """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', self.call('form.submit', _present({'form': form})))
+
+    def passkey_list(self) -> PasskeyListResult:
+        """This session's account's passkeys, without their keys."""
+        return cast('PasskeyListResult', self.call('passkey.list', {}))
+
+    def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
+        """Begin registering a passkey: WebAuthn creation options, valid 5 minutes."""
+        return cast('PasskeyRegisterBeginResult', self.call('passkey.register_begin', _present({'password': password})))
+
+    def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
+        """Verify and store the new passkey's registration response."""
+        return cast('PasskeyRegisterFinishResult', self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
+
+    def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
+        """Remove one of this account's passkeys."""
+        return cast('PasskeyRemoveResult', self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     def rpc_describe(self) -> RpcDescribeResult:
         """Every method with its params and result shapes."""
@@ -615,7 +672,7 @@ class AsyncMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', await self.call('account.totp_enroll', _present({'password': password})))
 
-    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', await self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
@@ -658,6 +715,14 @@ class AsyncMethods:
     async def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
         return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
+
+    async def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
+        """Begin a passkey log-in: WebAuthn request options (allowCredentials empty without a username)."""
+        return cast('AuthPasskeyBeginResult', await self.call('auth.passkey_begin', _present({'username': username})))
+
+    async def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
+        """Log this connection in with a passkey's assertion (or, after code_required, the TOTP code); answers a token."""
+        return cast('AuthPasskeyFinishResult', await self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
 
     async def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
         """Set a new password with a recovery code or a mailed code, and log this connection in."""
@@ -710,6 +775,22 @@ class AsyncMethods:
     async def form_submit(self, *, form: str) -> FormSubmitResult:
         """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', await self.call('form.submit', _present({'form': form})))
+
+    async def passkey_list(self) -> PasskeyListResult:
+        """This session's account's passkeys, without their keys."""
+        return cast('PasskeyListResult', await self.call('passkey.list', {}))
+
+    async def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
+        """Begin registering a passkey: WebAuthn creation options, valid 5 minutes."""
+        return cast('PasskeyRegisterBeginResult', await self.call('passkey.register_begin', _present({'password': password})))
+
+    async def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
+        """Verify and store the new passkey's registration response."""
+        return cast('PasskeyRegisterFinishResult', await self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
+
+    async def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
+        """Remove one of this account's passkeys."""
+        return cast('PasskeyRemoveResult', await self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     async def rpc_describe(self) -> RpcDescribeResult:
         """Every method with its params and result shapes."""
