@@ -15,15 +15,14 @@ from .events import (Event, FieldEvent, FormEvent, ResultsEvent, SessionEvent, S
                      parse_event)
 from .forms import AsyncForm, FieldState, Form, FormState
 from .types import (Contact, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailKind,
-                    MailListing, MailStatus, MethodDescription, PasskeyInfo, PublicKeyCredentialCreationOptionsJSON,
-                    PublicKeyCredentialRequestOptionsJSON, User)
+                    MailListing, MailStatus, MethodDescription, PasskeyInfo, User)
 
 __all__ = [
     "METHODS", "AsyncClient", "AsyncForm", "Client", "ConnectionLost", "Contact", "ContactMatch", "Event", "FieldEvent",
     "FoundContact",
     "FieldSnapshot", "FieldState", "Form", "FormEvent", "FormState", "ImportRejection", "MailCounts", "MailKind",
     "MailListing", "MailStatus", "MethodDescription", "PASSKEY_REJECTIONS", "PasskeyInfo", "PasskeyRejected",
-    "PasskeyRejection", "PublicKeyCredentialCreationOptionsJSON", "PublicKeyCredentialRequestOptionsJSON",
+    "PasskeyRejection",
     "ResultsEvent", "RosterError", "SessionEvent", "SubmitEvent", "UnknownEvent", "User", "default_socket_path",
     "parse_event",
 ]

@@ -26,12 +26,12 @@ DESCRIBED_TYPES = {
     "{name, summary, params, result}": "MethodDescription",
     "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}": "MailListing",
     "{queued, failed, sent} or null": "MailCounts | None",
-    "{id, name, created_at, last_used_at}": "PasskeyInfo",
-    "PublicKeyCredentialCreationOptionsJSON": "PublicKeyCredentialCreationOptionsJSON",
-    "PublicKeyCredentialRequestOptionsJSON": "PublicKeyCredentialRequestOptionsJSON",
-    # A browser's credential.toJSON(), passed on as it came.
-    "RegistrationResponseJSON": "dict[str, Any]",
-    "AuthenticationResponseJSON": "dict[str, Any]",
+    # The WebAuthn JSON (PublicKeyCredential*OptionsJSON for the browser, and its credential.toJSON() back), passed on
+    # as it came: the browser or authenticator reads it, not this package.
+    "the WebAuthn options JSON, binary fields base64url": "dict[str, Any]",
+    "the WebAuthn response JSON (credential.toJSON())": "dict[str, Any]",
+    "the WebAuthn response JSON": "dict[str, Any]",
+    "password, passkey, recovery or null (login entries only)": "Literal['password', 'passkey', 'recovery'] | None",
 }
 
 HEADER = '''\
@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    PasskeyInfo, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, User)
+                    User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    PasskeyInfo, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, User)
+                    User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
@@ -104,6 +104,13 @@ class AccountExportResultSessionsItem(TypedDict):
     current: bool
 
 
+class AccountExportResultPasskeysItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
 class AccountExportResultContacts(TypedDict):
     format: Literal['vcard']
     data: str
@@ -112,8 +119,8 @@ class AccountExportResultContacts(TypedDict):
 class AccountExportResult(TypedDict):
     account: AccountExportResultAccount
     sessions: list[AccountExportResultSessionsItem]
+    passkeys: list[AccountExportResultPasskeysItem]
     contacts: AccountExportResultContacts
-    passkeys: list[PasskeyInfo]
 
 
 class AccountRecoveryCodesResult(TypedDict):
@@ -154,6 +161,7 @@ class AdminAuditResultItemsItem(TypedDict):
     outcome: Literal['succeeded', 'failed']
     reason: str | None
     suppressed: int
+    method: Literal['password', 'passkey', 'recovery'] | None
 
 
 class AdminAuditResult(TypedDict):
@@ -252,7 +260,7 @@ class AuthLoginResult(TypedDict):
 
 
 class AuthPasskeyBeginResult(TypedDict):
-    options: PublicKeyCredentialRequestOptionsJSON
+    options: dict[str, Any]
 
 
 class AuthPasskeyFinishResult(TypedDict):
@@ -323,12 +331,19 @@ class FormSubmitResult(TypedDict):
     revoked: NotRequired[int]
 
 
+class PasskeyListResultItemsItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
 class PasskeyListResult(TypedDict):
-    items: list[PasskeyInfo]
+    items: list[PasskeyListResultItemsItem]
 
 
 class PasskeyRegisterBeginResult(TypedDict):
-    options: PublicKeyCredentialCreationOptionsJSON
+    options: dict[str, Any]
 
 
 class PasskeyRegisterFinishResult(TypedDict):
@@ -506,11 +521,11 @@ class BlockingMethods:
         return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
     def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
-        """Begin a passkey log-in: WebAuthn request options (allowCredentials empty without a username)."""
+        """Begin a passkey log-in: PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get (allowCredentials empty without a username: a discoverable passkey finds its user)."""
         return cast('AuthPasskeyBeginResult', self.call('auth.passkey_begin', _present({'username': username})))
 
     def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
-        """Log this connection in with a passkey's assertion (or, after code_required, the TOTP code); answers a token."""
+        """Log this connection in with a passkey; a user-verified one needs no TOTP code, else code_required and the next call takes code (credential may then be left out)."""
         return cast('AuthPasskeyFinishResult', self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
 
     def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
@@ -566,19 +581,19 @@ class BlockingMethods:
         return cast('FormSubmitResult', self.call('form.submit', _present({'form': form})))
 
     def passkey_list(self) -> PasskeyListResult:
-        """This session's account's passkeys, without their keys."""
+        """This session's account's passkeys, oldest first (no keys)."""
         return cast('PasskeyListResult', self.call('passkey.list', {}))
 
     def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
-        """Begin registering a passkey: WebAuthn creation options, valid 5 minutes."""
+        """Begin adding a passkey to this session's account (the password again): PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create, valid 5 minutes."""
         return cast('PasskeyRegisterBeginResult', self.call('passkey.register_begin', _present({'password': password})))
 
     def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
-        """Verify and store the new passkey's registration response."""
+        """Verify and store the new passkey; passkey_rejected with data.why when it does not verify."""
         return cast('PasskeyRegisterFinishResult', self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
 
     def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
-        """Remove one of this account's passkeys."""
+        """Remove one of this session's account's passkeys (the password again)."""
         return cast('PasskeyRemoveResult', self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     def rpc_describe(self) -> RpcDescribeResult:
@@ -717,11 +732,11 @@ class AsyncMethods:
         return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
     async def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
-        """Begin a passkey log-in: WebAuthn request options (allowCredentials empty without a username)."""
+        """Begin a passkey log-in: PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get (allowCredentials empty without a username: a discoverable passkey finds its user)."""
         return cast('AuthPasskeyBeginResult', await self.call('auth.passkey_begin', _present({'username': username})))
 
     async def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
-        """Log this connection in with a passkey's assertion (or, after code_required, the TOTP code); answers a token."""
+        """Log this connection in with a passkey; a user-verified one needs no TOTP code, else code_required and the next call takes code (credential may then be left out)."""
         return cast('AuthPasskeyFinishResult', await self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
 
     async def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
@@ -777,19 +792,19 @@ class AsyncMethods:
         return cast('FormSubmitResult', await self.call('form.submit', _present({'form': form})))
 
     async def passkey_list(self) -> PasskeyListResult:
-        """This session's account's passkeys, without their keys."""
+        """This session's account's passkeys, oldest first (no keys)."""
         return cast('PasskeyListResult', await self.call('passkey.list', {}))
 
     async def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
-        """Begin registering a passkey: WebAuthn creation options, valid 5 minutes."""
+        """Begin adding a passkey to this session's account (the password again): PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create, valid 5 minutes."""
         return cast('PasskeyRegisterBeginResult', await self.call('passkey.register_begin', _present({'password': password})))
 
     async def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
-        """Verify and store the new passkey's registration response."""
+        """Verify and store the new passkey; passkey_rejected with data.why when it does not verify."""
         return cast('PasskeyRegisterFinishResult', await self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
 
     async def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
-        """Remove one of this account's passkeys."""
+        """Remove one of this session's account's passkeys (the password again)."""
         return cast('PasskeyRemoveResult', await self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     async def rpc_describe(self) -> RpcDescribeResult:

@@ -84,71 +84,14 @@ class MailCounts(TypedDict):
 
 
 class PasskeyInfo(TypedDict):
-    """One passkey as `passkey.list` and `account.export` list it: never its key. `id` is what `passkey.remove`
-    takes; times are Unix milliseconds, `last_used_at` None until it first logs in."""
+    """One passkey as `passkey.list` and `account.export` list it: never its key or counter. `id` (the credential
+    id, base64url) is what `passkey.remove` takes; times are RFC 3339 UTC strings, `last_used_at` None until it
+    first logs in. The generated results of those methods have exactly these members."""
 
     id: str
     name: str
-    created_at: int
-    last_used_at: int | None
-
-
-class PublicKeyCredentialDescriptorJSON(TypedDict):
-    """A credential named in excludeCredentials or allowCredentials; `id` base64url without padding."""
-
-    type: Literal["public-key"]
-    id: str
-    transports: NotRequired[list[str]]
-
-
-class PublicKeyCredentialRpEntity(TypedDict):
-    id: str
-    name: str
-
-
-class PublicKeyCredentialUserEntityJSON(TypedDict):
-    """`id` is a random handle (base64url), never the username."""
-
-    id: str
-    name: str
-    displayName: str
-
-
-class PublicKeyCredentialParameters(TypedDict):
-    type: Literal["public-key"]
-    alg: int
-
-
-class AuthenticatorSelectionCriteria(TypedDict):
-    residentKey: str
-    userVerification: str
-
-
-class PublicKeyCredentialCreationOptionsJSON(TypedDict):
-    """`passkey.register_begin`'s options, for navigator.credentials.create (after
-    PublicKeyCredential.parseCreationOptionsFromJSON) or a software authenticator. Binary fields are base64url
-    without padding; `timeout` is in milliseconds."""
-
-    challenge: str
-    rp: PublicKeyCredentialRpEntity
-    user: PublicKeyCredentialUserEntityJSON
-    pubKeyCredParams: list[PublicKeyCredentialParameters]
-    timeout: int
-    excludeCredentials: list[PublicKeyCredentialDescriptorJSON]
-    authenticatorSelection: AuthenticatorSelectionCriteria
-    attestation: str
-
-
-class PublicKeyCredentialRequestOptionsJSON(TypedDict):
-    """`auth.passkey_begin`'s options, for navigator.credentials.get; `allowCredentials` is empty without a
-    username (a discoverable passkey finds its user)."""
-
-    challenge: str
-    rpId: str
-    timeout: int
-    allowCredentials: list[PublicKeyCredentialDescriptorJSON]
-    userVerification: str
-
+    created_at: str
+    last_used_at: str | None
 
 class MethodDescription(TypedDict):
     """One method as `rpc.describe` lists it; optional params end in `?`."""
