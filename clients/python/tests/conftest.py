@@ -16,7 +16,7 @@ from typing import Protocol
 import pytest
 
 import roster
-from mail_support import MailSystem
+from mail_support import MailSystem, free_port
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -230,4 +230,23 @@ def passkey_daemon() -> Iterator[Daemon]:
     authenticator's default origin)."""
     require_passkey_methods()
     with started_daemon(webauthn_config()) as started:
+        yield started
+
+
+@pytest.fixture
+def passkey_web_daemon() -> Iterator[tuple[Daemon, int]]:
+    """A rosterd that knows passkeys, the relying party `localhost` for the origin http://localhost:PORT of the
+    port the gateway of `passkey_gateway` is to take (a WebAuthn RP ID localhost is honoured by Chromium only on
+    a localhost origin, not on 127.0.0.1)."""
+    require_passkey_methods()
+    port = free_port()
+    with started_daemon(webauthn_config(origins=(f"http://localhost:{port}",))) as started:
+        yield started, port
+
+
+@pytest.fixture
+def passkey_gateway(passkey_web_daemon: tuple[Daemon, int]) -> Iterator[Gateway]:
+    """The gateway in front of `passkey_web_daemon`, on 127.0.0.1:PORT; browsers open it as http://localhost:PORT."""
+    daemon, port = passkey_web_daemon
+    with started_gateway(daemon, "--listen", f"127.0.0.1:{port}") as started:
         yield started
