@@ -16,7 +16,7 @@ from typing import Protocol
 import pytest
 
 import roster
-from mail_support import MailSystem
+from mail_support import MailSystem, free_port
 
 REPOSITORY = Path(__file__).resolve().parents[3]
 
@@ -189,4 +189,64 @@ def mail_daemon(mail_system: MailSystem) -> Iterator[Daemon]:
 def mail_gateway(mail_daemon: Daemon, mail_system: MailSystem) -> Iterator[Gateway]:
     """The gateway in front of `mail_daemon`, on the port the mailed links name."""
     with started_gateway(mail_daemon, "--listen", f"127.0.0.1:{mail_system.web_port}") as started:
+        yield started
+
+
+# The passkey tests need the daemon's side of passkeys (CONTRACT.md §13). As with email, against a rosterd without it
+# they are skipped with this said in the summary, never passed; once it has the methods every one of them runs.
+PASSKEY_METHODS = frozenset({"passkey.register_begin", "passkey.register_finish", "passkey.list", "passkey.remove",
+                             "auth.passkey_begin", "auth.passkey_finish"})
+_described_by_binary: dict[tuple[str, float], frozenset[str]] = {}
+
+
+def described_methods() -> frozenset[str]:
+    """The methods `rosterd_binary()` describes, asked once per build of it: a daemon of its own with an empty
+    config, since one without passkeys refuses to start with a `[WebAuthn]` section."""
+    binary = rosterd_binary()
+    key = (str(binary), binary.stat().st_mtime if binary.is_file() else 0.0)
+    if key not in _described_by_binary:
+        with started_daemon() as probe, roster.Client(probe.socket_path, timeout=10) as client:
+            _described_by_binary[key] = frozenset(method["name"] for method in client.rpc_describe()["methods"])
+    return _described_by_binary[key]
+
+
+def require_passkey_methods() -> None:
+    """Skips the test, saying why, unless rosterd knows every passkey method."""
+    missing = sorted(PASSKEY_METHODS - described_methods())
+    if missing:
+        pytest.skip(f"{rosterd_binary()} does not know {missing[0]} yet: the daemon's side of passkeys is not in it")
+
+
+def webauthn_config(origins: tuple[str, ...] = ("http://localhost:8080",), rp_id: str = "localhost",
+                    rp_name: str = "Roster", extra: str = "") -> str:
+    """A rosterd.conf whose `[WebAuthn]` section makes it the relying party `rp_id` for pages from `origins` (a
+    browser test names the gateway's own origin, http://localhost:PORT), then `extra` (other sections)."""
+    return f"[WebAuthn]\nRPID={rp_id}\nRPName={rp_name}\nOrigins={' '.join(origins)}\n{extra}"
+
+
+@pytest.fixture
+def passkey_daemon() -> Iterator[Daemon]:
+    """A rosterd that knows passkeys, the relying party `localhost` for http://localhost:8080 (the software
+    authenticator's default origin)."""
+    require_passkey_methods()
+    with started_daemon(webauthn_config()) as started:
+        yield started
+
+
+@pytest.fixture
+def passkey_web_daemon() -> Iterator[tuple[Daemon, int]]:
+    """A rosterd that knows passkeys, the relying party `localhost` for the origin http://localhost:PORT of the
+    port the gateway of `passkey_gateway` is to take (a WebAuthn RP ID localhost is honoured by Chromium only on
+    a localhost origin, not on 127.0.0.1)."""
+    require_passkey_methods()
+    port = free_port()
+    with started_daemon(webauthn_config(origins=(f"http://localhost:{port}",))) as started:
+        yield started, port
+
+
+@pytest.fixture
+def passkey_gateway(passkey_web_daemon: tuple[Daemon, int]) -> Iterator[Gateway]:
+    """The gateway in front of `passkey_web_daemon`, on 127.0.0.1:PORT; browsers open it as http://localhost:PORT."""
+    daemon, port = passkey_web_daemon
+    with started_gateway(daemon, "--listen", f"127.0.0.1:{port}") as started:
         yield started

@@ -2,26 +2,27 @@
 
 Each has one method per RPC method, named by it with `_` for `.` and taking keyword params
 (`client.users_register(username=…, password=…)`), returning the answer's result. A refusal raises
-`roster.RosterError` (`.reason`, `.code`, `.data`, `.message`); the end of the connection raises
-`roster.ConnectionLost`. Events come from `client.events()`; `client.form("register")` follows one form.
-The wire protocol is protocol.md in the Roster repository.
+`roster.RosterError` (`.reason`, `.code`, `.data`, `.message`; `roster.PasskeyRejected` adds `.why`); the end of
+the connection raises `roster.ConnectionLost`. Events come from `client.events()`; `client.form("register")`
+follows one form. The wire protocol is protocol.md in the Roster repository.
 """
 from ._generated import METHODS
 from ._socket import default_socket_path
 from .async_client import AsyncClient
 from .client import Client
-from .errors import ConnectionLost, RosterError
+from .errors import PASSKEY_REJECTIONS, ConnectionLost, PasskeyRejected, PasskeyRejection, RosterError
 from .events import (Event, FieldEvent, FormEvent, ResultsEvent, SessionEvent, SubmitEvent, UnknownEvent,
                      parse_event)
 from .forms import AsyncForm, FieldState, Form, FormState
 from .types import (Contact, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailKind,
-                    MailListing, MailStatus, MethodDescription, User)
+                    MailListing, MailStatus, MethodDescription, PasskeyInfo, User)
 
 __all__ = [
     "METHODS", "AsyncClient", "AsyncForm", "Client", "ConnectionLost", "Contact", "ContactMatch", "Event", "FieldEvent",
     "FoundContact",
     "FieldSnapshot", "FieldState", "Form", "FormEvent", "FormState", "ImportRejection", "MailCounts", "MailKind",
-    "MailListing", "MailStatus", "MethodDescription",
+    "MailListing", "MailStatus", "MethodDescription", "PASSKEY_REJECTIONS", "PasskeyInfo", "PasskeyRejected",
+    "PasskeyRejection",
     "ResultsEvent", "RosterError", "SessionEvent", "SubmitEvent", "UnknownEvent", "User", "default_socket_path",
     "parse_event",
 ]

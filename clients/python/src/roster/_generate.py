@@ -26,6 +26,12 @@ DESCRIBED_TYPES = {
     "{name, summary, params, result}": "MethodDescription",
     "{id, recipient, kind, status, attempts, last_error, queued_at, next_attempt_at, sent_at}": "MailListing",
     "{queued, failed, sent} or null": "MailCounts | None",
+    # The WebAuthn JSON (PublicKeyCredential*OptionsJSON for the browser, and its credential.toJSON() back), passed on
+    # as it came: the browser or authenticator reads it, not this package.
+    "the WebAuthn options JSON, binary fields base64url": "dict[str, Any]",
+    "the WebAuthn response JSON (credential.toJSON())": "dict[str, Any]",
+    "the WebAuthn response JSON": "dict[str, Any]",
+    "password, passkey, recovery or null (login entries only)": "Literal['password', 'passkey', 'recovery'] | None",
 }
 
 HEADER = '''\

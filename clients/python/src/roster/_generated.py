@@ -35,6 +35,8 @@ METHODS: dict[str, tuple[str, ...]] = {
     'admin.users.show': ('username',),
     'admin.users.unlock': ('username',),
     'auth.login': ('username', 'password', 'code?'),
+    'auth.passkey_begin': ('username?',),
+    'auth.passkey_finish': ('credential?', 'code?'),
     'auth.recover': ('username', 'code', 'new_password'),
     'auth.recover_start': ('username',),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
@@ -48,6 +50,10 @@ METHODS: dict[str, tuple[str, ...]] = {
     'form.input': ('form', 'field', 'value'),
     'form.open': ('form',),
     'form.submit': ('form',),
+    'passkey.list': (),
+    'passkey.register_begin': ('password',),
+    'passkey.register_finish': ('credential', 'name?'),
+    'passkey.remove': ('id', 'password'),
     'rpc.describe': (),
     'session.hello': ('locale?', 'client?', 'remote?', 'timing?'),
     'session.list': (),
@@ -98,6 +104,13 @@ class AccountExportResultSessionsItem(TypedDict):
     current: bool
 
 
+class AccountExportResultPasskeysItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
 class AccountExportResultContacts(TypedDict):
     format: Literal['vcard']
     data: str
@@ -106,6 +119,7 @@ class AccountExportResultContacts(TypedDict):
 class AccountExportResult(TypedDict):
     account: AccountExportResultAccount
     sessions: list[AccountExportResultSessionsItem]
+    passkeys: list[AccountExportResultPasskeysItem]
     contacts: AccountExportResultContacts
 
 
@@ -147,6 +161,7 @@ class AdminAuditResultItemsItem(TypedDict):
     outcome: Literal['succeeded', 'failed']
     reason: str | None
     suppressed: int
+    method: Literal['password', 'passkey', 'recovery'] | None
 
 
 class AdminAuditResult(TypedDict):
@@ -244,6 +259,15 @@ class AuthLoginResult(TypedDict):
     token: str
 
 
+class AuthPasskeyBeginResult(TypedDict):
+    options: dict[str, Any]
+
+
+class AuthPasskeyFinishResult(TypedDict):
+    username: str
+    token: str
+
+
 class AuthRecoverResult(TypedDict):
     username: str
     token: str
@@ -305,6 +329,30 @@ class FormSubmitResult(TypedDict):
     username: NotRequired[str]
     token: NotRequired[str]
     revoked: NotRequired[int]
+
+
+class PasskeyListResultItemsItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
+class PasskeyListResult(TypedDict):
+    items: list[PasskeyListResultItemsItem]
+
+
+class PasskeyRegisterBeginResult(TypedDict):
+    options: dict[str, Any]
+
+
+class PasskeyRegisterFinishResult(TypedDict):
+    id: str
+    name: str
+
+
+class PasskeyRemoveResult(TypedDict):
+    pass
 
 
 class RpcDescribeResult(TypedDict):
@@ -472,6 +520,14 @@ class BlockingMethods:
         """Log this connection in by username or email; answers a token for session.resume."""
         return cast('AuthLoginResult', self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
+    def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
+        """Begin a passkey log-in: PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get (allowCredentials empty without a username: a discoverable passkey finds its user)."""
+        return cast('AuthPasskeyBeginResult', self.call('auth.passkey_begin', _present({'username': username})))
+
+    def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
+        """Log this connection in with a passkey; a user-verified one needs no TOTP code, else code_required and the next call takes code (credential may then be left out)."""
+        return cast('AuthPasskeyFinishResult', self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
+
     def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
         """Set a new password with a recovery code or a mailed code, and log this connection in."""
         return cast('AuthRecoverResult', self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
@@ -523,6 +579,22 @@ class BlockingMethods:
     def form_submit(self, *, form: str) -> FormSubmitResult:
         """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', self.call('form.submit', _present({'form': form})))
+
+    def passkey_list(self) -> PasskeyListResult:
+        """This session's account's passkeys, oldest first (no keys)."""
+        return cast('PasskeyListResult', self.call('passkey.list', {}))
+
+    def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
+        """Begin adding a passkey to this session's account (the password again): PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create, valid 5 minutes."""
+        return cast('PasskeyRegisterBeginResult', self.call('passkey.register_begin', _present({'password': password})))
+
+    def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
+        """Verify and store the new passkey; passkey_rejected with data.why when it does not verify."""
+        return cast('PasskeyRegisterFinishResult', self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
+
+    def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
+        """Remove one of this session's account's passkeys (the password again)."""
+        return cast('PasskeyRemoveResult', self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     def rpc_describe(self) -> RpcDescribeResult:
         """Every method with its params and result shapes."""
@@ -659,6 +731,14 @@ class AsyncMethods:
         """Log this connection in by username or email; answers a token for session.resume."""
         return cast('AuthLoginResult', await self.call('auth.login', _present({'username': username, 'password': password, 'code': code})))
 
+    async def auth_passkey_begin(self, *, username: str | None = None) -> AuthPasskeyBeginResult:
+        """Begin a passkey log-in: PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get (allowCredentials empty without a username: a discoverable passkey finds its user)."""
+        return cast('AuthPasskeyBeginResult', await self.call('auth.passkey_begin', _present({'username': username})))
+
+    async def auth_passkey_finish(self, *, credential: dict[str, Any] | None = None, code: str | None = None) -> AuthPasskeyFinishResult:
+        """Log this connection in with a passkey; a user-verified one needs no TOTP code, else code_required and the next call takes code (credential may then be left out)."""
+        return cast('AuthPasskeyFinishResult', await self.call('auth.passkey_finish', _present({'credential': credential, 'code': code})))
+
     async def auth_recover(self, *, username: str, code: str, new_password: str) -> AuthRecoverResult:
         """Set a new password with a recovery code or a mailed code, and log this connection in."""
         return cast('AuthRecoverResult', await self.call('auth.recover', _present({'username': username, 'code': code, 'new_password': new_password})))
@@ -710,6 +790,22 @@ class AsyncMethods:
     async def form_submit(self, *, form: str) -> FormSubmitResult:
         """Submit once the pending checks are done; answered with the outcome: {username, token} by the register and login forms, {revoked} by the password form."""
         return cast('FormSubmitResult', await self.call('form.submit', _present({'form': form})))
+
+    async def passkey_list(self) -> PasskeyListResult:
+        """This session's account's passkeys, oldest first (no keys)."""
+        return cast('PasskeyListResult', await self.call('passkey.list', {}))
+
+    async def passkey_register_begin(self, *, password: str) -> PasskeyRegisterBeginResult:
+        """Begin adding a passkey to this session's account (the password again): PublicKeyCredentialCreationOptionsJSON for navigator.credentials.create, valid 5 minutes."""
+        return cast('PasskeyRegisterBeginResult', await self.call('passkey.register_begin', _present({'password': password})))
+
+    async def passkey_register_finish(self, *, credential: dict[str, Any], name: str | None = None) -> PasskeyRegisterFinishResult:
+        """Verify and store the new passkey; passkey_rejected with data.why when it does not verify."""
+        return cast('PasskeyRegisterFinishResult', await self.call('passkey.register_finish', _present({'credential': credential, 'name': name})))
+
+    async def passkey_remove(self, *, id: str, password: str) -> PasskeyRemoveResult:
+        """Remove one of this session's account's passkeys (the password again)."""
+        return cast('PasskeyRemoveResult', await self.call('passkey.remove', _present({'id': id, 'password': password})))
 
     async def rpc_describe(self) -> RpcDescribeResult:
         """Every method with its params and result shapes."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import RosterError
+from .errors import RosterError, error_from
 from .events import Event, parse_event
 
 # One answer may be a whole address book exported; past this a line is taken as a broken peer, not data.
@@ -55,7 +55,7 @@ def parse_line(line: bytes) -> Answer | Event | None:
     raw_id = message.get("id")
     request_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
     error = message.get("error")
-    return Answer(request_id, message.get("result"), RosterError(error) if isinstance(error, dict) else None)
+    return Answer(request_id, message.get("result"), error_from(error) if isinstance(error, dict) else None)
 
 
 class EventQueue:

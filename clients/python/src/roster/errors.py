@@ -1,8 +1,15 @@
-"""What a call can raise: the daemon's refusal (RosterError) or the end of the connection (ConnectionLost)."""
+"""What a call can raise: the daemon's refusal (RosterError, PasskeyRejected for a WebAuthn response that did not
+verify) or the end of the connection (ConnectionLost)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
+
+# `passkey_rejected`'s `data.why`: the check a WebAuthn response failed (protocol.md, CONTRACT.md §13).
+PasskeyRejection = Literal["challenge", "origin", "rp_id", "type", "user_present", "signature", "format", "duplicate",
+                           "counter"]
+PASSKEY_REJECTIONS: tuple[PasskeyRejection, ...] = ("challenge", "origin", "rp_id", "type", "user_present",
+                                                    "signature", "format", "duplicate", "counter")
 
 
 class RosterError(Exception):
@@ -23,6 +30,28 @@ class RosterError(Exception):
         reason = self.data.get("reason")
         self.reason = reason if isinstance(reason, str) else ""
         super().__init__(f"{self.message} ({self.reason}, {self.code})")
+
+
+class PasskeyRejected(RosterError):
+    """`passkey_rejected` (1019): a registration or log-in response that did not verify. `why` is the check that
+    failed, one of PASSKEY_REJECTIONS ("" if the daemon named none; a newer daemon's may be another string)."""
+
+    why: str
+
+    def __init__(self, error: Mapping[str, Any]) -> None:
+        super().__init__(error)
+        why = self.data.get("why")
+        self.why = why if isinstance(why, str) else ""
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.reason}: {self.why}, {self.code})"
+
+
+def error_from(error: Mapping[str, Any]) -> RosterError:
+    """The exception for a JSON-RPC error object: PasskeyRejected for `passkey_rejected`, else RosterError."""
+    data = error.get("data")
+    reason = data.get("reason") if isinstance(data, Mapping) else None
+    return PasskeyRejected(error) if reason == "passkey_rejected" else RosterError(error)
 
 
 class ConnectionLost(ConnectionError):

@@ -83,6 +83,16 @@ class MailCounts(TypedDict):
     sent: int
 
 
+class PasskeyInfo(TypedDict):
+    """One passkey as `passkey.list` and `account.export` list it: never its key or counter. `id` (the credential
+    id, base64url) is what `passkey.remove` takes; times are RFC 3339 UTC strings, `last_used_at` None until it
+    first logs in. The generated results of those methods have exactly these members."""
+
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
 class MethodDescription(TypedDict):
     """One method as `rpc.describe` lists it; optional params end in `?`."""
 

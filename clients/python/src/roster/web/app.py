@@ -1,11 +1,11 @@
-"""The aiohttp application: the pages, log-in, registration, recovery and log-out by POST, and the WebSocket
-relay."""
+"""The aiohttp application: the pages, log-in, registration, recovery and log-out by POST, the passkey log-in's
+ticket traded for the cookie, and the WebSocket relay."""
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,8 @@ from .forwarded import TrustedProxies, address_bucket, browser_address
 from .guard import Guard
 from .locale import from_accept_language, map_tag
 from .pages import LOGGED_IN_PAGES, PAGES, render
-from .relay import Ending, RelayLimits, hello_params, log_refused_hello, relay
+from .relay import Ending, LogIns, RelayLimits, hello_params, log_refused_hello, relay
+from .tickets import LoginTickets
 from .words import WORDS
 
 COOKIE = "roster_session"
@@ -37,7 +38,10 @@ SECURITY_HEADERS = {
 # How the daemon's refusal of a POST maps to HTTP: the page shows the daemon's message whatever the status.
 STATUS_BY_REASON = {"rate_limited": 429, "busy": 503, "storage_unavailable": 503, "taken": 409,
                     "wrong_password": 401, "invalid_credentials": 401, "not_found": 401, "code_required": 401,
-                    "invalid_code": 401, "locked": 403, "no_email": 409, "mail_unavailable": 503}
+                    "invalid_code": 401, "locked": 403, "no_email": 409, "mail_unavailable": 503,
+                    "invalid_ticket": 401}
+# How often tokens of passkey log-ins whose ticket was never traded are looked for, and revoked.
+SWEEP_SECONDS = 5.0
 REFUSED_SOCKET = {Refusal.SESSION: "Too many open pages for this session.\n",
                   Refusal.ADDRESS: "Too many open pages from this address.\n",
                   Refusal.TOTAL: "Too many open pages on this gateway.\n"}
@@ -76,6 +80,8 @@ class Gateway:
         self.sockets = SocketBudget(settings.max_sockets_per_session, settings.max_sockets,
                                     settings.max_sockets_per_address)
         self._posts = asyncio.Semaphore(settings.max_posts)
+        # Tokens of passkey log-ins made over a tab's WebSocket, until the page trades its ticket for the cookie.
+        self.tickets = LoginTickets()
         # Connections still owed their first request head (see connections.GatedConnection), by aiohttp protocol.
         self.awaiting_head: dict[object, GatedConnection] = {}
 
@@ -94,10 +100,41 @@ class Gateway:
         app.router.add_post("/forgot", self._recover_start)
         app.router.add_post("/recover", self._recover)
         app.router.add_post("/logout", self._logout)
+        app.router.add_post("/passkey-login", self._passkey_login)
         app.router.add_get("/ws", self._websocket)
         app.router.add_static("/static", STATIC_DIRECTORY, show_index=False, follow_symlinks=False)
         app.on_response_prepare.append(_add_security_headers)
+        app.cleanup_ctx.append(self._sweeping)
         return app
+
+    async def _sweeping(self, _: web.Application) -> AsyncIterator[None]:
+        """While the gateway runs: revokes, every few seconds, the tokens of passkey log-ins whose page never traded
+        its ticket (it closed, or lost its way), so an abandoned log-in leaves no session behind."""
+        async def sweep() -> None:
+            while True:
+                await asyncio.sleep(SWEEP_SECONDS)
+                for token in self.tickets.abandoned():
+                    await self._revoke(token)
+        task = asyncio.create_task(sweep())
+        yield
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        for token in self.tickets.drain():
+            await self._revoke(token)
+
+    async def _revoke(self, token: str) -> None:
+        try:
+            client = await AsyncClient.connect(self.settings.socket_path, timeout=10.0)
+        except ConnectionLost:
+            return
+        try:
+            await client.call("session.hello", hello_params("en", None))
+            await client.session_resume(token=token)
+            await client.session_logout()
+        except (RosterError, ConnectionLost, TimeoutError):
+            pass  # already gone (logged out, revoked, expired), or the daemon is: either way nothing more to do
+        finally:
+            await client.close()
 
     @web.middleware
     async def _head_arrived(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -194,6 +231,21 @@ class Gateway:
             return web.json_response({"reason": "invalid_request"}, status=400)
         return form
 
+    async def _passkey_login(self, request: web.Request) -> web.StreamResponse:
+        """POST /passkey-login {ticket}: the page's passkey log-in, made on its WebSocket, becomes the cookie. The
+        ticket is good once, for a few seconds, from the browser address it was issued to."""
+        form = await self._read_post(request)
+        if isinstance(form, web.StreamResponse):
+            return form
+        held = self.tickets.redeem(form.get("ticket", ""), address_bucket(self._browser(request)))
+        if held is None:
+            locale = _locale(request, form.get("locale"))
+            return web.json_response({"reason": "invalid_ticket", "message": WORDS[locale]["passkey_ticket"]},
+                                     status=STATUS_BY_REASON["invalid_ticket"])
+        response = web.json_response({"redirect": "/contacts"})
+        response.set_cookie(COOKIE, held.token, path="/", httponly=True, samesite="Strict", secure=_secure(request))
+        return response
+
     async def _logout(self, request: web.Request) -> web.StreamResponse:
         cookie = request.cookies.get(COOKIE)
         if cookie:
@@ -267,8 +319,10 @@ class Gateway:
             ws = web.WebSocketResponse(max_msg_size=self.settings.max_frame_bytes, heartbeat=30.0)
             await ws.prepare(request)
             locale = _locale(request, request.query.get("locale"))
-            ending = await relay(ws, request, self.settings.socket_path, locale, self._browser(request), token,
-                                 RelayLimits(self.settings.max_queued_bytes), WORDS[locale]["not_relayed"])
+            browser = self._browser(request)
+            log_ins = LogIns(self.tickets, address_bucket(browser), set(), WORDS[locale]["passkey_busy"])
+            ending = await relay(ws, request, self.settings.socket_path, locale, browser, token,
+                                 RelayLimits(self.settings.max_queued_bytes), WORDS[locale]["not_relayed"], log_ins)
             if ending is Ending.TOO_SLOW:
                 log.info("closed a WebSocket whose browser stopped reading (1008)")
             return ws

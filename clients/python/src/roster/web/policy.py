@@ -12,14 +12,23 @@ from .._wire import decode_object
 # recover_start is POST /forgot and recover POST /recover; users.register, session.resume, account.recovery_codes,
 # account.totp_*), that changes who the connection is (session.hello's locale is the gateway's to set,
 # session.logout is POST /logout), and every admin.* stays out. Verifying the email proves only that the mail
-# arrived, for the session's own account, so its two methods pass.
+# arrived, for the session's own account, so its two methods pass. The passkey.* methods act on the session's own
+# account and hand out nothing secret (register_begin and remove prove the password, as the daemon limits).
+# The passkey log-in is the one log-in on the tab's own connection: its challenge belongs to the connection that
+# asked for it, and so does the assertion waiting for a TOTP code. Its answer's token is taken out like every
+# other; the relay keeps it for POST /passkey-login and gives the page a one-time ticket in its place
+# (LOGS_IN, relay.py, tickets.py).
 RELAYED_METHODS = frozenset({
     "form.open", "form.input", "form.close", "form.submit",
     "contacts.list", "contacts.search", "contacts.add", "contacts.update", "contacts.remove",
     "users.check_username",
     "session.whoami", "session.list", "session.revoke", "session.revoke_others",
     "account.show", "account.email_verify_send", "account.email_verify",
+    "passkey.register_begin", "passkey.register_finish", "passkey.list", "passkey.remove",
+    "auth.passkey_begin", "auth.passkey_finish",
 })
+# The relayed methods whose answer logs the connection in, with a token.
+LOGS_IN = frozenset({"auth.passkey_finish"})
 # The register and log-in forms' submits answer a token and log the connection in: they are POST /register and
 # POST /login, so that the token only ever lands in the HttpOnly cookie. The password form keeps its session.
 SUBMITTABLE_FORMS = frozenset({"password"})
@@ -27,9 +36,11 @@ SUBMITTABLE_FORMS = frozenset({"password"})
 
 @dataclass(frozen=True)
 class Relay:
-    """A request to pass on, as one line for the daemon."""
+    """A request to pass on, as one line for the daemon. `logs_in` is the request's id, as `answer_key` writes it,
+    when its answer is a log-in's (LOGS_IN) whose token the relay must take out; else None."""
 
     line: bytes
+    logs_in: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,14 +72,42 @@ def judge_frame(text: str, refusal_message: str) -> Relay | Refuse:
         plain_id = request_id if isinstance(request_id, (str, int, float)) or request_id is None else None
         return Refuse(_error(plain_id, 1031, "forbidden", refusal_message,
                              method=method if isinstance(method, str) else None))
-    return Relay(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    logs_in = answer_key(message.get("id")) if method in LOGS_IN and "id" in message else None
+    return Relay(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n", logs_in)
+
+
+def answer_key(request_id: Any) -> str:
+    """A request's or an answer's id as one string, so that 1 and "1" stay apart."""
+    return json.dumps(request_id, separators=(",", ":"))
+
+
+def with_ticket(message: dict[str, Any], ticket: str) -> dict[str, Any]:
+    """A log-in's answer for the page: its token replaced by the ticket that POST /passkey-login takes."""
+    result = message.get("result")
+    if not isinstance(result, dict):
+        return message
+    return {**message, "result": {**{key: value for key, value in result.items() if key != "token"},
+                                  "ticket": ticket}}
+
+
+def login_token(message: dict[str, Any]) -> tuple[str, str] | None:
+    """The (token, username) of a log-in's successful answer; None for a refusal or anything else."""
+    result = message.get("result")
+    if isinstance(result, dict) and isinstance(result.get("token"), str) and isinstance(result.get("username"), str):
+        return result["token"], result["username"]
+    return None
 
 
 def without_tokens(line: bytes) -> str | None:
     """The daemon's line as a frame for the page, every `token` member removed at any depth; None for a blank or
     unreadable line (the daemon writes neither, and the page has no use for them)."""
     message = decode_object(line)
-    return None if message is None else json.dumps(_strip(message), ensure_ascii=False, separators=(",", ":"))
+    return None if message is None else frame_without_tokens(message)
+
+
+def frame_without_tokens(message: dict[str, Any]) -> str:
+    """A decoded message as a frame for the page, every `token` member removed at any depth."""
+    return json.dumps(_strip(message), ensure_ascii=False, separators=(",", ":"))
 
 
 def _strip(value: Any) -> Any:

@@ -15,7 +15,8 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from .._wire import MAX_LINE_BYTES, decode_object
-from .policy import Refuse, judge_frame, without_tokens
+from .policy import Refuse, answer_key, frame_without_tokens, judge_frame, login_token, with_ticket, without_tokens
+from .tickets import LoginTickets
 
 log = logging.getLogger("roster.web")
 
@@ -28,6 +29,8 @@ CLOSE_SECONDS = 2.0
 CLOSE_TOO_SLOW = 1008
 CLOSE_UNSUPPORTED = 1003
 CLOSE_DAEMON_GONE = 1011
+# Log-in requests (policy.LOGS_IN) of one tab awaiting their answers; past it a further one is refused.
+MAX_LOG_INS_IN_FLIGHT = 8
 
 
 class Ending(Enum):
@@ -69,6 +72,30 @@ class RelayLimits:
     max_queued_bytes: int
 
 
+@dataclass
+class LogIns:
+    """A tab's passkey log-ins in flight (their request ids, as policy.answer_key writes them), and where the tokens
+    of those that succeed go: `tickets`, for the browser address `address`. `busy_message` is what a log-in past
+    MAX_LOG_INS_IN_FLIGHT is answered, in the page's language."""
+
+    tickets: LoginTickets
+    address: str
+    waiting: set[str]
+    busy_message: str
+
+    def answer_for_page(self, line: bytes) -> str | None:
+        """The daemon's line as the page's frame: tokens taken out, and a log-in's token traded for a ticket."""
+        message = decode_object(line)
+        if message is None:
+            return None
+        if self.waiting and "method" not in message and (key := answer_key(message.get("id"))) in self.waiting:
+            self.waiting.discard(key)
+            if (logged_in := login_token(message)) is not None:
+                token, username = logged_in
+                message = with_ticket(message, self.tickets.issue(token, username, self.address))
+        return frame_without_tokens(message)
+
+
 class Outbox:
     """Frames for the browser, bounded in bytes: a put past the bound says the browser stopped reading."""
 
@@ -103,10 +130,10 @@ class Outbox:
 
 
 async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: str, locale: str, remote: str | None,
-                token: str | None, limits: RelayLimits, refusal_message: str) -> Ending:
+                token: str | None, limits: RelayLimits, refusal_message: str, log_ins: LogIns) -> Ending:
     """Serves one tab until either side ends: hello (naming the browser's `remote` address) and resume with the
     cookie's token first, then a `ready` event naming the user (null when not logged in), then every frame both
-    ways. Returns who ended it."""
+    ways, a passkey log-in's token traded for a ticket (`log_ins`). Returns who ended it."""
     transport = request.transport
     try:
         reader, writer = await asyncio.open_unix_connection(socket_path, limit=MAX_LINE_BYTES)
@@ -130,8 +157,8 @@ async def relay(ws: web.WebSocketResponse, request: web.Request, socket_path: st
                                "params": {"type": "ready", "user": user, "locale": locale,
                                           "resume": resume_reason}}, ensure_ascii=False))
         sender = asyncio.create_task(_send_to_page(ws, outbox))
-        to_daemon = asyncio.create_task(_page_to_daemon(ws, writer, outbox, refusal_message))
-        to_page = asyncio.create_task(_daemon_to_page(reader, outbox))
+        to_daemon = asyncio.create_task(_page_to_daemon(ws, writer, outbox, refusal_message, log_ins))
+        to_page = asyncio.create_task(_daemon_to_page(reader, outbox, log_ins))
         tasks = {sender, to_daemon, to_page}
         ending = Ending.PAGE
         while not to_daemon.done() and not sender.done():
@@ -196,10 +223,16 @@ async def _ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reque
 
 
 async def _page_to_daemon(ws: web.WebSocketResponse, writer: asyncio.StreamWriter, outbox: Outbox,
-                          refusal_message: str) -> None:
+                          refusal_message: str, log_ins: LogIns) -> None:
     async for message in ws:
         if message.type == WSMsgType.TEXT:
             verdict = judge_frame(message.data, refusal_message)
+            if not isinstance(verdict, Refuse) and (key := verdict.logs_in) is not None:
+                if len(log_ins.waiting) >= MAX_LOG_INS_IN_FLIGHT or key in log_ins.waiting:
+                    # Its answer could not be told from another's: refused here, before the daemon sees it.
+                    verdict = Refuse(busy_answer(key, log_ins.busy_message))
+                else:
+                    log_ins.waiting.add(key)
             if isinstance(verdict, Refuse):
                 if verdict.answer is not None and not outbox.put(verdict.answer):
                     return
@@ -211,11 +244,19 @@ async def _page_to_daemon(ws: web.WebSocketResponse, writer: asyncio.StreamWrite
             return
 
 
-async def _daemon_to_page(reader: asyncio.StreamReader, outbox: Outbox) -> bool:
+def busy_answer(request_key: str, message: str) -> str:
+    """`busy` for a log-in sent while as many of the tab's are in flight as it may have (or one with the same id)."""
+    return json.dumps({"jsonrpc": "2.0", "id": json.loads(request_key),
+                       "error": {"code": 1021, "message": message,
+                                 "data": {"reason": "busy", "retry_after_ms": 1000}}},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+async def _daemon_to_page(reader: asyncio.StreamReader, outbox: Outbox, log_ins: LogIns) -> bool:
     """Queues the daemon's lines for the page; False as soon as the queue is over its bound, True at the end."""
     try:
         while line := await reader.readline():
-            frame = without_tokens(line)
+            frame = log_ins.answer_for_page(line)
             if frame is not None and not outbox.put(frame):
                 return False
     except (ValueError, OSError, ConnectionError):

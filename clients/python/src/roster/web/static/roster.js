@@ -145,6 +145,101 @@ function values(form, names) {
   return result;
 }
 
+// --- passkeys (WebAuthn) ------------------------------------------------------------------------------------
+// The daemon is the relying party and speaks the WebAuthn JSON shapes (binary as base64url without padding); the
+// page turns them into what navigator.credentials takes, and the credential back into JSON, with the browser's own
+// PublicKeyCredential.parse*OptionsFromJSON and toJSON() where it has them, by hand where it does not.
+
+const b64u = {
+  encode(data) {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
+      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    let text = "";
+    for (const byte of bytes) text += String.fromCharCode(byte);
+    return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  },
+  decode(text) {
+    const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
+    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0)).buffer;
+  },
+};
+
+function passkeysSupported() {
+  return typeof window.PublicKeyCredential === "function" && typeof navigator.credentials?.create === "function";
+}
+
+function descriptors(list) {
+  return (list ?? []).map((descriptor) => ({ ...descriptor, id: b64u.decode(descriptor.id) }));
+}
+
+/** passkey.register_begin's PublicKeyCredentialCreationOptionsJSON as navigator.credentials.create takes it. */
+function creationOptions(json) {
+  if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") {
+    return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+  }
+  return { ...json, challenge: b64u.decode(json.challenge), user: { ...json.user, id: b64u.decode(json.user.id) },
+           excludeCredentials: descriptors(json.excludeCredentials) };
+}
+
+/** auth.passkey_begin's PublicKeyCredentialRequestOptionsJSON as navigator.credentials.get takes it. */
+function requestOptions(json) {
+  if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
+    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+  }
+  return { ...json, challenge: b64u.decode(json.challenge), allowCredentials: descriptors(json.allowCredentials) };
+}
+
+/** A new or asserted credential as RegistrationResponseJSON / AuthenticationResponseJSON. */
+function credentialJSON(credential) {
+  if (typeof credential.toJSON === "function") return credential.toJSON();
+  const r = credential.response;
+  const shaped = { id: credential.id, rawId: b64u.encode(credential.rawId), type: credential.type,
+                   clientExtensionResults: credential.getClientExtensionResults() };
+  if (credential.authenticatorAttachment) shaped.authenticatorAttachment = credential.authenticatorAttachment;
+  if ("attestationObject" in r) {
+    shaped.response = { clientDataJSON: b64u.encode(r.clientDataJSON),
+                        attestationObject: b64u.encode(r.attestationObject) };
+    if (typeof r.getAuthenticatorData === "function") {
+      shaped.response.authenticatorData = b64u.encode(r.getAuthenticatorData());
+    }
+    const key = typeof r.getPublicKey === "function" ? r.getPublicKey() : null;
+    if (key) shaped.response.publicKey = b64u.encode(key);
+    if (typeof r.getPublicKeyAlgorithm === "function") shaped.response.publicKeyAlgorithm = r.getPublicKeyAlgorithm();
+    if (typeof r.getTransports === "function") shaped.response.transports = r.getTransports();
+    return shaped;
+  }
+  shaped.response = { clientDataJSON: b64u.encode(r.clientDataJSON),
+                      authenticatorData: b64u.encode(r.authenticatorData), signature: b64u.encode(r.signature) };
+  if (r.userHandle) shaped.response.userHandle = b64u.encode(r.userHandle);
+  return shaped;
+}
+
+// What the browser's own refusals mean to a person; the daemon's refusals (passkey_rejected with its why, and the
+// rest) come with their message in the page's language already.
+const BROWSER_REFUSALS = { NotAllowedError: "passkey_cancelled", AbortError: "passkey_cancelled",
+                           InvalidStateError: "passkey_exists", SecurityError: "passkey_insecure",
+                           NotSupportedError: "passkey_unsupported_options" };
+
+/** Shows why a passkey step failed under `element`: data-reason (the daemon's reason or the browser's error name)
+ * and data-why (passkey_rejected's) for whoever reads the page, and the words. */
+function showPasskeyProblem(element, error) {
+  const fromBrowser = error instanceof DOMException || error instanceof Error;
+  element.dataset.reason = fromBrowser ? error.name : (error?.data?.reason ?? error?.reason ?? "");
+  element.dataset.why = fromBrowser ? "" : (error?.data?.why ?? "");
+  if (fromBrowser) {
+    const key = BROWSER_REFUSALS[error.name];
+    element.textContent = key ? say(key) : say("passkey_failed", { name: error.name });
+  } else {
+    element.textContent = error?.message || say("connection_lost");
+  }
+}
+
+function showPasskeyDone(element, text) {
+  element.dataset.reason = "";
+  element.dataset.why = "";
+  element.textContent = text;
+}
+
 async function registerPage(connection) {
   await bindDaemonForm(connection, async (form) => {
     const answer = await post("/register", values(form, ["username", "password", "email"]));
@@ -175,6 +270,127 @@ async function loginPage(connection) {
   });
   bound.extraReady.ok = () => codeField.hidden || sixDigits.test(code.value);
   code.addEventListener("input", bound.refresh);
+  passkeyLogIn(connection);
+}
+
+// A conditional request's challenge lives 5 minutes in the daemon: a fresh one is asked for before it runs out.
+const CONDITIONAL_REFRESH_MS = 4.5 * 60 * 1000;
+
+/** "Log in with a passkey", and the passkeys the browser offers in the username field's autofill (conditional
+ * mediation): the ceremony runs on this tab's own connection, whose challenge it is; the gateway answers a
+ * successful auth.passkey_finish with a one-time ticket in place of the token, and POST /passkey-login trades it
+ * for the cookie, as POST /login sets it. An account with two-step log-in and a passkey that did not verify the
+ * user (code_required) is asked for its code next, on the same connection, which holds the verified assertion. */
+function passkeyLogIn(connection) {
+  const button = document.getElementById("passkey-login");
+  const status = document.getElementById("passkey-status");
+  const codeForm = document.getElementById("passkey-code-form");
+  const code = document.getElementById("passkey-code");
+  const codeSubmit = document.getElementById("passkey-code-submit");
+  const username = document.getElementById("username");
+  if (!passkeysSupported()) return;
+  button.hidden = false;
+
+  const loggedIn = async (answer) => {
+    const done = await post("/passkey-login", { ticket: answer.ticket ?? "" });
+    location.assign(done.redirect);
+  };
+  const askForCode = () => {
+    codeForm.hidden = false;
+    status.dataset.reason = "code_required";
+    status.dataset.why = "";
+    status.textContent = say("passkey_code_intro");
+    code.value = "";
+    codeSubmit.disabled = true;
+    code.focus();
+  };
+  const finish = async (credential) => {
+    try {
+      await loggedIn(await connection.call("auth.passkey_finish", { credential: credentialJSON(credential) }));
+    } catch (error) {
+      if (error?.data?.reason === "code_required") askForCode();
+      else throw error;
+    }
+  };
+
+  // The conditional request running, if any ({controller, settled, used}); a promise, as starting one takes a
+  // round trip and a click meanwhile must wait for it (the browser runs one request at a time).
+  let conditional = Promise.resolve(null);
+  const startConditional = async () => {
+    if (typeof PublicKeyCredential.isConditionalMediationAvailable !== "function"
+        || !(await PublicKeyCredential.isConditionalMediationAvailable())) return null;
+    const { options } = await connection.call("auth.passkey_begin", {});
+    const running = { controller: new AbortController(), used: false };
+    running.settled = navigator.credentials.get({ mediation: "conditional", signal: running.controller.signal,
+                                                  publicKey: requestOptions(options) })
+      .then(async (credential) => {
+        // The person picked a passkey from the autofill. This request is over, whatever the daemon says of it:
+        // the next attempt is theirs to start (a failure is never retried by itself).
+        running.used = true;
+        conditional = Promise.resolve(null);
+        status.textContent = "";
+        codeForm.hidden = true;
+        try {
+          await finish(credential);
+        } catch (error) {
+          showPasskeyProblem(status, error);
+        }
+      }, () => {
+        // Aborted (a click, a refresh) or nothing to offer: nothing to say.
+      });
+    setTimeout(async () => {
+      if ((await conditional) !== running || running.used) return;
+      running.controller.abort();
+      await running.settled;
+      if ((await conditional) === running) conditional = startConditional().catch(() => null);
+    }, CONDITIONAL_REFRESH_MS);
+    return running;
+  };
+  conditional = startConditional().catch(() => null);
+
+  button.addEventListener("click", async () => {
+    if (button.disabled) return;
+    button.disabled = true;
+    status.textContent = "";
+    delete status.dataset.reason;
+    codeForm.hidden = true;
+    try {
+      const running = await conditional;
+      conditional = Promise.resolve(null);
+      if (running) {
+        running.controller.abort();
+        await running.settled;
+        if (running.used) return;
+      }
+      // A typed name asks for its passkeys by id; with none the passkey finds its own user.
+      const name = username.value.trim();
+      const { options } = await connection.call("auth.passkey_begin", name ? { username: name } : {});
+      await finish(await navigator.credentials.get({ publicKey: requestOptions(options) }));
+    } catch (error) {
+      showPasskeyProblem(status, error);
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  code.addEventListener("input", () => { codeSubmit.disabled = !sixDigits.test(code.value); });
+  codeForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (codeSubmit.disabled) return;
+    codeSubmit.disabled = true;
+    try {
+      await loggedIn(await connection.call("auth.passkey_finish", { code: code.value.replace(/\s/g, "") }));
+    } catch (error) {
+      // The daemon keeps a verified passkey for one code: after a wrong one (or an expired wait) the passkey step
+      // is to be done again.
+      showPasskeyProblem(status, error);
+      if (error?.data?.reason === "invalid_code") status.textContent += ` ${say("passkey_again")}`;
+      codeForm.hidden = true;
+      button.focus();
+    } finally {
+      codeSubmit.disabled = !sixDigits.test(code.value);
+    }
+  });
 }
 
 async function accountPage(connection) {
@@ -201,6 +417,95 @@ async function accountPage(connection) {
     }
   });
   await showSessions(connection);
+  for (const echo of document.querySelectorAll(".account-username")) echo.value = account.username;
+  await passkeysSection(connection);
+}
+
+/** The account's passkeys: listed with their dates, added (the password first, then the authenticator), removed
+ * (the password asked again). */
+async function passkeysSection(connection) {
+  const status = document.getElementById("passkey-status");
+  const addForm = document.getElementById("passkey-add-form");
+  const password = document.getElementById("passkey-password");
+  const name = document.getElementById("passkey-name");
+  const add = document.getElementById("passkey-add");
+  const removeForm = document.getElementById("passkey-remove-form");
+  const removePassword = document.getElementById("passkey-remove-password");
+  let removing = null;
+  const when = (ms) => (ms === null || ms === undefined ? say("never") : new Date(ms).toLocaleString(locale));
+  const closeRemove = () => {
+    removing = null;
+    removeForm.hidden = true;
+    removePassword.value = "";
+  };
+  const show = async () => {
+    const { items } = await connection.call("passkey.list");
+    const body = document.querySelector("#passkeys tbody");
+    body.replaceChildren();
+    for (const passkey of items) {
+      const row = body.insertRow();
+      row.dataset.id = String(passkey.id);
+      row.insertCell().textContent = passkey.name;
+      row.insertCell().textContent = when(passkey.created_at);
+      row.insertCell().textContent = when(passkey.last_used_at);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = say("remove");
+      button.setAttribute("aria-label", say("remove_passkey_named", { name: passkey.name }));
+      button.addEventListener("click", () => {
+        removing = passkey;
+        document.getElementById("passkey-remove-label").textContent =
+          say("passkey_remove_password", { name: passkey.name });
+        removeForm.hidden = false;
+        removePassword.focus();
+      });
+      row.insertCell().append(button);
+    }
+    document.getElementById("passkeys").hidden = items.length === 0;
+    document.getElementById("no-passkeys").hidden = items.length !== 0;
+  };
+  await show();
+  if (!passkeysSupported()) {
+    addForm.hidden = true;
+    status.textContent = say("passkey_unsupported");
+  }
+  const refresh = () => { add.disabled = password.value === ""; };
+  password.addEventListener("input", refresh);
+  addForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (add.disabled) return;
+    add.disabled = true;
+    status.textContent = "";
+    try {
+      const { options } = await connection.call("passkey.register_begin", { password: password.value });
+      const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+      const params = { credential: credentialJSON(credential) };
+      if (name.value.trim() !== "") params.name = name.value.trim();
+      const added = await connection.call("passkey.register_finish", params);
+      addForm.reset();
+      showPasskeyDone(status, say("passkey_added", { name: added.name }));
+      await show();
+    } catch (error) {
+      showPasskeyProblem(status, error);
+    } finally {
+      refresh();
+    }
+  });
+  document.getElementById("passkey-remove-cancel").addEventListener("click", closeRemove);
+  removeForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!removing) return;
+    const passkey = removing;
+    try {
+      await connection.call("passkey.remove", { id: passkey.id, password: removePassword.value });
+      closeRemove();
+      showPasskeyDone(status, say("passkey_removed", { name: passkey.name }));
+      await show();
+    } catch (error) {
+      showPasskeyProblem(status, error);
+      removePassword.select();
+    }
+  });
 }
 
 /** Whether the account's email is verified, with a link to the verify page while it is not. */
