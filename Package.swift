@@ -55,7 +55,7 @@ let package = Package(
                                                              "RosterStorage", "RosterSQLite"]),
         // Each parser of outside data as its own fuzz target, and the library both the fuzzer and the replay test run.
         .target(name: "RosterFuzzTargets", dependencies: ["RosterCore", "RosterProtocol", "RosterCrypto", "RosterPostgres",
-                                                         "RosterWebAuthn"]),
+                                                         "RosterWebAuthn", "RosterStorage"]),
         .executableTarget(name: "roster-fuzz-parsers", dependencies: ["RosterFuzzTargets"]),
         .executableTarget(name: "rosterctl", dependencies: ["RosterClient", "RosterProtocol", "RosterCore",
                                                            "RosterHostIO", "CLinux", "CQRencode"]),

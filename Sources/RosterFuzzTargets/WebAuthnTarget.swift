@@ -5,11 +5,13 @@
 //   0  [u16 clientDataJSON length][clientDataJSON][attestationObject]: a registration
 //   1  [alg: 0 ES256, else EdDSA][raw key][u16 length][clientDataJSON][u16 length][authenticatorData][signature]:
 //      an assertion
-//   2  a credential's JSON, read as both a registration and an assertion response
+//   2  a credential's JSON, read as both a registration and an assertion response, and the text as a stored
+//      passkey's transports (which must write back as the same text)
 // The challenge expected is the one the clientDataJSON names, so the checks after it run too.
 
 import RosterCrypto
 import RosterProtocol
+import RosterStorage
 import RosterWebAuthn
 
 /// The properties the WebAuthn verifier promises, checked on one fuzzer input.
@@ -33,8 +35,12 @@ enum WebAuthnTarget {
                                              signature: reader.rest(), userHandle: nil)
             return assertion(response, key: PasskeyPublicKey(algorithm: algorithm, raw: key))
         default:
-            guard let json = try? JSONParser.parse(Array(reader.rest())) else { return [] }
             var broken: [String] = []
+            let text = String(decoding: reader.rest(), as: UTF8.self)
+            if let transports = PasskeyTransports.decoded(text), PasskeyTransports.encoded(transports) != text {
+                broken.append("webauthn: stored transports read back as another text")
+            }
+            guard let json = try? JSONParser.parse(Array(reader.rest())) else { return broken }
             if let response = try? RegistrationResponse(json: json) {
                 if response.rawID.isEmpty || response.rawID.count > 1023 {
                     broken.append("webauthn: a credential id outside 1...1023 bytes was read")
