@@ -5,10 +5,14 @@ import RosterStorage
 ///
 /// The statement that inserts an entry sends `head || id || ' ' || time_ms || tail`: the id and time are the
 /// database's, known only to the insert, and the rest is bound. Kinds:
-/// - `audit ID TIME EVENT USERNAME PEER_UID PEER_PID CLIENT OUTCOME REASON SUPPRESSED [REMOTE]`: the whole entry. A
-///   text field that may be absent is empty when absent and `=` then the value when present, so an empty value stays
-///   one. REMOTE (the address a gateway spoke for) is there only when the entry has one: a rosterd from before it, still running on the
-///   database while others are upgraded, reads every other entry as it did.
+/// - `audit ID TIME EVENT USERNAME PEER_UID PEER_PID CLIENT OUTCOME REASON SUPPRESSED [REMOTE [METHOD]]`: the whole
+///   entry. A text field that may be absent is empty when absent and `=` then the value when present, so an empty
+///   value stays one. REMOTE (the address a gateway spoke for) is there only when the entry has one or a METHOD
+///   follows it (then empty when the entry has none); METHOD (how a `login` entry's log-in was proved) only when
+///   the entry has one. So a rosterd from before either, still running on the database while others are
+///   upgraded, reads every entry without them as it did (one with them it does not understand: it warns and that
+///   entry is not followed there, though it is in the log). A METHOD this rosterd does not know (a newer one's)
+///   reads as none, as it does from a row.
 /// - `audit-id ID TIME`: only the id, when the whole entry would not fit in a payload (under 8,000 bytes); the
 ///   listener reads the row. A username is at most 64 characters and a lock's reason 200 (what the server
 ///   accepts), but `session.hello`'s client name is bounded only by the line limit.
@@ -57,16 +61,23 @@ public enum AuditNotification {
             guard fields.count == 5 else { throw .malformed }
             return (fields[1], .stored(id: id))
         case "audit":
-            guard fields.count == 13 || fields.count == 14, let event = AuditEvent(rawValue: fields[5]),
+            // REMOTE is required when it ends the payload, and may be empty when METHOD follows it.
+            let remote: String?? = switch fields.count {
+            case 14: required(fields[13]).map(Optional.some)
+            case 15: optional(fields[13])
+            default: .some(nil)
+            }
+            guard (13...15).contains(fields.count), let event = AuditEvent(rawValue: fields[5]),
                   let username = optional(fields[6]), let uid = UInt32(fields[7]), let pid = Int32(fields[8]),
                   let client = optional(fields[9]), let outcome = AuditOutcome(rawValue: fields[10]),
-                  let reason = optional(fields[11]), let suppressed = Int(fields[12]),
-                  let remote = fields.count == 14 ? required(fields[13]).map(Optional.some) : .some(nil) else {
+                  let reason = optional(fields[11]), let suppressed = Int(fields[12]), let remote,
+                  let method = fields.count == 15 ? required(fields[14]).map(Optional.some) : .some(nil) else {
                 throw .malformed
             }
             let record = AuditRecord(event: event, username: username,
                                      peer: AuditPeer(uid: uid, pid: pid, client: client, remote: remote),
-                                     outcome: outcome, reason: reason, suppressed: suppressed)
+                                     outcome: outcome, reason: reason, suppressed: suppressed,
+                                     method: method.flatMap(LoginMethod.init(rawValue:)))
             return (fields[1], .entry(AuditEntry(id: id, timeMs: timeMs, record: record)))
         default:
             throw .unknownKind(fields[2])
@@ -76,9 +87,12 @@ public enum AuditNotification {
     // MARK: Fields
 
     private static func fields(_ record: AuditRecord) -> [String] {
-        [record.event.rawValue, optional(record.username), String(record.peer.uid), String(record.peer.pid),
-         optional(record.peer.client), record.outcome.rawValue, optional(record.reason), String(record.suppressed)]
-            + (record.peer.remote.map { [optional($0)] } ?? [])
+        let fixed = [record.event.rawValue, optional(record.username), String(record.peer.uid), String(record.peer.pid),
+                     optional(record.peer.client), record.outcome.rawValue, optional(record.reason),
+                     String(record.suppressed)]
+        // The trailing fields only as far as the entry has them (see the kinds above).
+        if let method = record.method { return fixed + [optional(record.peer.remote), optional(method.rawValue)] }
+        return fixed + (record.peer.remote.map { [optional($0)] } ?? [])
     }
 
     private static func optional(_ text: String?) -> String {
@@ -91,7 +105,8 @@ public enum AuditNotification {
         return required(field).map(Optional.some)
     }
 
-    /// A present value (`=` then the value, as REMOTE is when it is there at all); nil when malformed.
+    /// A present value (`=` then the value, as REMOTE is when it ends the payload, and METHOD always); nil when
+    /// malformed.
     private static func required(_ field: String) -> String? {
         guard field.hasPrefix("="), let text = ChangeNotification.decode(String(field.dropFirst())) else { return nil }
         return text

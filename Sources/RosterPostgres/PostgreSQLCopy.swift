@@ -218,14 +218,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
             statements = Self.inserts(entries, table: "audit_log", columns: [
                 ("id", "bigint"), ("time_ms", "bigint"), ("event", "text"), ("username", "text"), ("peer_uid", "bigint"),
                 ("peer_pid", "integer"), ("client", "text"), ("outcome", "text"), ("reason", "text"), ("suppressed", "bigint"),
-                ("remote", "text"),
+                ("remote", "text"), ("method", "text"),
             ]) { entry in
                 // A NUL (SQLite holds one) becomes U+FFFD here, as in every entry this backend writes.
                 let record = AuditWrite.storable(entry.record)
                 return [.int(entry.id), .int(entry.timeMs), .text(record.event.rawValue), .optional(record.username),
                         .int(Int64(record.peer.uid)), .int(Int64(record.peer.pid)), .optional(record.peer.client),
                         .text(record.outcome.rawValue), .optional(record.reason), .int(Int64(record.suppressed)),
-                        .optional(record.peer.remote)]
+                        .optional(record.peer.remote), .optional(record.method?.rawValue)]
             }
         case .mail(let rows):
             statements = Self.inserts(rows, table: "mail_outbox", columns: [

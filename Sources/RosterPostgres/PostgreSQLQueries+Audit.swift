@@ -38,7 +38,7 @@ struct AuditWrite: Sendable {
 // with the entry's id and time (NULL when no entry was written), read back by `PGRow.auditStamp`.
 extension PostgreSQLQueries {
     /// The columns of an entry, as `PGRow.auditEntry` reads them.
-    static let auditColumns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote"
+    static let auditColumns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, method"
 
     /// When an entry is stamped: a column of the statement's own clock, or a now of its own.
     enum AuditTime {
@@ -67,18 +67,19 @@ extension PostgreSQLQueries {
     }
 
     /// An entry's fields as a statement binds them, in this order, of these types: the event, username, peer's
-    /// uid, pid and client, outcome, reason, suppressed count, the announcement's head and tail, and the remote.
+    /// uid, pid and client, outcome, reason, suppressed count, the announcement's head and tail, the remote, and
+    /// the log-in's method.
     static func auditValues(_ write: AuditWrite) -> [PGValue] {
         let record = write.record
         return [.text(record.event.rawValue), .optional(record.username), .int(Int64(record.peer.uid)),
                 .int(Int64(record.peer.pid)), .optional(record.peer.client), .text(record.outcome.rawValue),
                 .optional(record.reason), .int(Int64(record.suppressed)), .text(write.payload.head),
-                .text(write.payload.tail), .optional(record.peer.remote)]
+                .text(write.payload.tail), .optional(record.peer.remote), .optional(record.method?.rawValue)]
     }
 
     /// The types of `auditValues`, in its order.
     static let auditValueTypes = ["text", "text", "bigint", "integer", "text", "text", "text", "bigint", "text", "text",
-                                  "text"]
+                                  "text", "text"]
 
     /// The INSERT of an entry for the one row `source` yields, announcing it; its rows end with the id and time.
     static func insertAudit(_ write: AuditWrite, time: AuditTime, source: String, username: String? = nil,
@@ -91,13 +92,14 @@ extension PostgreSQLQueries {
             stamp = expression
         case .now(let now):
             params.append(now)
-            stamp = Self.now(first + 11)
+            stamp = Self.now(first + auditValueTypes.count)
         }
         let p = { (offset: Int) in "$\(first + offset)" }
         return """
-            INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, time_ms)
+            INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, method,
+                    time_ms)
                 SELECT \(p(0))::text, \(username.map { "COALESCE(\(p(1))::text, \($0))" } ?? "\(p(1))::text"), \(p(2))::bigint, \(p(3))::integer, \(p(4))::text, \(p(5))::text,
-                    \(p(6))::text, \(p(7))::bigint, \(p(10))::text, \(stamp)
+                    \(p(6))::text, \(p(7))::bigint, \(p(10))::text, \(p(11))::text, \(stamp)
                 \(source)
                 RETURNING pg_notify('\(ChangeNotification.channel)', \(p(8))::text || id || ' ' || time_ms || \(p(9))::text),
                     id, time_ms
@@ -145,14 +147,14 @@ extension PGRow {
     }
 
     /// An entry from `PostgreSQLQueries.auditColumns`; nil for a row this rosterd cannot read (an event a newer
-    /// one added).
+    /// one added). A method it does not know (a newer one's) reads as none: the entry is still read.
     func auditEntry() -> AuditEntry? {
         guard let id = int(0), let time = int(1), let event = text(2).flatMap(AuditEvent.init(rawValue:)),
               let uid = int(4).flatMap(UInt32.init(exactly:)), let pid = int(5).flatMap(Int32.init(exactly:)),
               let outcome = text(7).flatMap(AuditOutcome.init(rawValue:)), let suppressed = int(9) else { return nil }
         let peer = AuditPeer(uid: uid, pid: pid, client: text(6), remote: text(10))
         let record = AuditRecord(event: event, username: text(3), peer: peer, outcome: outcome, reason: text(8),
-                                 suppressed: Int(clamping: suppressed))
+                                 suppressed: Int(clamping: suppressed), method: text(11).flatMap(LoginMethod.init(rawValue:)))
         return AuditEntry(id: id, timeMs: time, record: record)
     }
 }

@@ -126,12 +126,13 @@ extension PostgreSQLQueries {
             fresh AS (
                 SELECT id, kind FROM mail_outbox
                 WHERE account_id = \(filed) AND status = 'queued' AND xmin = pg_current_xact_id()::xid),
-            entry(event, username, peer_uid, peer_pid, client, outcome, kind, suppressed, head, tail, remote) AS (
+            entry(event, username, peer_uid, peer_pid, client, outcome, kind, suppressed, head, tail, remote, method) AS (
                 VALUES \(rows.joined(separator: ", "))),
             inserted AS (
-                INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, time_ms)
+                INSERT INTO audit_log(event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, method,
+                    time_ms)
                 SELECT e.event, e.username, e.peer_uid, e.peer_pid, e.client, e.outcome, f.kind, e.suppressed, e.remote,
-                    clock.ms
+                    e.method, clock.ms
                 FROM fresh f JOIN entry e ON e.kind = f.kind CROSS JOIN clock ORDER BY f.id
                 RETURNING id, time_ms, reason)
             SELECT i.id, i.time_ms, i.reason,

@@ -240,6 +240,12 @@ public enum PostgreSQLSchema {
             """,
             "CREATE INDEX passkeys_account ON passkeys(account_id, created_at)",
             ])
+        // As SQLite's 0013_audit_method: how a `login` entry's log-in was proved (null on every other entry, and
+        // on every entry before this); no CHECK, so a newer rosterd's method is stored and reads here as none.
+        case .auditMethod:
+            (name: "0012_audit_method", statements: [
+            "ALTER TABLE audit_log ADD COLUMN method text",
+            ])
         }
     }
 

@@ -11,7 +11,7 @@ public struct AuditLogStore {
         self.database = database
     }
 
-    static let columns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote"
+    static let columns = "id, time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote, method"
 
     /// A batch of old entries, found through the time index (any of them: all go in the end).
     static let pruneSQL = "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE time_ms < ? LIMIT ?)"
@@ -19,8 +19,9 @@ public struct AuditLogStore {
     /// Appends `record` at `now`, in the caller's transaction when one is open; the entry as stored.
     public func append(_ record: AuditRecord, at now: Int64) throws(StoreError) -> AuditEntry {
         let insert = try database.cached("""
-            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, reason, suppressed, remote,
+                                  method)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         do {
             try insert.bind(Array(Self.values(AuditEntry(id: 0, timeMs: now, record: record)).dropFirst()))
@@ -82,7 +83,7 @@ public struct AuditLogStore {
 
     /// Stores copied entries with their ids and times as they were (`rosterd --copy-database`).
     public func insertCopied(_ entries: [AuditEntry]) throws(StoreError) {
-        let insert = try database.cached("INSERT INTO audit_log(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let insert = try database.cached("INSERT INTO audit_log(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         do {
             for entry in entries {
                 try insert.bind(Self.values(entry))
@@ -93,7 +94,8 @@ public struct AuditLogStore {
         }
     }
 
-    /// The row of `columns` at the statement's current position.
+    /// The row of `columns` at the statement's current position. A method whose text this rosterd does not know
+    /// (a newer one's) reads as none, so that the entry itself is still read.
     static func entry(_ row: Statement) throws(StoreError) -> AuditEntry {
         guard let eventText = row.string(at: 2), let event = AuditEvent(rawValue: eventText),
               let outcome = row.string(at: 7).flatMap(AuditOutcome.init(rawValue:)),
@@ -103,7 +105,7 @@ public struct AuditLogStore {
         let peer = AuditPeer(uid: uid, pid: pid, client: row.string(at: 6), remote: row.string(at: 10))
         return AuditEntry(id: row.int64(at: 0), timeMs: row.int64(at: 1), record: AuditRecord(
             event: event, username: row.string(at: 3), peer: peer, outcome: outcome, reason: row.string(at: 8),
-            suppressed: row.int(at: 9)))
+            suppressed: row.int(at: 9), method: row.string(at: 11).flatMap(LoginMethod.init(rawValue:))))
     }
 
     /// `entry` as the values of `columns`, in order.
@@ -113,6 +115,7 @@ public struct AuditLogStore {
                 record.username.map(SQLValue.text) ?? .null, .integer(Int64(record.peer.uid)),
                 .integer(Int64(record.peer.pid)), record.peer.client.map(SQLValue.text) ?? .null,
                 .text(record.outcome.rawValue), record.reason.map(SQLValue.text) ?? .null,
-                .integer(Int64(record.suppressed)), record.peer.remote.map(SQLValue.text) ?? .null]
+                .integer(Int64(record.suppressed)), record.peer.remote.map(SQLValue.text) ?? .null,
+                record.method.map { .text($0.rawValue) } ?? .null]
     }
 }

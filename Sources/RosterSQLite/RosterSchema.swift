@@ -217,6 +217,13 @@ public enum RosterSchema {
             ) STRICT, WITHOUT ROWID;
             CREATE INDEX passkeys_account ON passkeys(account_id, created_at);
             """)
+        // How a `login` entry's log-in was proved (`LoginMethod`'s text); null on every other entry and on every
+        // entry before this. No CHECK, as for `remote`: a refused value would fail the log-in the entry records,
+        // and a text this rosterd does not know (a newer one's method) reads back as no method.
+        case .auditMethod:
+            (name: "0013_audit_method", sql: """
+            ALTER TABLE audit_log ADD COLUMN method TEXT;
+            """)
         }
     }
 

@@ -28,4 +28,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case mail
     /// Passkeys (WebAuthn credentials) and each account's WebAuthn user handle.
     case passkeys
+    /// How a `login` entry's log-in was proved (password, passkey, recovery), in the audit log.
+    case auditMethod
 }

@@ -22,6 +22,14 @@ struct AuditNotificationTests {
                     outcome: .failed, reason: "wrong_password"),
         AuditRecord(event: .register, username: nil, peer: AuditPeer(uid: 998, pid: 7, client: nil, remote: "2001:db8::1")),
     ] + AuditEvent.allCases.map { AuditRecord(event: $0, username: "alice1", peer: peer) }
+        // A log-in's method, each, with a remote (empty too) and without.
+        + LoginMethod.allCases.flatMap { method in
+            [AuditRecord(event: .login, username: "alice1", peer: peer, method: method),
+             AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "::1"),
+                         outcome: .failed, reason: "unknown_user", suppressed: 2, method: method),
+             AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 0, pid: 1, client: nil, remote: ""),
+                         method: method)]
+        }
 
     /// The payload the insert's `pg_notify` sends for an entry of `id` and `time`.
     private func sent(_ record: AuditRecord, id: Int64, time: Int64) -> String {
@@ -83,10 +91,40 @@ struct AuditNotificationTests {
 
     /// A rosterd from before issue 17 reads exactly 13 fields: an entry without a remote is sent so, and one with a
     /// remote adds one field only, so that such a daemon, still running while others are upgraded, reads the rest.
-    @Test func onlyAnEntryWithARemoteAddsAField() throws {
+    /// Likewise one from before a log-in's method reads every entry without a method as it did: only an entry with
+    /// one has a 15th field (and then a 14th, empty when it has no remote).
+    @Test func onlyAnEntryWithARemoteOrAMethodAddsFields() throws {
         for record in Self.records {
             let fields = sent(record, id: 1, time: 2).split(separator: " ", omittingEmptySubsequences: false)
-            #expect(fields.count == (record.peer.remote == nil ? 13 : 14), "\(record)")
+            #expect(fields.count == (record.method != nil ? 15 : record.peer.remote == nil ? 13 : 14), "\(record)")
+            if let method = record.method {
+                #expect(fields[14] == "=" + method.rawValue)
+                #expect(fields[13].isEmpty == (record.peer.remote == nil))
+            }
+        }
+    }
+
+    /// METHOD is `=` and a method; one this rosterd does not know (a newer one's, or another case) reads as none,
+    /// and the entry is still heard. Without `=`, or with something after it, the payload is not this format.
+    @Test func aMethodReadsBackAndAnUnknownOneAsNone() throws {
+        let plain = AuditRecord(event: .login, username: "a", peer: AuditPeer(uid: 0, pid: 0, client: nil))
+        func heard(_ payload: String) throws -> AuditRecord? {
+            guard case .entry(let entry) = try AuditNotification.parse(payload).heard else { return nil }
+            return entry.record
+        }
+        var passkey = plain
+        passkey.method = .passkey
+        #expect(try heard("1 abc audit 1 2 login =a 0 0  succeeded  0  =passkey") == passkey)
+        passkey.peer.remote = "::1"
+        #expect(try heard("1 abc audit 1 2 login =a 0 0  succeeded  0 =::1 =passkey") == passkey)
+        for unknown in ["=smartcard", "=PASSKEY", "=", "=pass%6bey%00"] {
+            #expect(try heard("1 abc audit 1 2 login =a 0 0  succeeded  0  " + unknown) == plain, "\(unknown)")
+        }
+        for malformed in ["1 abc audit 1 2 login =a 0 0  succeeded  0  passkey", "1 abc audit 1 2 login =a 0 0  succeeded  0  ",
+                          "1 abc audit 1 2 login =a 0 0  succeeded  0 ::1 =passkey",
+                          "1 abc audit 1 2 login =a 0 0  succeeded  0  =pass%zz",
+                          "1 abc audit 1 2 login =a 0 0  succeeded  0  =passkey x"] {
+            #expect(throws: ChangeNotification.ParseFailure.malformed, "\(malformed)") { try AuditNotification.parse(malformed) }
         }
     }
 }

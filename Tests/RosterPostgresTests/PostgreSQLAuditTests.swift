@@ -71,6 +71,63 @@ struct PostgreSQLAuditTests {
         #expect(pair.auditedByB.count == 5)
     }
 
+    /// A log-in's entry reaches the other daemon with its method, whichever it is, with a remote or without, whole
+    /// in the payload or (too large for one) read by id; an entry without one arrives without one.
+    @Test func aLogInsMethodReachesTheOtherDaemon() throws {
+        let pair = try StoragePair()
+        try pair.waitForListeners()
+        let alice = try pair.register("alice1", on: pair.a)
+        let huge = String(repeating: "x", count: AuditNotification.maxPayloadBytes + 1)
+        var records: [AuditRecord] = []
+        for method in LoginMethod.allCases {
+            records.append(AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 1, client: nil),
+                                       method: method))
+            records.append(AuditRecord(event: .login, username: "alice1",
+                                       peer: AuditPeer(uid: 33, pid: 2, client: "roster-web", remote: "2001:db8::5"),
+                                       outcome: .failed, reason: "wrong_password", suppressed: 1, method: method))
+        }
+        records.append(AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 0, pid: 3, client: huge),
+                                   method: .passkey))
+        records.append(record(.logout, "alice1", remote: "203.0.113.5"))
+        for (index, entry) in records.enumerated() {
+            if entry.outcome == .failed {
+                try pair.value { pair.a.acting(for: .daemon).recordFailure(keys: ["account:alice1"], audit: entry,
+                                                                           completion: $0) }
+            } else if entry.event == .login {
+                try pair.value { pair.a.acting(for: .daemon).storeToken(hash: [UInt8](repeating: UInt8(index), count: 32),
+                                                                        for: alice.id, client: nil, audit: entry,
+                                                                        completion: $0) }
+            } else {
+                _ = try pair.value { pair.a.acting(for: .daemon).appendAudit(entry, completion: $0) }
+            }
+        }
+        let written = Array(try entries(pair.a, pair).reversed())
+        #expect(written.map(\.record) == records)
+        try pair.harness.run(until: { pair.auditedByB.count >= records.count })
+        // By id: the entry read by id may come after the ones heard whole behind it.
+        let heard = pair.auditedByB.sorted { $0.entry.id < $1.entry.id }
+        #expect(heard.map(\.entry) == written)
+        #expect(heard.allSatisfy { $0.origin == .elsewhere })
+        #expect(heard.map(\.entry.record.method) == records.map(\.method))
+    }
+
+    /// A method this rosterd does not know (a newer one's, or a text of another case), in a row or in an
+    /// announcement, reads as none: the entry is still read, listed and followed.
+    @Test func anUnknownMethodReadsAsNone() throws {
+        let pair = try StoragePair()
+        let cluster = try PostgresTestCluster.shared
+        try cluster.psql("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, outcome, method)
+            VALUES (5, 'login', 'alice1', 1000, 42, 'succeeded', 'smartcard'),
+                   (6, 'login', 'alice1', 1000, 42, 'succeeded', 'PASSKEY')
+            """, database: pair.database)
+        let unproved = AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: nil))
+        #expect(try entries(pair.a, pair).map(\.record) == [unproved, unproved])
+        #expect(try entries(pair.a, pair).map(\.id) == [2, 1])
+        let heard = try AuditNotification.parse("1 other audit 7 8 login =alice1 1000 42  succeeded  0  =smartcard")
+        #expect(heard.heard == .entry(AuditEntry(id: 7, timeMs: 8, record: unproved)))
+    }
+
     @Test func theEntriesOfAWritesMailsReachTheOtherAsElsewhereAfterTheWrites() throws {
         let pair = try StoragePair()
         try pair.waitForListeners()

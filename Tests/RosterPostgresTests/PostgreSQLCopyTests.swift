@@ -55,6 +55,15 @@ struct PostgreSQLCopyTests {
                                                            client: "rosterctl 1", completion: $0) }
         try value { source.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 0xFE, count: 32), for: owners[2],
                                                            completion: $0) }
+        // A log-in's entry with its method, and one without.
+        try value { source.acting(for: .daemon).storeToken(hash: [UInt8](repeating: 2, count: 32), for: owners[1], client: nil,
+                                                           audit: AuditRecord(event: .login, username: "bob123",
+                                                                              peer: AuditPeer(uid: 1, pid: 2, client: nil),
+                                                                              method: .passkey),
+                                                           completion: $0) }
+        _ = try value { source.acting(for: .daemon).appendAudit(AuditRecord(event: .backup, username: nil,
+                                                                            peer: AuditPeer(uid: 0, pid: 3, client: nil)),
+                                                                completion: $0) }
         try value { source.acting(for: .daemon).recordFailure(keys: ["account:alice1", "uid:1000"], completion: $0) }
         try value { source.acting(for: .daemon).replaceRecoveryCodes(of: owners[0],
                                                                      hashes: [[UInt8](repeating: 3, count: 32)],
@@ -75,10 +84,13 @@ struct PostgreSQLCopyTests {
         // A batch of two: every kind crosses batch boundaries.
         try reader.readAll(batchSize: 2) { batch throws(CopyError) in try writer.write(batch) }
         try writer.finish()
-        #expect(try writer.counts() == CopyCounts(accounts: 3, tokens: 2, failures: 2, contacts: 4, recoveryCodes: 1, totp: 2))
+        #expect(try writer.counts() == CopyCounts(accounts: 3, tokens: 3, failures: 2, contacts: 4, recoveryCodes: 1, totp: 2,
+                                                  audit: 2))
         #expect(try writer.counts() == reader.counts())
         let original = try everything(reader, batchSize: 1_000)
-        #expect(original.count == 14)
+        #expect(original.count == 17)
+        #expect(original.contains { $0.hasPrefix("audit") && $0.contains("LoginMethod.passkey") },
+                "the log-in's method is read")
         #expect(original.contains { $0.contains("rosterctl 1") }, "the token's client is read")
         #expect(original.contains { $0.contains("lockedReason: Optional(\"stolen\")") }, "the lock is read")
         #expect(try everything(writer, batchSize: 3) == original)

@@ -158,7 +158,8 @@ struct SQLiteAuditTests {
             INSERT INTO users(id, canonical, display, password_hash, created_at) VALUES (1, 'ann001', 'ann001', '$argon2id$x', 1);
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit", "0009_audit_remote", "0010_key_check",
-                                                                                         "0011_mail", "0012_passkeys"])
+                                                                                         "0011_mail", "0012_passkeys",
+                                                                                         "0013_audit_method"])
         #expect(try database.pragmaValue("SELECT count(*) FROM users") == "1")
         #expect(try database.pragmaValue("SELECT count(*) FROM audit_log") == "0")
     }
@@ -175,13 +176,46 @@ struct SQLiteAuditTests {
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded');
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0009_audit_remote", "0010_key_check",
-                                                                                         "0011_mail", "0012_passkeys"])
+                                                                                         "0011_mail", "0012_passkeys",
+                                                                                         "0013_audit_method"])
         let store = AuditLogStore(database: database)
         let gateway = AuditRecord(event: .login, username: "bobby1",
                                   peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5"))
         let appended = try store.append(gateway, at: 6)
         #expect(try store.entries(AuditQuery(limit: 10)) == [appended, AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
             event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: "rosterctl")))])
+    }
+
+    /// The method migration over a database of the schema before it: its entries stay, read back with no method
+    /// (a log-in before it said nothing of how it was proved), and the next ones keep theirs. A method this
+    /// rosterd does not know (a newer one's, or another case) reads as none, and the entry is still read.
+    @Test func theAuditMethodMigrationKeepsTheEntriesThereWereWithNoMethod() throws {
+        let harness = try Harness()
+        let database = try Database(path: harness.path)
+        let before = Array(RosterSchema.migrations.prefix { $0.name != "0013_audit_method" })
+        #expect(try Migrator.migrate(database, migrations: before, now: 1).last == "0012_passkeys")
+        try database.execute("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, remote)
+            VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded', '203.0.113.5');
+            """)
+        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0013_audit_method"])
+        let store = AuditLogStore(database: database)
+        let old = AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
+            event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: "rosterctl", remote: "203.0.113.5")))
+        let appended = try LoginMethod.allCases.map { method in
+            try store.append(AuditRecord(event: .login, username: "alice1", peer: AuditPeer(uid: 0, pid: 1, client: nil),
+                                         method: method), at: 6)
+        }
+        #expect(try store.entries(AuditQuery(limit: 10)) == appended.reversed() + [old])
+        #expect(appended.map(\.record.method) == [.password, .passkey, .recovery])
+
+        try database.execute("""
+            INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, outcome, method)
+            VALUES (7, 'login', 'bobby1', 0, 1, 'succeeded', 'smartcard'), (8, 'login', 'bobby1', 0, 1, 'succeeded', 'PASSKEY');
+            """)
+        let unknown = try store.entries(AuditQuery(username: "bobby1", limit: 10))
+        #expect(unknown.map(\.id) == [6, 5])
+        #expect(unknown.allSatisfy { $0.record == AuditRecord(event: .login, username: "bobby1", peer: AuditPeer(uid: 0, pid: 1, client: nil)) })
     }
 }
 

@@ -15,8 +15,8 @@ struct SQLiteCopyTests {
     private let hash = "$argon2id$v=19$m=8,t=1,p=1$c2FsdA$aGFzaA"
 
     /// Accounts (one with an email), tokens (one with a client), failures, contacts, recovery codes, TOTP rows
-    /// (one confirmed, one only pending) and audit entries (one with every optional field empty), with holes in
-    /// every id sequence.
+    /// (one confirmed, one only pending) and audit entries (one with every optional field empty, one a log-in
+    /// with its method), with holes in every id sequence.
     private func filledDatabase(_ directory: TemporaryDirectory, _ name: String = "source.db") throws {
         let database = try directory.rosterDatabase(name)
         defer { database.close() }
@@ -49,7 +49,8 @@ struct SQLiteCopyTests {
                                 AuditRecord(event: .logout, username: "bobby1", peer: peer),
                                 AuditRecord(event: .login, username: nil, peer: AuditPeer(uid: 0, pid: 1, client: nil),
                                             outcome: .failed, reason: "unknown_user", suppressed: 2),
-                                AuditRecord(event: .locked, username: "bobby1", peer: peer, reason: "phished")].enumerated() {
+                                AuditRecord(event: .locked, username: "bobby1", peer: peer, reason: "phished"),
+                                AuditRecord(event: .login, username: "alice1", peer: peer, method: .passkey)].enumerated() {
             let entry = try log.append(record, at: 60 + Int64(index))
             if record.event == .logout { try database.execute("DELETE FROM audit_log WHERE id = \(entry.id)") }
         }
@@ -130,9 +131,9 @@ struct SQLiteCopyTests {
             let batches = try copy(source, into, batchSize: 1)
             // One row a batch: accounts, then tokens, failures, contacts, codes, TOTP and audit entries, each in its
             // own batches.
-            #expect(batches.count == 2 + 2 + 2 + 3 + 2 + 2 + 3)
+            #expect(batches.count == 2 + 2 + 2 + 3 + 2 + 2 + 4)
             #expect(try source.counts() == CopyCounts(accounts: 2, tokens: 2, failures: 2, contacts: 3, recoveryCodes: 2,
-                                                      totp: 2, audit: 3))
+                                                      totp: 2, audit: 4))
             #expect(try into.counts() == source.counts())
         }
         #expect(try dump(target) == dump(directory.path("source.db")))
@@ -145,9 +146,10 @@ struct SQLiteCopyTests {
         #expect(try UserStore(database: database).user(canonical: "ALICE1")?.email == "a@example.org")
         #expect(try UserStore(database: database).credential(canonical: "alice1")?.totp == TOTPSeal(sealed: [1, 2, 3], lastStep: 55))
         let copiedLog = try AuditLogStore(database: database).entries(AuditQuery(limit: 10))
-        #expect(copiedLog.map(\.id) == [4, 3, 1])
-        #expect(copiedLog.map(\.record.reason) == ["phished", "unknown_user", nil])
-        #expect(try AuditLogStore(database: database).append(copiedLog[0].record, at: 70).id == 5)
+        #expect(copiedLog.map(\.id) == [5, 4, 3, 1])
+        #expect(copiedLog.map(\.record.reason) == [nil, "phished", "unknown_user", nil])
+        #expect(copiedLog.map(\.record.method) == [.passkey, nil, nil, nil])
+        #expect(try AuditLogStore(database: database).append(copiedLog[0].record, at: 70).id == 6)
     }
 
     @Test func batchesHoldAtMostTheirSizeAndEveryRowOnce() throws {
@@ -206,7 +208,7 @@ struct SQLiteCopyTests {
         #expect(failure { () throws(CopyError) in _ = try SQLiteCopy.target(path: directory.path("foreign.db"), now: 1) }?.contains("Roster did not make") == true)
         #expect(directory.bytes("foreign.db") == before)
         try filledDatabase(directory, "full.db")
-        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 16)
+        #expect(try SQLiteCopy.target(path: directory.path("full.db"), now: 1).counts().total == 17)
     }
 
     // MARK: A snapshot as a backup (admin.backup on PostgreSQL)

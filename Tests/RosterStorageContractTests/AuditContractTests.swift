@@ -285,6 +285,69 @@ struct AuditContractTests {
         #expect(found.first?.last?.record == record(.register))
     }
 
+    // MARK: A log-in's method
+
+    /// A `login` entry says how its log-in was proved, and every backend gives that back with it: written with its
+    /// token (a log-in that succeeded), with its failure (one that did not), or on its own (a refusal); as answered,
+    /// as read, and as another instance on the same data reads it.
+    @Test(arguments: BackendKind.withAuditLog)
+    func aLogInEntryKeepsItsMethod(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        let probe = AuditProbe(backend: backend, withEntries: true)
+        let alice = try backend.account("alice1")
+        for (index, method) in LoginMethod.allCases.enumerated() {
+            try probe.write(AuditRecord(event: .login, username: "alice1", peer: Self.peer, method: method)) {
+                storage.acting(for: peerCharge).storeToken(hash: token(UInt8(index + 1)), for: alice.id, client: "rosterctl",
+                                                           audit: $0, completion: $1)
+            }
+            try probe.write(AuditRecord(event: .login, username: "alice1", peer: Self.otherPeer, outcome: .failed,
+                                        reason: "wrong_password", suppressed: 2, method: method)) {
+                storage.acting(for: peerCharge).recordFailure(keys: ["account:alice1"], audit: $0, completion: $1)
+            }
+            let refused = AuditRecord(event: .login, username: nil, peer: Self.peer, outcome: .failed,
+                                      reason: "rate_limited", method: method)
+            let entry = try probe.write(refused) { (_, completion: @escaping StorageCompletion<AuditEntry>) in
+                storage.acting(for: peerCharge).appendAudit(refused, completion: completion)
+            }
+            #expect(entry.record.method == method, "answered with its method")
+        }
+        let log = try AuditProbe.log(of: storage, backend)
+        #expect(log.map(\.record.method) == LoginMethod.allCases.reversed().flatMap { [$0, $0, $0] })
+        #expect(try backend.value { storage.acting(for: .daemon).auditEntries(AuditQuery(username: "ALICE1", event: .login,
+                                                                                          limit: 100), completion: $0) }
+                == log.filter { $0.record.username != nil })
+        #expect(try AuditProbe.log(of: backend.reopened(), backend) == log)
+    }
+
+    /// Every other entry has no method, and reads back with none; and a write's mails' `mail_queued` entries have
+    /// none whatever the write's own entry has (each backend writes them on a path of its own).
+    @Test(arguments: BackendKind.withAuditLog)
+    func entriesWithoutAMethodAndAWritesMailEntriesReadBackWithNone(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let storage = backend.storage
+        let probe = AuditProbe(backend: backend, withEntries: true)
+        let alice = try probe.write(record(.register)) {
+            storage.acting(for: peerCharge).createAccount(NewAccount(username: "alice1", display: "Alice", email: "alice@example.com",
+                                                                     passwordHash: placeholderHash), audit: $0, completion: $1)
+        }
+        try probe.write(record(.login, outcome: .failed, reason: "suppressed", suppressed: 9)) {
+            storage.acting(for: peerCharge).recordFailure(keys: ["account:alice1"], audit: $0, completion: $1)
+        }
+        let changed = AuditRecord(event: .emailChanged, username: "alice1", peer: Self.peer, method: .passkey)
+        let mails = [QueuedMail(account: alice.id, kind: .emailChanged, recipient: "alice@example.com", sealedMessage: [1]),
+                     QueuedMail(account: alice.id, kind: .verification, recipient: "alice@example.org", sealedMessage: [2])]
+        let heardBefore = backend.heard.entries.count
+        _ = try backend.value { storage.acting(for: charge(alice.id)).changeEmail(of: alice.id, to: "alice@example.org",
+                                                                                  audit: changed, mail: mails, completion: $0) }
+        let log = try AuditProbe.log(of: storage, backend)
+        #expect(log.map(\.record.event) == [.mailQueued, .mailQueued, .emailChanged, .login, .register])
+        #expect(log.map(\.record.method) == [nil, nil, .passkey, nil, nil])
+        #expect(Array(backend.heard.entries.dropFirst(heardBefore).map(\.entry).reversed()) == Array(log.prefix(3)),
+                "onAudit heard them as stored")
+        #expect(try AuditProbe.log(of: backend.reopened(), backend) == log)
+    }
+
     // MARK: Queries
 
     /// `records` appended one a second, from the backend's now on.

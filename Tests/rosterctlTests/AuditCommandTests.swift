@@ -89,6 +89,26 @@ struct AuditCommandTests {
                 == "2026-12-01T19:04:59Z login                  -            failed    unknown_user     203.0.113.5 (33/812) roster-web")
     }
 
+    /// A log-in's entry says how it was proved after its event; every other entry (no `method`, or null) as before.
+    @Test func aLogInsMethodFollowsItsEvent() {
+        let logIns: [JSONValue] = ["password", "passkey", "recovery"].enumerated().map { index, method in
+            ["id": .int(Int64(9 - index)), "time": "2026-12-01T19:10:00Z", "event": "login", "username": "bobby1",
+             "peer_uid": 1000, "peer_pid": 4242, "client": "rosterctl", "remote": nil, "outcome": "succeeded",
+             "reason": nil, "suppressed": 0, "method": .string(method)]
+        }
+        let unproved = JSONValue.object((entries[1].objectMembers ?? []) + [("method", .null)])
+        #expect(AuditPrinter.table(logIns + [unproved]).render(legend: true) == [
+            "TIME                 EVENT                  USER       OUTCOME   REASON PEER      CLIENT",
+            "2026-12-01T19:10:00Z login (password)       bobby1     succeeded -      1000/4242 rosterctl",
+            "2026-12-01T19:10:00Z login (passkey)        bobby1     succeeded -      1000/4242 rosterctl",
+            "2026-12-01T19:10:00Z login (recovery)       bobby1     succeeded -      1000/4242 rosterctl",
+            "2026-12-01T19:00:00Z recovery_codes_created 张三丰先生 succeeded -      0/17      -",
+        ])
+        // Within `--follow`'s EVENT column, so the rest stays lined up.
+        #expect(AuditPrinter.aligned(AuditPrinter.cells(logIns[2]))
+                == "2026-12-01T19:10:00Z login (recovery)       bobby1       succeeded -                1000/4242    rosterctl")
+    }
+
     @Test func followedRowsLineUpWithoutKnowingTheLaterOnes() {
         let header = AuditPrinter.aligned(AuditPrinter.columns)
         let row = AuditPrinter.aligned(AuditPrinter.cells(entries[1]))

@@ -18,14 +18,14 @@ struct AuditLogTests {
         }
         defer { sqlite3_close(connection) }
         var statement: OpaquePointer?
-        let sql = "SELECT event, outcome, username, reason, peer_uid, peer_pid, client FROM audit_log ORDER BY id"
+        let sql = "SELECT event, outcome, username, reason, peer_uid, peer_pid, client, method FROM audit_log ORDER BY id"
         guard sqlite3_prepare_v2(connection, sql, -1, &statement, nil) == SQLITE_OK else {
             throw HarnessError(description: String(cString: sqlite3_errmsg(connection)))
         }
         defer { sqlite3_finalize(statement) }
         var rows: [String] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            rows.append((0..<7).map { column in
+            rows.append((0..<8).map { column in
                 sqlite3_column_text(statement, column).map { String(cString: $0) } ?? "-"
             }.joined(separator: " "))
         }
@@ -44,7 +44,7 @@ struct AuditLogTests {
                 == "alice1")
         daemon.signal(SIGKILL)
         #expect(daemon.waitForExit() == 128 + SIGKILL)
-        #expect(try auditRows(daemon.databasePath) == ["register succeeded alice1 - \(me) audit-kill"])
+        #expect(try auditRows(daemon.databasePath) == ["register succeeded alice1 - \(me) audit-kill -"])
     }
 
     @Test func noPasswordCodeOrTokenReachesTheDatabaseFilesOrTheLog() throws {
@@ -75,7 +75,10 @@ struct AuditLogTests {
 
         let rows = try auditRows(daemon.databasePath)
         #expect(rows.count == 9, "\(rows)")
-        #expect(rows.first == "register succeeded alice1 - \(me) audit-grep")
+        #expect(rows.first == "register succeeded alice1 - \(me) audit-grep -")
+        // Each log-in's row says how it was proved: the password twice (wrong, then right), then the recovery's.
+        #expect(rows.filter { $0.hasPrefix("login ") }.map { $0.split(separator: " ").last ?? "" }
+                == ["password", "password", "recovery"], "\(rows)")
         let log = daemon.stderr
         #expect(log.components(separatedBy: "audit: ").count - 1 == rows.count, "each entry is a journal line")
         let directory = daemon.databasePath.split(separator: "/").dropLast().joined(separator: "/")

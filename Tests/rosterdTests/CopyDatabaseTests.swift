@@ -89,6 +89,9 @@ struct CopyDatabaseTests {
                                     config: CopyFixture.config + "[Secrets]\nKeyFile=\(first.directory.path)/state/roster.key\n")
         #expect(try CopyFixture.contents(served, token: token) == before)
         let client = try served.connect()
+        // The log came along, each log-in's entry with how it was proved (a wrong password, then the right one).
+        let logins = try client.call("admin.audit", ["event": "login"])["result"]?["items"]?.arrayValue ?? []
+        #expect(logins.map { $0["method"] } == ["password", "password"], "\(logins)")
         let check = try client.call("users.check_username", ["username": "ALICE1"])
         #expect(check["result"]?["code"] == "taken")
         let added = try client.call("users.register", ["username": "bobby1", "password": "secret1"])

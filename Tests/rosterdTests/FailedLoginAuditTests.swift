@@ -51,7 +51,7 @@ struct FailedLoginAuditTests {
         // TIME EVENT USER OUTCOME REASON PEER CLIENT, newest first; the words after the time.
         let rows = shown.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().joined(separator: " ") }
         #expect(rows == ["login alice1 failed suppressed (+9 suppressed) 0/\(getpid()) -",
-                         "login alice1 failed wrong_password 0/\(getpid()) -"], "\(shown.stdout)")
+                         "login (password) alice1 failed wrong_password 0/\(getpid()) -"], "\(shown.stdout)")
         // And the made-up names' two left out: a nameless summary, as before.
         #expect(try eventually { try entries(admin).contains { $0["username"] == .null && $0["suppressed"] == 2 } })
     }

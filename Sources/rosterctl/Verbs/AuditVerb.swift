@@ -212,17 +212,20 @@ struct AuditPrinter {
         return table
     }
 
-    /// An entry's cells: `-` for what it lacks, the peer as `uid/pid` (after the remote address when a gateway
-    /// spoke for someone: `203.0.113.5 (33/812)`), and entries the per-minute cap left out before this one after
-    /// its reason.
+    /// An entry's cells: `-` for what it lacks, a log-in's method after its event (`login (passkey)`), the peer
+    /// as `uid/pid` (after the remote address when a gateway spoke for someone: `203.0.113.5 (33/812)`), and
+    /// entries the per-minute cap left out before this one after its reason.
     static func cells(_ entry: JSONValue) -> [String] {
         func text(_ key: String) -> String { entry[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-" }
         func number(_ key: String) -> String { entry[key]?.int64Value.map(String.init) ?? "-" }
+        var event = text("event")
+        // Only `login` entries carry one; the column stays within `followWidths` ("login (recovery)" is 16).
+        if let method = entry["method"]?.stringValue, !method.isEmpty { event += " (\(method))" }
         var reason = text("reason")
         if let suppressed = entry["suppressed"]?.int64Value, suppressed > 0 { reason += " (+\(suppressed) suppressed)" }
         var peer = "\(number("peer_uid"))/\(number("peer_pid"))"
         if let remote = entry["remote"]?.stringValue, !remote.isEmpty { peer = "\(remote) (\(peer))" }
-        return [text("time"), text("event"), text("username"), text("outcome"), reason, peer, text("client")]
+        return [text("time"), event, text("username"), text("outcome"), reason, peer, text("client")]
     }
 
     /// Cells padded to `followWidths`, without trailing spaces; a longer cell pushes the rest to the right. Each
