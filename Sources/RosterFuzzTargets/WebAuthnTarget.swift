@@ -6,7 +6,7 @@
 //   1  [alg: 0 ES256, else EdDSA][raw key][u16 length][clientDataJSON][u16 length][authenticatorData][signature]:
 //      an assertion
 //   2  a credential's JSON, read as both a registration and an assertion response, and the text as a stored
-//      passkey's transports (which must write back as the same text)
+//      passkey's transports (which must write back as the same list)
 // The challenge expected is the one the clientDataJSON names, so the checks after it run too.
 
 import RosterCrypto
@@ -37,8 +37,11 @@ enum WebAuthnTarget {
         default:
             var broken: [String] = []
             let text = String(decoding: reader.rest(), as: UTF8.self)
-            if let transports = PasskeyTransports.decoded(text), PasskeyTransports.encoded(transports) != text {
-                broken.append("webauthn: stored transports read back as another text")
+            // Another spelling of the same list may be read (`\u0041` for `A`); what it reads must write back as a
+            // text that reads as the same list.
+            if let transports = PasskeyTransports.decoded(text),
+               PasskeyTransports.decoded(PasskeyTransports.encoded(transports)) != transports {
+                broken.append("webauthn: stored transports read back as another list")
             }
             guard let json = try? JSONParser.parse(Array(reader.rest())) else { return broken }
             if let response = try? RegistrationResponse(json: json) {
