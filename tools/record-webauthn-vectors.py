@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Records WebAuthn vectors from Chromium's WebDriver virtual authenticator, for the Swift verifier's tests
-(CONTRACT.md §13): one registration and one discoverable assertion, as a browser really sends them.
+(protocol.md "Passkeys"): one registration and one discoverable assertion, as a browser really sends them.
 
 It serves a one-page site on http://localhost:PORT (loopback only), starts Debian's headless chromium through
 /usr/bin/chromedriver with a virtual authenticator (CTAP2, internal transport, resident keys), and on that page
@@ -19,7 +19,7 @@ A fresh authenticator for each file:
 each {rp_id, origin, registration: {challenge, user_id, credential}, assertion: {challenge, allow_credentials,
 credential}}, with every binary field base64url without padding. `user_id` is the user.id the registration asked
 for (the handle an assertion's userHandle must match) and `allow_credentials` the ids the assertion asked for
-(empty: discoverable); the rest is CONTRACT.md §13's shape. Chromium refuses a discoverable get on the
+(empty: discoverable); the rest is the shape protocol.md "Passkeys" gives. Chromium refuses a discoverable get on the
 authenticator without user verification, so that file's assertion names its credential in allowCredentials.
 
 It also probes, without writing anything, what the virtual authenticator does with pubKeyCredParams [-8] alone

@@ -34,7 +34,7 @@ public enum RosterError: Error, Equatable, Sendable {
     case noEmail
     /// Mail is off: `[Mail] Sendmail=` is empty (protocol.md §Email).
     case mailUnavailable
-    /// A WebAuthn response that did not verify; `why` is the check that failed (CONTRACT §13's list).
+    /// A WebAuthn response that did not verify; `why` names the check (protocol.md "Passkeys").
     case passkeyRejected(why: String)
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)

@@ -1,4 +1,4 @@
-/// Why a passkey ceremony's response was refused: `passkey_rejected`'s stable `why` (CONTRACT §13).
+/// Why a passkey ceremony's response was refused: `passkey_rejected`'s stable `why` (protocol.md "Passkeys").
 public enum PasskeyRejection: String, Error, Equatable, Sendable, CaseIterable {
     /// The challenge is not the one this connection was given, was used, or expired.
     case challenge

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-# `passkey_rejected`'s `data.why`: the check a WebAuthn response failed (protocol.md, CONTRACT.md §13).
+# `passkey_rejected`'s `data.why`: the check a WebAuthn response failed (protocol.md "Passkeys").
 PasskeyRejection = Literal["challenge", "origin", "rp_id", "type", "user_present", "signature", "format", "duplicate",
                            "counter"]
 PASSKEY_REJECTIONS: tuple[PasskeyRejection, ...] = ("challenge", "origin", "rp_id", "type", "user_present",
