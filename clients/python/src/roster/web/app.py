@@ -15,6 +15,7 @@ from aiohttp import web
 from ..async_client import AsyncClient
 from ..errors import ConnectionLost, RosterError
 from .budget import Refusal, SocketBudget, Ticket
+from .dav import CardDav
 from .connections import GatedConnection
 from .forwarded import TrustedProxies, address_bucket, browser_address
 from .guard import Guard
@@ -84,6 +85,8 @@ class Gateway:
         self.tickets = LoginTickets()
         # Connections still owed their first request head (see connections.GatedConnection), by aiohttp protocol.
         self.awaiting_head: dict[object, GatedConnection] = {}
+        # CardDAV under /dav/ (dav.py), each request on a rosterd connection of its own.
+        self.dav = CardDav(settings.socket_path, self._browser, settings.body_seconds)
 
     def listening_on(self, host: str, port: int) -> None:
         """Called once the port is bound (it may have been 0): from now on only these names are served."""
@@ -102,6 +105,7 @@ class Gateway:
         app.router.add_post("/logout", self._logout)
         app.router.add_post("/passkey-login", self._passkey_login)
         app.router.add_get("/ws", self._websocket)
+        self.dav.add_routes(app)
         app.router.add_static("/static", STATIC_DIRECTORY, show_index=False, follow_symlinks=False)
         app.on_response_prepare.append(_add_security_headers)
         app.cleanup_ctx.append(self._sweeping)
@@ -115,11 +119,14 @@ class Gateway:
                 await asyncio.sleep(SWEEP_SECONDS)
                 for token in self.tickets.abandoned():
                     await self._revoke(token)
+                # CardDAV log-ins whose cached entry expired or was pushed out: their sessions end with them.
+                for token in self.dav.cache.take_retired():
+                    await self._revoke(token)
         task = asyncio.create_task(sweep())
         yield
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        for token in self.tickets.drain():
+        for token in self.tickets.drain() + self.dav.cache.drain():
             await self._revoke(token)
 
     async def _revoke(self, token: str) -> None:
@@ -148,7 +155,10 @@ class Gateway:
         if not self.guard.host_allowed(request.headers.get("Host")):
             log.info("refused a request for Host %r", request.headers.get("Host"))
             return web.Response(status=421, text="This gateway does not serve that host name.\n")
-        if request.method not in ("GET", "HEAD") and not self.guard.origin_allowed(request.headers.get("Origin")):
+        origin = request.headers.get("Origin")
+        # A CardDAV client is no browser page and sends no Origin; a page of another site that does is refused.
+        dav = origin is None and (request.path.startswith("/dav") or request.path == "/.well-known/carddav")
+        if request.method not in ("GET", "HEAD") and not dav and not self.guard.origin_allowed(origin):
             log.info("refused a %s from Origin %r", request.method, request.headers.get("Origin"))
             return web.Response(status=403, text="Cross-origin requests are refused.\n")
         return await handler(request)
