@@ -44,6 +44,7 @@ MAX_PAGES = 50
 MAX_USER_AGENT = 128
 DAV_HEADER = "1, 3, addressbook"
 ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT"
+HANDLED = frozenset(ALLOW.split(", "))
 VCARD_TYPES = ("text/vcard", "text/x-vcard", "text/directory")
 CARD_CONTENT_TYPE = "text/vcard; charset=utf-8"
 XML_CONTENT_TYPE = "application/xml"
@@ -235,6 +236,9 @@ class CardDav:
                 return text(503, "rosterd is not reachable.", {"Retry-After": "5"})
 
     async def _serve(self, request: web.Request, target: Target | None) -> web.StreamResponse:
+        if request.method not in HANDLED:
+            return text(405, f"{request.method} is not served here: the address book is the one collection, and "
+                             "it holds cards only.", {"Allow": ALLOW})
         credentials = _basic(request)
         client = await AsyncClient.connect(self.socket_path, timeout=self.request_seconds)
         try:
@@ -369,10 +373,8 @@ class CardDav:
             vcard = body.decode("utf-8")
         except UnicodeDecodeError:
             raise Precondition(415, tag(CARD, "supported-address-data"), "a card is UTF-8") from None
-        inside = _card_uid(vcard)
-        if inside is not None and inside != target.uid:
-            raise Precondition(409, tag(CARD, "no-uid-conflict"),
-                               f"the card's UID is {inside!r}: it goes to {x.card_href(session.username, inside)}")
+        # The resource's name is the contact's uid, whatever UID the card holds (clients name new cards by a
+        # UUID of their own when the UID has characters they do not put in a URL).
         params: dict[str, Any] = {"uid": target.uid, "vcard": vcard}
         params.update(await self._conditions(request, target.uid, session))
         answer = await session.client.call("contacts.put_vcard", params)
@@ -678,14 +680,6 @@ def _parse_card(vcard: str) -> Any:
         return readOne(vcard, ignoreUnreadable=True)
     except Exception:  # vobject raises several kinds on a card it cannot read; rosterd says why on a PUT
         return None
-
-
-def _card_uid(vcard: str) -> str | None:
-    card = _parse_card(vcard)
-    if card is None or "uid" not in card.contents:
-        return None
-    value = card.contents["uid"][0].value
-    return value if isinstance(value, str) and value else None
 
 
 def _matches(query: x.Filter, vcard: str) -> bool:

@@ -327,7 +327,8 @@ _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 @dataclass(frozen=True)
 class Target:
     """What a /dav/ path names. `kind` is root, principal, home, book, card, or member (a name in the book that
-    is not `UID.vcf`, so not a card); `user` the NAME in the path; `uid` the card's UID."""
+    is not `NAME.vcf`, so not a card); `user` the NAME in the path; `uid` the contact's uid, the card's name
+    without `.vcf` (usually the card's UID; a client may name a card otherwise)."""
 
     kind: Literal["root", "principal", "home", "book", "card", "member"]
     user: str | None = None
