@@ -4,15 +4,18 @@ PACKAGES := libsystemd-dev libsqlite3-dev libsodium-dev libpwquality-dev libpq-d
             libqrencode-dev libfido2-dev libcbor-dev cracklib-runtime pkg-config \
             tmux socat \
             systemd python3
-PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy python3-aiohttp python3-selenium
+PYTHON_PACKAGES := python3-venv python3-setuptools python3-wheel python3-pytest mypy python3-aiohttp python3-selenium \
+                   python3-lxml python3-vobject
 PYTHON_VENV := .build/python
 # What only the tests need: a PostgreSQL server they start themselves in a temporary directory; oathtool, a TOTP
 # implementation other than the daemon's own, to compute the tests' codes; zbar-tools, whose zbarimg reads back
 # the QR code rosterctl draws; chromium with its chromedriver, the real browser roster-web's pages are tested in; and
 # a real mail system to hand mail to: msmtp-mta's /usr/sbin/sendmail, relaying to a throwaway SMTP server on 127.0.0.1
-# that python3-aiosmtpd runs (install-missing is noninteractive, so msmtp's debconf question takes its default).
+# that python3-aiosmtpd runs (install-missing is noninteractive, so msmtp's debconf question takes its default);
+# and two real CardDAV clients for roster-web's /dav/: vdirsyncer, syncing a book both ways, and litmus, the WebDAV
+# protocol suite.
 # README lists PACKAGES, PYTHON_PACKAGES and TEST_PACKAGES word for word, and DocumentationTests holds it to them.
-TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd
+TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd vdirsyncer litmus
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
 .PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench clean install install-only \
