@@ -171,3 +171,21 @@ def test_the_credential_cache_keeps_hashes_expires_bounds_and_retires_tokens() -
     cache.put(cache.key("u2", "pw"), "u2", "t2b")
     assert cache.take_retired() == ["t2"]
     assert sorted(cache.drain()) == ["t2b"] and len(cache) == 0
+
+
+def test_the_account_pages_app_password_methods_are_relayed_and_the_dav_log_in_is_not() -> None:
+    from roster.web.policy import Refuse, Relay, judge_frame
+    for method in ("account.app_password_create", "account.app_password_list", "account.app_password_remove"):
+        assert isinstance(judge_frame(f'{{"id":1,"method":"{method}","params":{{}}}}', "no"), Relay), method
+    refused = judge_frame('{"id":1,"method":"auth.dav_login","params":{"username":"a","password":"b"}}', "no")
+    assert isinstance(refused, Refuse) and refused.answer is not None and '"forbidden"' in refused.answer
+
+
+def test_the_user_agent_rosterd_is_told_drops_what_session_hello_refuses() -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from roster.web.dav import _user_agent
+    request = make_mocked_request("PROPFIND", "/dav/", headers={"User-Agent": "DAVx5\u202e/4 " + "x" * 300})
+    agent = _user_agent(request)
+    assert agent.startswith("DAVx5/4 ") and len(agent) == 128
+    assert _user_agent(make_mocked_request("GET", "/dav/")) == "CardDAV client"

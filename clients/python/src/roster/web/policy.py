@@ -17,7 +17,9 @@ from .._wire import decode_object
 # The passkey log-in is the one log-in on the tab's own connection: its challenge belongs to the connection that
 # asked for it, and so does the assertion waiting for a TOTP code. Its answer's token is taken out like every
 # other; the relay keeps it for POST /passkey-login and gives the page a one-time ticket in its place
-# (LOGS_IN, relay.py, tickets.py).
+# (LOGS_IN, relay.py, tickets.py). The app passwords (CardDAV's, which open contacts only and never auth.login) are
+# listed, made and removed on the account page: a new one's password is the one secret the page is handed, as it
+# is shown to its person once (its answer has no `token`).
 RELAYED_METHODS = frozenset({
     "form.open", "form.input", "form.close", "form.submit",
     "contacts.list", "contacts.search", "contacts.add", "contacts.update", "contacts.remove",
@@ -26,6 +28,7 @@ RELAYED_METHODS = frozenset({
     "account.show", "account.email_verify_send", "account.email_verify",
     "passkey.register_begin", "passkey.register_finish", "passkey.list", "passkey.remove",
     "auth.passkey_begin", "auth.passkey_finish",
+    "account.app_password_create", "account.app_password_list", "account.app_password_remove",
 })
 # The relayed methods whose answer logs the connection in, with a token.
 LOGS_IN = frozenset({"auth.passkey_finish"})

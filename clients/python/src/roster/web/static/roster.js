@@ -419,6 +419,79 @@ async function accountPage(connection) {
   await showSessions(connection);
   for (const echo of document.querySelectorAll(".account-username")) echo.value = account.username;
   await passkeysSection(connection);
+  await appPasswordsSection(connection, account);
+}
+
+/** The CardDAV address to type into a phone, and the account's app passwords: listed, created (the password shown
+ * this once, never again), removed. Against a rosterd without app passwords the section is hidden. */
+async function appPasswordsSection(connection, account) {
+  const section = document.getElementById("dav-section");
+  const status = document.getElementById("app-password-status");
+  const form = document.getElementById("app-password-form");
+  const name = document.getElementById("app-password-name");
+  const create = document.getElementById("app-password-create");
+  const when = (ms) => (ms === null || ms === undefined ? say("never") : new Date(ms).toLocaleString(locale));
+  document.getElementById("dav-address").textContent = `${location.origin}/dav/`;
+  document.getElementById("dav-username").textContent = account.username;
+  const show = async () => {
+    const { items } = await connection.call("account.app_password_list");
+    const body = document.querySelector("#app-passwords tbody");
+    body.replaceChildren();
+    for (const item of items) {
+      const row = body.insertRow();
+      row.dataset.id = String(item.id);
+      row.insertCell().textContent = item.name;
+      row.insertCell().textContent = when(item.created_at);
+      row.insertCell().textContent = when(item.last_used_at);
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = say("remove");
+      button.setAttribute("aria-label", say("remove_app_password_named", { name: item.name }));
+      button.addEventListener("click", async () => {
+        try {
+          await connection.call("account.app_password_remove", { id: item.id });
+          document.getElementById("app-password-new").hidden = true;
+          status.textContent = say("app_password_removed", { name: item.name });
+          await show();
+        } catch (error) {
+          status.textContent = error.message;
+        }
+      });
+      row.insertCell().append(button);
+    }
+    document.getElementById("app-passwords").hidden = items.length === 0;
+    document.getElementById("no-app-passwords").hidden = items.length !== 0;
+  };
+  try {
+    await show();
+  } catch (error) {
+    if (error?.data?.reason === "method_not_found" || error?.data?.reason === "forbidden") {
+      section.hidden = true;
+      return;
+    }
+    status.textContent = error.message;
+  }
+  const refresh = () => { create.disabled = name.value.trim() === ""; };
+  name.addEventListener("input", refresh);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (create.disabled) return;
+    create.disabled = true;
+    status.textContent = "";
+    try {
+      const label = name.value.trim();
+      const made = await connection.call("account.app_password_create", { name: label });
+      document.getElementById("app-password-once").textContent = say("app_password_once", { name: label });
+      document.getElementById("app-password-value").textContent = made.password;
+      document.getElementById("app-password-new").hidden = false;
+      form.reset();
+      await show();
+    } catch (error) {
+      status.textContent = error.message;
+    } finally {
+      refresh();
+    }
+  });
 }
 
 /** The account's passkeys: listed with their dates, added (the password first, then the authenticator), removed
