@@ -298,8 +298,9 @@ class CardDav:
                                     {"WWW-Authenticate": REALM})
                 future.set_exception(Refused(response))
                 raise Refused(response) from None
-            except BaseException as error:
-                future.set_exception(error)
+            except BaseException:
+                # Cancelled (the request's time ran out) or the connection lost: those waiting ask again.
+                future.set_exception(Refused(text(503, "The log-in did not finish; try again.", {"Retry-After": "1"})))
                 raise
             self.cache.put(key, *result)
             future.set_result(result)

@@ -20,6 +20,9 @@ DEFAULT_TTL_SECONDS = 300.0
 DEFAULT_MAX_ENTRIES = 1024
 # Retired tokens waiting for their log-out; past it the oldest are left to expire in rosterd by themselves.
 MAX_RETIRED = 4096
+# A retired token is logged out only this long after it left the cache: a request that resumed it just before
+# (at most the gateway's 30 s per CardDAV request) finishes in its session.
+RETIRE_GRACE_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class CredentialCache:
         self._clock = clock
         self._secret = secrets.token_bytes(32)
         self._entries: OrderedDict[bytes, Entry] = OrderedDict()
-        self._retired: list[str] = []
+        self._retired: list[tuple[str, float]] = []
 
     def key(self, username: str, password: str) -> bytes:
         """The entry's key: HMAC-SHA256 under this process's random key, of the length-prefixed pair (so no two
@@ -75,14 +78,17 @@ class CredentialCache:
             del self._entries[key]
 
     def take_retired(self) -> list[str]:
-        """The tokens of expired and pushed-out entries, to log out; each is handed out once."""
+        """The tokens of expired and pushed-out entries retired over RETIRE_GRACE_SECONDS ago, to log out; each is
+        handed out once."""
         self._sweep()
-        taken, self._retired = self._retired, []
+        due = self._clock() - RETIRE_GRACE_SECONDS
+        taken = [token for token, when in self._retired if when <= due]
+        self._retired = [(token, when) for token, when in self._retired if when > due]
         return taken
 
     def drain(self) -> list[str]:
         """Every token held, entries and retired alike (the gateway is stopping)."""
-        tokens = [entry.token for entry in self._entries.values()] + self._retired
+        tokens = [entry.token for entry in self._entries.values()] + [token for token, _ in self._retired]
         self._entries.clear()
         self._retired = []
         return tokens
@@ -96,5 +102,5 @@ class CredentialCache:
             self._retire(self._entries.pop(key).token)
 
     def _retire(self, token: str) -> None:
-        self._retired.append(token)
+        self._retired.append((token, self._clock()))
         del self._retired[:-MAX_RETIRED]
