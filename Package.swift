@@ -89,7 +89,7 @@ let package = Package(
                                                            "RosterCrypto", "RosterCore", "CSQLite"]),
         .testTarget(name: "RosterStorageContractTests",
                 dependencies: ["RosterStorageTesting", "RosterStorage", "RosterSQLite", "RosterPostgres",
-                               "RosterPostgresTesting", "RosterRuntime", "RosterCore"]),
+                               "RosterPostgresTesting", "RosterRuntime", "RosterCore", "RosterTestSupport"]),
         .testTarget(name: "RosterServerTests", dependencies: ["RosterServer", "RosterRuntime", "RosterStorage", "RosterCore",
                                                             "RosterCrypto", "RosterMailTesting",
                                                             "RosterTestSupport", "RosterStorageTesting", "RosterProtocol", "CLinux"]),

@@ -33,7 +33,7 @@ public enum MessageCatalog {
             return text(contains(key) ? key : "error.passkey_rejected", locale: locale, arguments: arguments)
         case .parseError, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated, .forbidden, .unknownForm,
              .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
-             .locked, .codeRequired, .invalidCode, .noEmail, .mailUnavailable,
+             .locked, .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed,
              .rateLimited, .busy, .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             return text("error.\(error.reason)", locale: locale, arguments: arguments)
         }

@@ -240,6 +240,66 @@ enum ProtocolMessages {
             .vi: "Tài khoản này đã có số khóa truy cập tối đa; hãy xóa bớt một khóa",
             .ko: "이 계정은 가질 수 있는 패스키 수의 한도에 도달했습니다. 먼저 하나를 삭제하세요",
         ],
+        "error.precondition_failed": [
+            .zhHans: "联系人在你上次读取后已被修改，请重新读取后再试", .en: "The contact changed since you read it; read it again and retry",
+            .vi: "Liên hệ đã thay đổi kể từ lần bạn đọc; hãy đọc lại rồi thử lại", .ko: "연락처가 마지막으로 읽은 뒤 바뀌었습니다. 다시 읽은 뒤 시도하세요",
+        ],
+        "error.invalid_uid": [
+            .zhHans: "联系人 UID 无效：须为 1–255 字节，不含控制字符和 /", .en: "Invalid contact UID: 1–255 bytes, no control characters and no /",
+            .vi: "UID liên hệ không hợp lệ: 1–255 byte, không có ký tự điều khiển và dấu /", .ko: "연락처 UID가 잘못되었습니다. 제어 문자와 /가 없는 1–255바이트여야 합니다",
+        ],
+        "error.token_expired": [
+            .zhHans: "同步令牌已过期，请重新完整同步", .en: "The sync token has expired; sync again from the start",
+            .vi: "Mã đồng bộ đã hết hạn; hãy đồng bộ lại từ đầu", .ko: "동기화 토큰이 만료되었습니다. 처음부터 다시 동기화하세요",
+        ],
+        "error.invalid_token": [
+            .zhHans: "同步令牌无效", .en: "Invalid sync token",
+            .vi: "Mã đồng bộ không hợp lệ", .ko: "동기화 토큰이 잘못되었습니다",
+        ],
+        "error.card_too_large": [
+            .zhHans: "名片太大（最多 1.5 MiB）", .en: "The card is too large (at most 1.5 MiB)",
+            .vi: "Danh thiếp quá lớn (tối đa 1,5 MiB)", .ko: "명함이 너무 큽니다(최대 1.5MiB)",
+        ],
+        "error.one_card_required": [
+            .zhHans: "须恰好包含一张 vCard", .en: "Send exactly one vCard",
+            .vi: "Hãy gửi đúng một vCard", .ko: "vCard를 정확히 하나 보내세요",
+        ],
+        "error.unsupported_version": [
+            .zhHans: "只支持 vCard 3.0 和 4.0", .en: "Only vCard 3.0 and 4.0 are supported",
+            .vi: "Chỉ hỗ trợ vCard 3.0 và 4.0", .ko: "vCard 3.0과 4.0만 지원합니다",
+        ],
+        "error.unexpected_line": [
+            .zhHans: "名片之外有多余的行", .en: "There are lines outside the card",
+            .vi: "Có dòng nằm ngoài danh thiếp", .ko: "명함 밖에 줄이 있습니다",
+        ],
+        "error.malformed_line": [
+            .zhHans: "名片中有格式错误的行", .en: "The card has a malformed line",
+            .vi: "Danh thiếp có dòng sai định dạng", .ko: "명함에 형식이 잘못된 줄이 있습니다",
+        ],
+        "error.missing_end": [
+            .zhHans: "名片缺少 END:VCARD", .en: "The card has no END:VCARD",
+            .vi: "Danh thiếp thiếu END:VCARD", .ko: "명함에 END:VCARD가 없습니다",
+        ],
+        "error.name_required": [
+            .zhHans: "名片须有 FN 或 N", .en: "The card needs an FN or an N",
+            .vi: "Danh thiếp cần có FN hoặc N", .ko: "명함에 FN이나 N이 있어야 합니다",
+        ],
+        "error.name_too_long": [
+            .zhHans: "名片中的姓名太长", .en: "The card's name is too long",
+            .vi: "Tên trong danh thiếp quá dài", .ko: "명함의 이름이 너무 깁니다",
+        ],
+        "error.invalid_phone": [
+            .zhHans: "名片中的第一个电话号码无效", .en: "The card's first phone number is invalid",
+            .vi: "Số điện thoại đầu tiên trong danh thiếp không hợp lệ", .ko: "명함의 첫 번째 전화번호가 잘못되었습니다",
+        ],
+        "error.invalid_email": [
+            .zhHans: "名片中的第一个邮箱地址无效", .en: "The card's first email address is invalid",
+            .vi: "Địa chỉ email đầu tiên trong danh thiếp không hợp lệ", .ko: "명함의 첫 번째 이메일 주소가 잘못되었습니다",
+        ],
+        "error.note_too_long": [
+            .zhHans: "名片中的备注太长", .en: "The card's note is too long",
+            .vi: "Ghi chú trong danh thiếp quá dài", .ko: "명함의 메모가 너무 깁니다",
+        ],
         "error.no_pending_passkey": [
             .zhHans: "没有等待验证码的通行密钥登录，请重新用通行密钥登录", .en: "No passkey log-in is waiting for a code; log in with the passkey again",
             .vi: "Không có đăng nhập bằng khóa truy cập nào đang chờ mã; hãy đăng nhập lại bằng khóa truy cập",

@@ -36,6 +36,8 @@ public enum RosterError: Error, Equatable, Sendable {
     case mailUnavailable
     /// A WebAuthn response that did not verify; `why` names the check (protocol.md "Passkeys").
     case passkeyRejected(why: String)
+    /// A contact changed since the etag the client sent, or exists where it sent If-None-Match: * (contacts).
+    case preconditionFailed
     case rateLimited(retryAfterMs: Int64)
     case busy(retryAfterMs: Int64)
     /// An answer of `size` bytes did not fit what the connection may hold (`limit` bytes); it was replaced by this
@@ -73,6 +75,7 @@ public enum RosterError: Error, Equatable, Sendable {
         case .noEmail: "no_email"
         case .mailUnavailable: "mail_unavailable"
         case .passkeyRejected: "passkey_rejected"
+        case .preconditionFailed: "precondition_failed"
         case .rateLimited: "rate_limited"
         case .busy: "busy"
         case .answerTooLarge: "answer_too_large"
@@ -86,7 +89,7 @@ public enum RosterError: Error, Equatable, Sendable {
     public var details: [(key: String, value: ErrorDetail)] {
         switch self {
         case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .locked,
-             .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .storageFull, .internal:
+             .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed, .storageFull, .internal:
             []
         case .invalidRequest(let problem): [("problem", .string(problem))]
         case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]
@@ -149,6 +152,24 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case tooManyPasskeys = "too_many_passkeys"
     /// `auth.passkey_finish` with a `code` and no `credential` while no verified passkey awaits its code.
     case noPendingPasskey = "no_pending_passkey"
+    /// A contact uid that is empty, longer than 255 bytes, or holds a control character or `/` (`ContactUID`).
+    case invalidUID = "invalid_uid"
+    /// `contacts.changes` `since` older than the removals still kept: sync from scratch (no `since`).
+    case tokenExpired = "token_expired"
+    /// `contacts.changes` `since` that is no change token.
+    case invalidToken = "invalid_token"
+    // A card `contacts.put_vcard` refuses (see `VCard.read(card:)`): its own reasons, then the import's.
+    case cardTooLarge = "card_too_large"
+    case oneCardRequired = "one_card_required"
+    case unsupportedVersion = "unsupported_version"
+    case unexpectedLine = "unexpected_line"
+    case malformedLine = "malformed_line"
+    case missingEnd = "missing_end"
+    case nameRequired = "name_required"
+    case nameTooLong = "name_too_long"
+    case invalidPhone = "invalid_phone"
+    case invalidEmail = "invalid_email"
+    case noteTooLong = "note_too_long"
 }
 
 extension ParamProblem {

@@ -100,7 +100,7 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 """, size) { rows throws(CopyError) in
                 try body(.contacts(try rows.map { row throws(CopyError) in
                     guard let owner = row.int(0), let contact = row.contact(from: 1) else { throw self.unreadable("a contact") }
-                    return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 8)))
+                    return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 10)))
                 }))
             }
             try read("SELECT user_id, code_hash FROM recovery_codes ORDER BY user_id, code_hash", size) { rows throws(CopyError) in
@@ -196,14 +196,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 ("id", "bigint"), ("user_id", "bigint"), ("name", "text"), ("phone", "text"), ("email", "text"),
                 ("note", "text"), ("created_at", "bigint"), ("updated_at", "bigint"), ("key_folded", "text"),
                 ("key_initials", "text"), ("key_pinyin", "text"), ("key_pinyin_initials", "text"),
-                ("key_hangul_initials", "text"), ("key_phone_digits", "text"),
+                ("key_hangul_initials", "text"), ("key_phone_digits", "text"), ("uid", "text"), ("revision", "bigint"),
             ]) { owned in
                 let contact = owned.contact.contact
                 let keys = owned.contact.keys
                 return [.int(contact.id), .int(owned.account), .text(contact.name), .optional(contact.phone),
                         .optional(contact.email), .optional(contact.note), .int(contact.createdAt), .int(contact.updatedAt),
                         .text(keys.folded), .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
-                        .text(keys.hangulInitials), .text(keys.phoneDigits)]
+                        .text(keys.hangulInitials), .text(keys.phoneDigits), .text(contact.uid), .int(contact.revision)]
             }
         case .recoveryCodes(let codes):
             statements = Self.inserts(codes, table: "recovery_codes", columns: [("user_id", "bigint"), ("code_hash", "bytea")]) {
@@ -305,6 +305,11 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 SELECT setval(pg_get_serial_sequence('\(table)', 'id'), COALESCE(max(id), 0) + 1, false) FROM \(table)
                 """)
         }
+        // Each owner's change sequence goes on from the newest revision copied (as SQLite's copy does).
+        try run("start the contact books", """
+            INSERT INTO contact_books(user_id, revision) SELECT user_id, max(revision) FROM contacts GROUP BY user_id
+            ON CONFLICT (user_id) DO NOTHING
+            """)
         if copying {
             try run("commit the copy", "COMMIT")
             copying = false

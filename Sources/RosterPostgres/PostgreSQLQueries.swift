@@ -228,7 +228,7 @@ enum PostgreSQLQueries {
 
     // MARK: Contacts
 
-    static let contactColumns = "id, name, phone, email, note, created_at, updated_at"
+    static let contactColumns = "id, name, phone, email, note, created_at, updated_at, uid, revision"
     static let keyColumns = "key_folded, key_initials, key_pinyin, key_pinyin_initials, key_hangul_initials, key_phone_digits"
 
     static func searchKeys(of user: AccountID) -> PGStatement {
@@ -246,34 +246,88 @@ enum PostgreSQLQueries {
             """, [.int(user), .int(after), .int(Int64(limit))])
     }
 
-    /// The contact as it stands, to patch.
+    /// The contact as it stands, to patch, with its sent card after `contactColumns`.
     static func contact(_ id: Int64, of user: AccountID) -> PGStatement {
-        PGStatement("SELECT \(contactColumns) FROM contacts WHERE user_id = $1::bigint AND id = $2::bigint",
+        PGStatement("SELECT \(contactColumns), card FROM contacts WHERE user_id = $1::bigint AND id = $2::bigint",
                     [.int(user), .int(id)])
+    }
+
+    /// The contact under `uid`, with its sent card after `contactColumns`.
+    static func contact(uid: String, of user: AccountID) -> PGStatement {
+        PGStatement("SELECT \(contactColumns), card FROM contacts WHERE user_id = $1::bigint AND uid = $2::text",
+                    [.int(user), .text(uid)])
+    }
+
+    /// The CTE `book`: the user's next `count` revisions taken (the last one as `revision`), the book's row locked
+    /// until the transaction ends, so that one user's revisions commit in the order they were taken.
+    static func bookTaken(user: Int, count: String, from sources: String = "session") -> String {
+        """
+        book AS (INSERT INTO contact_books(user_id, revision) SELECT $\(user)::bigint, \(count) FROM \(sources)
+            ON CONFLICT (user_id) DO UPDATE SET revision = contact_books.revision + excluded.revision
+            RETURNING revision)
+        """
+    }
+
+    /// The book (revision, forgotten watermark, the newest revision of a tombstone past its keep), the contacts
+    /// and the tombstones above `since`, at most `limit + 1` of each: read in this order, so the book's revision
+    /// is never ahead of the rows read after it.
+    static func changes(of user: AccountID, since: Int64?, limit: Int, now: PGValue) -> [PGStatement] {
+        let after = PGValue.int(since ?? 0)
+        return [
+            PGStatement("""
+                SELECT b.revision, greatest(b.forgotten, coalesce((SELECT max(revision) FROM contact_tombstones
+                    WHERE user_id = $1::bigint AND removed_at < \(Self.now(2)) - $3::bigint), 0))
+                FROM contact_books b WHERE b.user_id = $1::bigint
+                """, [.int(user), now, .int(ContactChangesRule.tombstoneKeepMs)]),
+            PGStatement("""
+                SELECT \(contactColumns) FROM contacts WHERE user_id = $1::bigint AND revision > $2::bigint
+                ORDER BY revision LIMIT $3::bigint
+                """, [.int(user), after, .int(Int64(limit + 1))]),
+            PGStatement("""
+                SELECT uid, revision FROM contact_tombstones WHERE user_id = $1::bigint AND revision > $2::bigint
+                    AND $4::boolean ORDER BY revision LIMIT $3::bigint
+                """, [.int(user), after, .int(Int64(limit + 1)), .bool(since != nil)]),
+        ]
+    }
+
+    /// The cards under `uids`, in no order, each with its sent card after `contactColumns`.
+    static func cards(_ uids: [String], of user: AccountID) -> PGStatement {
+        PGStatement("SELECT \(contactColumns), card FROM contacts WHERE user_id = $1::bigint AND uid = ANY($2::text[])",
+                    [.int(user), .text(PGArrayLiteral.texts(uids))])
     }
 
     /// Rows (id, created_at) of the contacts inserted, one per draft, all stamped with one now; the owner's other
     /// daemons are told.
-    static func insertContacts(_ rows: ArraySlice<(ContactDraft, ContactSearchKeys)>, for user: AccountID,
+    /// Rows (id, created_at, revision) of the contacts inserted, one per row, all stamped with one now and given
+    /// the user's next revisions in the order given (a uid taken already inserts nothing: no row for it); the
+    /// owner's other daemons are told.
+    static func insertContacts(_ rows: ArraySlice<NewContactRow>, for user: AccountID,
                                session: SessionGrant, now: PGValue, notification: String) -> PGStatement {
-        var params: [PGValue] = [now, .int(user), .text(notification), sessionToken(session)]
+        var params: [PGValue] = [now, .int(user), .text(notification), sessionToken(session), .int(Int64(rows.count))]
         var tuples: [String] = []
         tuples.reserveCapacity(rows.count)
-        for (draft, keys) in rows {
+        for (offset, row) in rows.enumerated() {
             let first = params.count + 1
-            params += fields(draft, keys)
-            let casts = ["text", "text", "text", "text", "text", "text", "text", "text", "text", "text"]
+            params += fields(row.draft, row.keys) + [.text(row.uid), .optional(row.card), .int(Int64(offset + 1))]
+            let casts = ["text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "bigint"]
             tuples.append("(" + casts.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
         }
         return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
             \(sessionHeld(session, user: 2, token: 4)),
+            \(bookTaken(user: 2, count: "$5::bigint")),
+            v AS (SELECT * FROM (VALUES \(tuples.joined(separator: ", ")))
+                AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6, uid, card, ord)),
+            forgotten AS (DELETE FROM contact_tombstones t USING v, session WHERE t.user_id = $2::bigint AND t.uid = v.uid),
             added AS (
-                INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, \(keyColumns))
-                SELECT $2::bigint, v.name, v.phone, v.email, v.note, clock.ms, clock.ms, v.k1, v.k2, v.k3, v.k4, v.k5, v.k6
-                FROM clock, session, (VALUES \(tuples.joined(separator: ", "))) AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6)
-                RETURNING id, created_at)
-            SELECT id, created_at, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
+                INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, \(keyColumns), uid, card,
+                    revision)
+                SELECT $2::bigint, v.name, v.phone, v.email, v.note, clock.ms, clock.ms, v.k1, v.k2, v.k3, v.k4, v.k5, v.k6,
+                    v.uid, v.card, book.revision - $5::bigint + v.ord
+                FROM clock, book, v ORDER BY v.ord
+                ON CONFLICT (user_id, uid) DO NOTHING
+                RETURNING id, created_at, revision)
+            SELECT id, created_at, revision, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
             """, params)
     }
 
@@ -298,36 +352,54 @@ enum PostgreSQLQueries {
 
     /// Writes `draft` over the contact only if it still reads as `current` (compare and set: a writer on another
     /// daemon may have come between the read and this write); one row (updated_at) when it did.
-    static func updateContact(_ current: Contact, to draft: ContactDraft, keys: ContactSearchKeys, of user: AccountID,
-                              session: SessionGrant, now: PGValue, notification: String) -> PGStatement {
+    /// Writes `draft` (and `card`) over the contact only if it is still at `current`'s revision (compare and set:
+    /// a writer on another daemon may have come between the read and this write), with the user's next revision;
+    /// one row (updated_at, revision) when it did, (null, null) when it lost the race, none without the session.
+    static func updateContact(_ current: Contact, to draft: ContactDraft, keys: ContactSearchKeys, card: String?,
+                              of user: AccountID, session: SessionGrant, now: PGValue, notification: String) -> PGStatement {
         PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
-            \(sessionHeld(session, user: 3, token: 20)),
+            \(sessionHeld(session, user: 3, token: 16)),
+            target AS (SELECT id FROM contacts WHERE id = $2::bigint AND user_id = $3::bigint AND revision = $4::bigint
+                FOR UPDATE),
+            \(bookTaken(user: 3, count: "1", from: "session, target")),
             changed AS (
                 UPDATE contacts SET name = $5::text, phone = $6::text, email = $7::text, note = $8::text,
                     updated_at = clock.ms, key_folded = $9::text, key_initials = $10::text, key_pinyin = $11::text,
-                    key_pinyin_initials = $12::text, key_hangul_initials = $13::text, key_phone_digits = $14::text
-                FROM clock, session
-                WHERE id = $2::bigint AND user_id = $3::bigint AND updated_at = $4::bigint
-                    AND name = $15::text AND phone IS NOT DISTINCT FROM $16::text
-                    AND email IS NOT DISTINCT FROM $17::text AND note IS NOT DISTINCT FROM $18::text
-                RETURNING updated_at)
-            SELECT c.updated_at, CASE WHEN c.updated_at IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $19::text) END
+                    key_pinyin_initials = $12::text, key_hangul_initials = $13::text, key_phone_digits = $14::text,
+                    card = $17::text, revision = book.revision
+                FROM clock, book, target
+                WHERE contacts.id = target.id
+                RETURNING updated_at, contacts.revision)
+            SELECT c.updated_at, c.revision, CASE WHEN c.updated_at IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $15::text) END
             FROM session LEFT JOIN changed c ON true
-            """, [now, .int(current.id), .int(user), .int(current.updatedAt)] + fields(draft, keys)
-                + [.text(current.name), .optional(current.phone), .optional(current.email), .optional(current.note),
-                   .text(notification), sessionToken(session)])
+            """, [now, .int(current.id), .int(user), .int(current.revision)] + fields(draft, keys)
+                + [.text(notification), sessionToken(session), .optional(card)])
     }
 
-    /// No row when the session's token was gone (see `sessionHeld`); otherwise one, saying whether the contact
-    /// was the user's and is removed.
-    static func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, notification: String) -> PGStatement {
+    /// Removes the contact only if it is still at `revision`, leaving its tombstone at the user's next revision and
+    /// forgetting the user's tombstones past their keep. No row without the session; otherwise one, saying
+    /// whether it was removed.
+    static func removeContact(_ current: Contact, of user: AccountID, session: SessionGrant, now: PGValue,
+                              notification: String) -> PGStatement {
         PGStatement("""
-            WITH \(sessionHeld(session, user: 2, token: 4)),
-            gone AS (DELETE FROM contacts USING session WHERE id = $1::bigint AND user_id = $2::bigint RETURNING 1 AS one)
-            SELECT g.one IS NOT NULL, CASE WHEN g.one IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $3::text) END
+            WITH clock AS (SELECT \(Self.now(1)) AS ms),
+            \(sessionHeld(session, user: 3, token: 6)),
+            gone AS (DELETE FROM contacts USING session WHERE id = $2::bigint AND user_id = $3::bigint
+                AND revision = $4::bigint RETURNING uid),
+            \(bookTaken(user: 3, count: "1", from: "session, gone")),
+            kept AS (INSERT INTO contact_tombstones(user_id, uid, revision, removed_at)
+                SELECT $3::bigint, gone.uid, book.revision, clock.ms FROM gone, book, clock
+                ON CONFLICT (user_id, uid) DO UPDATE SET revision = excluded.revision, removed_at = excluded.removed_at
+                RETURNING 1 AS one),
+            old AS (DELETE FROM contact_tombstones t USING gone, clock WHERE t.user_id = $3::bigint
+                AND t.removed_at < clock.ms - $7::bigint RETURNING t.revision),
+            forgot AS (UPDATE contact_books b SET forgotten = greatest(b.forgotten, (SELECT max(revision) FROM old))
+                WHERE b.user_id = $3::bigint AND EXISTS (SELECT 1 FROM old))
+            SELECT g.uid IS NOT NULL, CASE WHEN g.uid IS NOT NULL THEN pg_notify('\(ChangeNotification.channel)', $5::text) END
             FROM session LEFT JOIN gone g ON true
-            """, [.int(id), .int(user), .text(notification), sessionToken(session)])
+            """, [now, .int(current.id), .int(user), .int(current.revision), .text(notification), sessionToken(session),
+                  .int(ContactChangesRule.tombstoneKeepMs)])
     }
 
     /// The user's contacts whose folded name is one of `folded`: the only ones an import's card can duplicate.
@@ -384,7 +456,7 @@ extension PGRow {
               let updated = int(first + 6) else { return nil }
         return Contact(id: id, draft: ContactDraft(name: name, phone: text(first + 2), email: text(first + 3),
                                                    note: text(first + 4)),
-                       createdAt: created, updatedAt: updated)
+                       createdAt: created, updatedAt: updated, uid: text(first + 7), revision: int(first + 8) ?? 0)
     }
 
     /// Search keys from `PostgreSQLQueries.keyColumns`, starting at `first`.

@@ -246,6 +246,37 @@ public enum PostgreSQLSchema {
             (name: "0012_audit_method", statements: [
             "ALTER TABLE audit_log ADD COLUMN method text",
             ])
+        // As SQLite's 0014_contact_cards: uids (`roster-contact-<id>` for the contacts before), revisions from each
+        // user's change sequence (`contact_books`, whose row every write locks, so revisions commit in order
+        // across daemons), the card a client sent, and removals' tombstones.
+        case .contactCards:
+            (name: "0013_contact_cards", statements: [
+            "ALTER TABLE contacts ADD COLUMN uid text NOT NULL DEFAULT ''",
+            "ALTER TABLE contacts ADD COLUMN revision bigint NOT NULL DEFAULT 0",
+            "ALTER TABLE contacts ADD COLUMN card text",
+            "UPDATE contacts SET uid = 'roster-contact-' || id, revision = id",
+            "CREATE UNIQUE INDEX contacts_user_uid ON contacts(user_id, uid)",
+            "CREATE INDEX contacts_user_revision ON contacts(user_id, revision)",
+            """
+            CREATE TABLE contact_books(
+                user_id bigint PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                revision bigint NOT NULL,
+                forgotten bigint NOT NULL DEFAULT 0
+            )
+            """,
+            "INSERT INTO contact_books(user_id, revision) SELECT user_id, max(id) FROM contacts GROUP BY user_id",
+            """
+            CREATE TABLE contact_tombstones(
+                user_id bigint NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                uid text NOT NULL,
+                revision bigint NOT NULL,
+                removed_at bigint NOT NULL,
+                PRIMARY KEY (user_id, uid)
+            )
+            """,
+            "CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision)",
+            "CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at)",
+            ])
         }
     }
 

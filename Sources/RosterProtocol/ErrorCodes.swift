@@ -24,7 +24,8 @@ public enum ErrorCodes {
         case .noEmail: 1017
         case .mailUnavailable: 1018
         case .passkeyRejected: 1019
-        case .rateLimited: 1020
+        case .preconditionFailed: 1020
+        case .rateLimited: 1023
         case .busy: 1021
         case .answerTooLarge: 1022
         case .unauthenticated: 1030

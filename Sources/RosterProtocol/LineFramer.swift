@@ -15,12 +15,21 @@ public struct LineFramer: Sendable {
         case tooLarge
     }
 
-    public let maxLineBytes: Int
+    /// May change between feeds (a session that logs in takes longer lines); a line held already keeps what it
+    /// holds, and is measured against the new limit from the next byte.
+    public var maxLineBytes: Int
     private var pending: [UInt8] = []
     private var discarding = false
 
     public init(maxLineBytes: Int = 65_536) {
         self.maxLineBytes = maxLineBytes
+    }
+
+    /// Drops the unfinished line held, and the rest of it up to the next newline (a budget refused it).
+    public mutating func dropPartialLine() {
+        guard !pending.isEmpty else { return }
+        pending.removeAll(keepingCapacity: false)
+        discarding = true
     }
 
     /// Bytes of an unfinished line held right now; bounded by `maxLineBytes + 1`.

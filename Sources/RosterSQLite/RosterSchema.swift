@@ -224,6 +224,36 @@ public enum RosterSchema {
             (name: "0013_audit_method", sql: """
             ALTER TABLE audit_log ADD COLUMN method TEXT;
             """)
+        // Every contact gets a uid (`roster-contact-<id>` for those stored before, as export already wrote) and a
+        // revision from its owner's change sequence (`contact_books.revision`, the newest one given; the old
+        // contacts take their ids, which only grew). `card` holds a card exactly as a client sent it, NULL
+        // where the fields are the whole card. A removal leaves a tombstone with its revision for
+        // `contacts.changes`; `forgotten` is the newest revision of a tombstone pruned, below which a change
+        // token is too old.
+        case .contactCards:
+            (name: "0014_contact_cards", sql: """
+            ALTER TABLE contacts ADD COLUMN uid TEXT NOT NULL DEFAULT '';
+            ALTER TABLE contacts ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE contacts ADD COLUMN card TEXT;
+            UPDATE contacts SET uid = 'roster-contact-' || id, revision = id;
+            CREATE UNIQUE INDEX contacts_user_uid ON contacts(user_id, uid);
+            CREATE INDEX contacts_user_revision ON contacts(user_id, revision);
+            CREATE TABLE contact_books(
+                user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                revision INTEGER NOT NULL,
+                forgotten INTEGER NOT NULL DEFAULT 0
+            ) STRICT;
+            INSERT INTO contact_books(user_id, revision) SELECT user_id, max(id) FROM contacts GROUP BY user_id;
+            CREATE TABLE contact_tombstones(
+                user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                uid TEXT NOT NULL,
+                revision INTEGER NOT NULL,
+                removed_at INTEGER NOT NULL,
+                PRIMARY KEY(user_id, uid)
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision);
+            CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at);
+            """)
         }
     }
 

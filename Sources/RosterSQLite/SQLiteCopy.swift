@@ -235,14 +235,15 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             }
         case .contacts(let rows):
             try insertEach("""
-                INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, rows) { (account, stored) in
                 let contact = stored.contact
                 let keys = stored.keys
                 return [.integer(contact.id), .integer(account), .text(contact.name), optional(contact.phone),
                         optional(contact.email), optional(contact.note), .integer(contact.createdAt),
                         .integer(contact.updatedAt), .text(keys.folded), .text(keys.initials), .text(keys.pinyin),
-                        .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits)]
+                        .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits),
+                        .text(contact.uid), .integer(contact.revision)]
             }
         case .recoveryCodes(let rows):
             try insertEach("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)", rows) { row in
@@ -285,6 +286,12 @@ public final class SQLiteCopy: CopySource, CopyTarget {
     public func finish() throws(CopyError) {
         try storing(path) { () throws(StoreError) in
             if copying {
+                // Each owner's change sequence goes on from the newest revision copied (the tombstones stay behind:
+                // a sync from before the copy is past the book's revision, so it starts again from scratch).
+                try database.execute("""
+                    INSERT INTO contact_books(user_id, revision) SELECT user_id, max(revision) FROM contacts
+                    GROUP BY user_id ON CONFLICT(user_id) DO NOTHING
+                    """)
                 try database.execute("COMMIT")
                 copying = false
             }

@@ -96,6 +96,7 @@ extension SQLiteStorage {
 
     public func removeContact(_ id: Int64, of user: AccountID, session: SessionGrant, charge: QueueCharge,
                        completion: @escaping StorageCompletion<Bool>) {
+        let clock = self.clock
         let logger = self.logger
         work(charge, order: .contacts(userID: user), { worker in
             if session.isEnded { return .failure(.revoked) }
@@ -105,7 +106,7 @@ extension SQLiteStorage {
             }
             let store = ContactStore(database: database)
             return Self.write(database, turn: worker.writeTurn, for: user, session: session, "contacts write", logging: logger) {
-                () throws(StoreError) in try store.delete(userID: user, id: id)
+                () throws(StoreError) in try store.delete(userID: user, id: id, now: clock.nowMs())
             }
         }, completion: completion)
     }
@@ -126,13 +127,17 @@ extension SQLiteStorage {
             do throws(StoreError) {
                 let store = ContactStore(database: try worker.database())
                 // Only this user's jobs write their contacts, one at a time, so each look-up holds until the insert.
-                let (fresh, skipped) = try ContactImportRule.sort(parsed.contacts.map(\.draft), sharing: &sharing) {
+                let (fresh, skipped) = try ContactImportRule.sort(parsed.contacts, sharing: &sharing) {
                     draft throws(StoreError) in
                     try store.containsDuplicate(userID: user, of: draft, folded: ContactSearchKeys.foldQuery(draft.name))
                 }
                 return Self.write(store.database, turn: worker.writeTurn, for: user, session: session, "contacts write",
                                   logging: logger) { () throws(StoreError) in
-                    try store.insertMany(userID: user, fresh, now: clock.nowMs()) { sharing.yieldIfDue() }
+                    var random = SystemRandomNumberGenerator()
+                    let rows = try ContactImportRule.uids(for: fresh, random: &random) { uid throws(StoreError) in
+                        try store.holdsUID(userID: user, uid)
+                    }
+                    return try store.insertMany(userID: user, rows, now: clock.nowMs()) { sharing.yieldIfDue() }
                 }.map { ContactImportOutcome(added: $0, skipped: skipped, errors: parsed.errors) }
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts write"))
@@ -161,6 +166,84 @@ extension SQLiteStorage {
                 }
             } catch {
                 return .failure(error.storageFailure(logging: logger, "contacts export"))
+            }
+        }, completion: completion)
+    }
+}
+
+// MARK: Cards and changes
+
+extension SQLiteStorage {
+    public func contactChanges(of user: AccountID, since: Int64?, limit: Int, charge: QueueCharge,
+                               completion: @escaping StorageCompletion<ContactChangesRead>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                return .success(try store.changes(userID: user, since: since, limit: limit, now: clock.nowMs()))
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts: read changes"))
+            }
+        }, completion: completion)
+    }
+
+    public func readCards(_ uids: [String], of user: AccountID, byteLimit: Int, charge: QueueCharge,
+                          completion: @escaping StorageCompletion<CardsRead>) {
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            do throws(StoreError) {
+                let store = ContactStore(database: try worker.database())
+                return .success(try CardsRead.reading(uids, byteLimit: byteLimit) { uid throws(StoreError) in
+                    try store.card(userID: user, uid: uid)
+                })
+            } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts: read cards"))
+            }
+        }, completion: completion)
+    }
+
+    public func putCard(_ card: String, uid: String, precondition: CardPrecondition, for user: AccountID,
+                        session: SessionGrant, charge: QueueCharge, completion: @escaping StorageCompletion<CardPut>) {
+        let clock = self.clock
+        let logger = self.logger
+        var charge = charge
+        charge.bytes = card.utf8.count
+        work(charge, order: .contacts(userID: user), { worker in
+            if session.isEnded { return .failure(.revoked) }
+            let content: CardContent
+            switch VCard.read(card: card) {
+            case .failure(let error): return .success(.invalid(error))
+            case .success(let read): content = read
+            }
+            let keys = ContactSearchKeys(draft: content.draft)
+            let database: Database
+            do throws(StoreError) { database = try worker.database() } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+            let store = ContactStore(database: database)
+            return Self.write(database, turn: worker.writeTurn, for: user, session: session, "contacts write", logging: logger) {
+                () throws(StoreError) in
+                try store.put(userID: user, uid: uid, card: card, content: content, keys: keys, precondition: precondition,
+                              now: clock.nowMs())
+            }
+        }, completion: completion)
+    }
+
+    public func removeCard(uid: String, precondition: CardPrecondition, of user: AccountID, session: SessionGrant,
+                           charge: QueueCharge, completion: @escaping StorageCompletion<CardRemoval>) {
+        let clock = self.clock
+        let logger = self.logger
+        work(charge, order: .contacts(userID: user), { worker in
+            if session.isEnded { return .failure(.revoked) }
+            let database: Database
+            do throws(StoreError) { database = try worker.database() } catch {
+                return .failure(error.storageFailure(logging: logger, "contacts write"))
+            }
+            let store = ContactStore(database: database)
+            return Self.write(database, turn: worker.writeTurn, for: user, session: session, "contacts write", logging: logger) {
+                () throws(StoreError) in
+                try store.removeCard(userID: user, uid: uid, precondition: precondition, now: clock.nowMs())
             }
         }, completion: completion)
     }

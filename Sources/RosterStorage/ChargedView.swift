@@ -80,6 +80,14 @@ public protocol ChargedStorageCalls: AnyObject {
     func exportContacts<Sink: ContactExportSink>(of user: AccountID, after: Int64, into sink: Sink, charge: QueueCharge,
                                                  cancelled: Locked<Bool>,
                                                  completion: @escaping StorageCompletion<Sink.Output>)
+    func contactChanges(of user: AccountID, since: Int64?, limit: Int, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<ContactChangesRead>)
+    func readCards(_ uids: [String], of user: AccountID, byteLimit: Int, charge: QueueCharge,
+                   completion: @escaping StorageCompletion<CardsRead>)
+    func putCard(_ card: String, uid: String, precondition: CardPrecondition, for user: AccountID,
+                 session: SessionGrant, charge: QueueCharge, completion: @escaping StorageCompletion<CardPut>)
+    func removeCard(uid: String, precondition: CardPrecondition, of user: AccountID, session: SessionGrant,
+                    charge: QueueCharge, completion: @escaping StorageCompletion<CardRemoval>)
     func appendAudit(_ record: AuditRecord, charge: QueueCharge, completion: @escaping StorageCompletion<AuditEntry>)
     func auditEntries(_ query: AuditQuery, charge: QueueCharge, completion: @escaping StorageCompletion<[AuditEntry]>)
     func pruneAudit(before beforeMs: Int64, charge: QueueCharge, completion: @escaping StorageCompletion<Int>)
@@ -309,6 +317,28 @@ extension ChargedView {
                                                         completion: @escaping StorageCompletion<Sink.Output>) {
         backend.exportContacts(of: user, after: after, into: sink, charge: charge, cancelled: cancelled,
                                completion: completion)
+    }
+
+    public func contactChanges(of user: AccountID, since: Int64?, limit: Int,
+                               completion: @escaping StorageCompletion<ContactChangesRead>) {
+        backend.contactChanges(of: user, since: since, limit: limit, charge: charge, completion: completion)
+    }
+
+    public func readCards(_ uids: [String], of user: AccountID, byteLimit: Int,
+                          completion: @escaping StorageCompletion<CardsRead>) {
+        backend.readCards(uids, of: user, byteLimit: byteLimit, charge: charge, completion: completion)
+    }
+
+    public func putCard(_ card: String, uid: String, precondition: CardPrecondition, for user: AccountID,
+                        session: SessionGrant, completion: @escaping StorageCompletion<CardPut>) {
+        backend.putCard(card, uid: uid, precondition: precondition, for: user, session: session, charge: charge,
+                        completion: completion)
+    }
+
+    public func removeCard(uid: String, precondition: CardPrecondition, of user: AccountID, session: SessionGrant,
+                           completion: @escaping StorageCompletion<CardRemoval>) {
+        backend.removeCard(uid: uid, precondition: precondition, of: user, session: session, charge: charge,
+                           completion: completion)
     }
 
     public func appendAudit(_ record: AuditRecord, completion: @escaping StorageCompletion<AuditEntry>) {

@@ -11,17 +11,66 @@ public enum ContactImportRule {
     public static func sort<Failure: Error>(_ drafts: [ContactDraft], sharing: inout CoreSharing,
                                             isStored: (ContactDraft) throws(Failure) -> Bool)
         throws(Failure) -> (fresh: [(ContactDraft, ContactSearchKeys)], skipped: Int) {
+        let (fresh, skipped) = try sort(drafts.map { ImportedContact(draft: $0, line: 0) }, sharing: &sharing,
+                                        isStored: isStored)
+        return (fresh.map { ($0.draft, $0.keys) }, skipped)
+    }
+
+    /// `sort` of imported cards, each added one keeping the UID its card named.
+    public static func sort<Failure: Error>(_ contacts: [ImportedContact], sharing: inout CoreSharing,
+                                            isStored: (ContactDraft) throws(Failure) -> Bool)
+        throws(Failure) -> (fresh: [FreshContact], skipped: Int) {
         var seen = Set<ContactDraft>()
-        var fresh: [(ContactDraft, ContactSearchKeys)] = []
+        var fresh: [FreshContact] = []
         var skipped = 0
-        for draft in drafts {
+        for contact in contacts {
             sharing.yieldIfDue()
-            guard seen.insert(draft).inserted, try !isStored(draft) else {
+            guard seen.insert(contact.draft).inserted, try !isStored(contact.draft) else {
                 skipped += 1
                 continue
             }
-            fresh.append((draft, ContactSearchKeys(draft: draft)))
+            fresh.append(FreshContact(draft: contact.draft, keys: ContactSearchKeys(draft: contact.draft),
+                                      cardUID: contact.uid))
         }
         return (fresh, skipped)
+    }
+
+    /// The rows to insert: each keeps its card's UID when that is a valid uid the user holds not yet (nor an
+    /// earlier card of the file), and gets a random one otherwise. `isTaken` says whether the user holds a uid.
+    public static func uids<G: RandomNumberGenerator, Failure: Error>(
+        for fresh: [FreshContact], random: inout G, isTaken: (String) throws(Failure) -> Bool
+    ) throws(Failure) -> [NewContactRow] {
+        var used = Set<String>()
+        var rows: [NewContactRow] = []
+        rows.reserveCapacity(fresh.count)
+        for contact in fresh {
+            var uid = ContactUID.random(using: &random)
+            if let own = contact.cardUID, ContactUID.isValid(own), !used.contains(own), try !isTaken(own) { uid = own }
+            used.insert(uid)
+            rows.append(NewContactRow(draft: contact.draft, keys: contact.keys, uid: uid))
+        }
+        return rows
+    }
+}
+
+/// An imported contact to add: its fields, its search keys, and the UID its card named.
+public struct FreshContact: Sendable {
+    public var draft: ContactDraft
+    public var keys: ContactSearchKeys
+    public var cardUID: String?
+}
+
+/// A contact to insert: its fields and keys, its uid, and the card a client sent (nil: the fields are the card).
+public struct NewContactRow: Sendable {
+    public var draft: ContactDraft
+    public var keys: ContactSearchKeys
+    public var uid: String
+    public var card: String?
+
+    public init(draft: ContactDraft, keys: ContactSearchKeys, uid: String, card: String? = nil) {
+        self.draft = draft
+        self.keys = keys
+        self.uid = uid
+        self.card = card
     }
 }

@@ -30,4 +30,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case passkeys
     /// How a `login` entry's log-in was proved (password, passkey, recovery), in the audit log.
     case auditMethod
+    /// Contacts by uid with the card a client sent, each user's change sequence, and removals' tombstones.
+    case contactCards
 }

@@ -164,6 +164,26 @@ final class InterposedStorage {
                                                      completion: @escaping StorageCompletion<Sink.Output>) {
             inner.exportContacts(of: user, after: after, into: sink, cancelled: cancelled, completion: completion)
         }
+
+        func contactChanges(of user: AccountID, since: Int64?, limit: Int,
+                            completion: @escaping StorageCompletion<ContactChangesRead>) {
+            inner.contactChanges(of: user, since: since, limit: limit, completion: completion)
+        }
+
+        func readCards(_ uids: [String], of user: AccountID, byteLimit: Int,
+                       completion: @escaping StorageCompletion<CardsRead>) {
+            inner.readCards(uids, of: user, byteLimit: byteLimit, completion: completion)
+        }
+
+        func putCard(_ card: String, uid: String, precondition: CardPrecondition, for user: AccountID,
+                     session: SessionGrant, completion: @escaping StorageCompletion<CardPut>) {
+            inner.putCard(card, uid: uid, precondition: precondition, for: user, session: session, completion: completion)
+        }
+
+        func removeCard(uid: String, precondition: CardPrecondition, of user: AccountID, session: SessionGrant,
+                        completion: @escaping StorageCompletion<CardRemoval>) {
+            inner.removeCard(uid: uid, precondition: precondition, of: user, session: session, completion: completion)
+        }
     }
 }
 

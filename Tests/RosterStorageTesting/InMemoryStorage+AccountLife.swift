@@ -60,6 +60,8 @@ extension InMemoryStorage {
             if let email = stored.account.email { self.accountByEmail[Self.noCase(email)] = nil }
             let revoked = self.removeTokens(of: account, except: nil)
             self.contacts = self.contacts.filter { $0.value.owner != account }
+            self.books[account] = nil
+            self.tombstones[account] = nil
             for key in failureKeys { self.failureTimes[key] = nil }
             self.mailCodes[account] = nil
             self.removePasskeys(of: account)

@@ -28,6 +28,7 @@ public final class InMemoryStorage: Storage {
         case storeToken, resumeToken, revokeToken
         case recentFailures, recordFailure
         case loadSearchIndex, readContacts, addContact, updateContact, removeContact, importContacts, exportContacts
+        case contactChanges, readCards, putCard, removeCard
         case backup, statistics
         case security, credentialOf, changePassword, changeEmail, deleteAccount, sessions, revokeTokens
         case replaceRecoveryCodes, redeemRecoveryCode, storePendingTOTP, confirmTOTP, acceptTOTPStep, removeTOTP
@@ -96,6 +97,12 @@ public final class InMemoryStorage: Storage {
     var tokens: [[UInt8]: StoredToken] = [:]
     var failureTimes: [String: [Int64]] = [:]
     var contacts: [Int64: (owner: AccountID, stored: StoredContact)] = [:]
+    /// The cards clients sent, by contact id.
+    var sentCards: [Int64: String] = [:]
+    /// Each user's change sequence: the newest revision given, and the newest of a tombstone forgotten.
+    var books: [AccountID: (revision: Int64, forgotten: Int64)] = [:]
+    /// Each user's tombstones by uid: the removal's revision and time.
+    var tombstones: [AccountID: [String: (revision: Int64, removedAt: Int64)]] = [:]
     /// The audit log, oldest first.
     public internal(set) var auditLog: [AuditEntry] = []
     var nextAuditID: Int64 = 1
@@ -329,6 +336,8 @@ public final class InMemoryStorage: Storage {
 
     /// What the SQLite and PostgreSQL backends check in a write's transaction: the grant's token still stored
     /// for the user, whose account is not locked.
+    func holdsSession(_ session: SessionGrant, _ user: AccountID) -> Bool { holds(session, user) }
+
     private func holds(_ session: SessionGrant, _ user: AccountID) -> Bool {
         if session.isEnded { return false }
         guard let hash = session.tokenHash else { return true }
@@ -356,8 +365,10 @@ public final class InMemoryStorage: Storage {
             } catch {
                 return .success(.invalid(error))
             }
+            if let sent = self.sentCards[id] { self.sentCards[id] = VCard.rewritten(sent, with: draft) }
             let updated = StoredContact(contact: Contact(id: id, draft: draft, createdAt: current.contact.createdAt,
-                                                         updatedAt: self.clock.nowMs()),
+                                                         updatedAt: self.clock.nowMs(), uid: current.contact.uid,
+                                                         revision: self.nextRevision(of: user)),
                                         keys: ContactSearchKeys(draft: draft))
             self.contacts[id] = (user, updated)
             return .success(.updated(updated))
@@ -368,8 +379,8 @@ public final class InMemoryStorage: Storage {
                        completion: @escaping StorageCompletion<Bool>) {
         answer(.removeContact, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
-            guard self.contact(id, of: user) != nil else { return .success(false) }
-            self.contacts[id] = nil
+            guard let existing = self.contact(id, of: user) else { return .success(false) }
+            self.remove(existing.contact, of: user)
             return .success(true)
         }
     }
@@ -383,15 +394,16 @@ public final class InMemoryStorage: Storage {
         answer(.importContacts, completion) {
             guard self.holds(session, user) else { return .failure(.revoked) }
             let parsed = format.parse(data)
-            var seen = Set(self.contacts(of: user).map(\.contact.draft))
-            var fresh: [ContactDraft] = []
-            for imported in parsed.contacts where seen.insert(imported.draft).inserted {
-                fresh.append(imported.draft)
-            }
+            var sharing = CoreSharing()
+            let stored = Set(self.contacts(of: user).map(\.contact.draft))
+            let (fresh, skipped) = ContactImportRule.sort(parsed.contacts, sharing: &sharing) { stored.contains($0) }
             guard fresh.isEmpty || self.accounts[user] != nil else { return .failure(.other) }
             guard self.hasRoom(for: fresh.count) else { return .failure(.full) }
-            return .success(ContactImportOutcome(added: self.insert(fresh, for: user),
-                                                 skipped: parsed.contacts.count - fresh.count, errors: parsed.errors))
+            var random = SystemRandomNumberGenerator()
+            let uids = Set(self.contacts(of: user).map(\.contact.uid))
+            let rows = ContactImportRule.uids(for: fresh, random: &random) { uids.contains($0) }
+            return .success(ContactImportOutcome(added: self.insert(rows, for: user), skipped: skipped,
+                                                 errors: parsed.errors))
         }
     }
 
@@ -426,15 +438,51 @@ public final class InMemoryStorage: Storage {
 
     /// Empty when `user` is no account (the SQLite foreign key refuses the rows).
     private func insert(_ drafts: [ContactDraft], for user: AccountID) -> [StoredContact] {
+        var random = SystemRandomNumberGenerator()
+        return insert(drafts.map { NewContactRow(draft: $0, keys: ContactSearchKeys(draft: $0),
+                                                 uid: ContactUID.random(using: &random)) }, for: user)
+    }
+
+    /// Each row under its uid, with the next revisions of the user's sequence.
+    func insert(_ rows: [NewContactRow], for user: AccountID) -> [StoredContact] {
         guard accounts[user] != nil else { return [] }
         let now = clock.nowMs()
-        return drafts.map { draft in
-            let stored = StoredContact(contact: Contact(id: nextContactID, draft: draft, createdAt: now, updatedAt: now),
-                                       keys: ContactSearchKeys(draft: draft))
+        return rows.map { row in
+            let stored = StoredContact(contact: Contact(id: nextContactID, draft: row.draft, createdAt: now, updatedAt: now,
+                                                        uid: row.uid, revision: nextRevision(of: user)),
+                                       keys: row.keys)
             nextContactID += 1
             contacts[stored.contact.id] = (user, stored)
+            sentCards[stored.contact.id] = row.card
+            tombstones[user]?[row.uid] = nil
             return stored
         }
+    }
+
+    /// Takes the next revision of the user's change sequence.
+    func nextRevision(of user: AccountID) -> Int64 {
+        let next = (books[user]?.revision ?? 0) + 1
+        books[user] = (next, books[user]?.forgotten ?? 0)
+        return next
+    }
+
+    /// Removes `contact`, leaving its tombstone, and forgets the user's tombstones past their keep.
+    func remove(_ contact: Contact, of user: AccountID) {
+        contacts[contact.id] = nil
+        sentCards[contact.id] = nil
+        let now = clock.nowMs()
+        tombstones[user, default: [:]][contact.uid] = (nextRevision(of: user), now)
+        let cutoff = now - ContactChangesRule.tombstoneKeepMs
+        let old = tombstones[user, default: [:]].filter { $0.value.removedAt < cutoff }
+        if let newest = old.values.map(\.revision).max(), let book = books[user] {
+            books[user] = (book.revision, max(book.forgotten, newest))
+        }
+        for uid in old.keys { tombstones[user]?[uid] = nil }
+    }
+
+    /// The user's contact under `uid`.
+    func contact(uid: String, of user: AccountID) -> StoredContact? {
+        contacts.values.first { $0.owner == user && $0.stored.contact.uid == uid }?.stored
     }
 
     // MARK: StorageMaintenance
@@ -500,6 +548,8 @@ extension InMemoryStorage {
         if let email = stored.account.email { accountByEmail[Self.noCase(email)] = nil }
         tokens = tokens.filter { $0.value.account != id }
         contacts = contacts.filter { $0.value.owner != id }
+        books[id] = nil
+        tombstones[id] = nil
         mailCodes[id] = nil
         removePasskeys(of: id)
         return stored.account

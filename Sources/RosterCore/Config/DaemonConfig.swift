@@ -35,6 +35,7 @@
 /// | `Database=` | absolute path |
 /// | `LogLevel=` | `emerg alert crit err warning notice info debug` or 0…7 |
 /// | `MaxLineBytes=` | size, 1K…16M |
+/// | `MaxSessionLineBytes=` | size, 1K…16M (a logged-in session's lines; default 2M) |
 /// | `MaxConnections=`, `MaxConnectionsPerUser=` | 1…1000000 |
 /// | `IdleLineTimeoutSec=`, `OutputStallTimeoutSec=` | time span, 1ms…1d |
 /// | `OutputSoftLimitBytes=`, `OutputHardLimitBytes=` | size, 1K…1G, soft ≤ hard |
@@ -209,7 +210,7 @@ enum ConfigKey: CaseIterable {
     case debounceMs, throttleMs
     case revealUnknownUsers, rateLimitBurst, rateLimitIntervalSec, sessionIdleSec, maxSessionsPerUser
     case memoryKiB, iterations, workers, queueLimit
-    case socket, database, logLevel, maxLineBytes, maxConnections, maxConnectionsPerUser, idleLineTimeoutSec
+    case socket, database, logLevel, maxLineBytes, maxSessionLineBytes, maxConnections, maxConnectionsPerUser, idleLineTimeoutSec
     case outputSoftLimitBytes, outputHardLimitBytes, outputStallTimeoutSec
     case storageWorkers, maxQueuedJobs, maxQueuedJobsPerUser, maxQueuedJobsPerConnection
     case maxQueuedImportBytes, maxQueuedImportBytesPerUser
@@ -233,7 +234,7 @@ enum ConfigKey: CaseIterable {
             .login
         case .memoryKiB, .iterations, .workers, .queueLimit:
             .hashing
-        case .socket, .database, .logLevel, .maxLineBytes, .maxConnections, .maxConnectionsPerUser,
+        case .socket, .database, .logLevel, .maxLineBytes, .maxSessionLineBytes, .maxConnections, .maxConnectionsPerUser,
              .idleLineTimeoutSec, .outputSoftLimitBytes, .outputHardLimitBytes, .outputStallTimeoutSec,
              .storageWorkers, .maxQueuedJobs, .maxQueuedJobsPerUser, .maxQueuedJobsPerConnection,
              .maxQueuedImportBytes, .maxQueuedImportBytesPerUser,
@@ -281,6 +282,7 @@ enum ConfigKey: CaseIterable {
         case .database: "Database"
         case .logLevel: "LogLevel"
         case .maxLineBytes: "MaxLineBytes"
+        case .maxSessionLineBytes: "MaxSessionLineBytes"
         case .maxConnections: "MaxConnections"
         case .maxConnectionsPerUser: "MaxConnectionsPerUser"
         case .idleLineTimeoutSec: "IdleLineTimeoutSec"
@@ -405,6 +407,8 @@ enum ConfigKey: CaseIterable {
             return set(\.server.logLevel, try value.logLevel())
         case .maxLineBytes:
             return set(\.server.maxLineBytes, try value.size(Self.maxLineBytesRange))
+        case .maxSessionLineBytes:
+            return set(\.server.maxSessionLineBytes, try value.size(Self.maxLineBytesRange))
         case .maxConnections:
             return set(\.server.maxConnections, try value.integer(Self.countsRange, " of connections"))
         case .maxConnectionsPerUser:

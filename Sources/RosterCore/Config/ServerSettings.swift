@@ -10,6 +10,12 @@ public struct ServerSettings: Equatable, Sendable {
     public var logLevel: LogLevel
     /// The longest request line; a longer one is answered `request_too_large` and skipped (protocol.md "Framing").
     public var maxLineBytes: Int
+    /// The longest request line of a logged-in session (a contact card with a 1 MiB photo); never below
+    /// `maxLineBytes`.
+    public var maxSessionLineBytes: Int = 2 << 20
+    /// What all connections' unfinished lines beyond `maxLineBytes` may hold together; a line that would pass it
+    /// is answered `busy` and skipped, so many big lines cannot exhaust the daemon's memory.
+    public var maxHeldLineBytes: Int = 64 << 20
     public var maxConnections: Int
     /// `MaxConnectionsPerUser=`, counted by the peer's SO_PEERCRED uid.
     public var maxConnectionsPerUID: Int

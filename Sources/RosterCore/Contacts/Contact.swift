@@ -1,6 +1,12 @@
-/// A stored contact: the user's fields plus what the store assigns (id and times, Unix milliseconds).
+/// A stored contact: the user's fields plus what the store assigns (id, uid, revision and times, Unix
+/// milliseconds).
 public struct Contact: Equatable, Hashable, Sendable {
     public var id: Int64
+    /// The contact's stable identity across syncs (a CardDAV card's name); `roster-contact-<id>` unless a card
+    /// or the store chose another.
+    public var uid: String
+    /// The change sequence number of its last write (see `ContactRevision`).
+    public var revision: Int64
     public var name: String
     public var phone: String?
     public var email: String?
@@ -8,8 +14,11 @@ public struct Contact: Equatable, Hashable, Sendable {
     public var createdAt: Int64
     public var updatedAt: Int64
 
-    public init(id: Int64, draft: ContactDraft, createdAt: Int64, updatedAt: Int64) {
+    public init(id: Int64, draft: ContactDraft, createdAt: Int64, updatedAt: Int64, uid: String? = nil,
+                revision: Int64 = 0) {
         self.id = id
+        self.uid = uid ?? VCard.uid(for: id)
+        self.revision = revision
         self.name = draft.name
         self.phone = draft.phone
         self.email = draft.email
@@ -17,6 +26,9 @@ public struct Contact: Equatable, Hashable, Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
+
+    /// The strong etag of its card: it changes with every write of the contact.
+    public var etag: String { ContactRevision.etag(revision) }
 
     /// The user's fields alone, e.g. to export or to compare with an imported card.
     public var draft: ContactDraft {

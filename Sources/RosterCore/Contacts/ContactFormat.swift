@@ -13,7 +13,7 @@ public enum ContactFormat: String, Sendable {
     /// One contact's card or record; a CSV file also needs `ContactCSV.headerLine` before its first.
     public func serialize(_ contact: Contact) -> String {
         switch self {
-        case .vcard: VCard.card(contact.draft, uid: VCard.uid(for: contact.id))
+        case .vcard: VCard.card(contact.draft, uid: contact.uid)
         case .csv: ContactCSV.record(contact.draft)
         }
     }

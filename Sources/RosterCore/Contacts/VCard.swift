@@ -6,7 +6,7 @@ public enum VCard {
     public static func uid(for id: Int64) -> String { "roster-contact-\(id)" }
 
     public static func serialize(_ contacts: [Contact]) -> String {
-        contacts.map { card($0.draft, uid: uid(for: $0.id)) }.joined()
+        contacts.map { card($0.draft, uid: $0.uid) }.joined()
     }
 
     /// Cards without UID, e.g. for drafts that were never stored.

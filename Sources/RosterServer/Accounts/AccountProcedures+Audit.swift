@@ -80,7 +80,7 @@ extension AccountProcedures {
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
              .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .noEmail,
-             .mailUnavailable, .passkeyRejected, .busy,
+             .mailUnavailable, .passkeyRejected, .preconditionFailed, .busy,
              .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             nil
         }

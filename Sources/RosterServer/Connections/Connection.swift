@@ -27,6 +27,9 @@ final class Connection {
     private let readBuffer: UnsafeMutableBufferPointer<UInt8>
     private var registration: LoopRegistration?
     private var framer: LineFramer
+    /// What every connection's unfinished long lines hold together, and this one's share of it.
+    private let heldLines: HeldLineBytes
+    private var heldLineCharge = 0
     private var output = OutputQueue()
     private var machine: ConnectionMachine
     /// Facts fed while a step's actions were being performed, oldest first.
@@ -39,7 +42,8 @@ final class Connection {
     }
 
     init(id: UInt64, fd: Int32, peer: PeerCredentials, session: Session, maxLineBytes: Int, settings: ServerSettings,
-         environment: any ConnectionEnvironment) {
+         environment: any ConnectionEnvironment, heldLines: HeldLineBytes = HeldLineBytes()) {
+        self.heldLines = heldLines
         self.id = id
         self.fd = fd
         self.peer = peer
@@ -179,7 +183,11 @@ final class Connection {
                 framer.finish(into: &outputs)
                 feed(.endOfStream, environment)
             case .success(.done(let count)):
+                // A logged-in session may send longer lines (a card with a photo); before log-in they stay short.
+                framer.maxLineBytes = session.user == nil ? settings.maxLineBytes
+                    : max(settings.maxLineBytes, settings.maxSessionLineBytes)
                 framer.feedBorrowing(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count), into: &outputs)
+                chargeHeldLine(environment)
                 filled = count == buffer.count
             case .success(.wouldBlock):
                 break
@@ -231,7 +239,26 @@ final class Connection {
         loop.schedule(at: deadline) { [weak self] in self?.feed(.timerFired(timer)) }
     }
 
+    /// Charges the part of the unfinished line beyond `MaxLineBytes=` to the budget all connections share; a line
+    /// the budget cannot hold is dropped and answered `busy` (the peer may send it again), so that many peers
+    /// each sending a big line slowly cannot hold the daemon's memory, and none of them waits on another.
+    private func chargeHeldLine(_ environment: any ConnectionEnvironment) {
+        let over = max(0, framer.bufferedByteCount - settings.maxLineBytes)
+        let delta = over - heldLineCharge
+        if delta > 0, heldLines.bytes + delta > settings.maxHeldLineBytes {
+            heldLines.bytes -= heldLineCharge
+            heldLineCharge = 0
+            framer.dropPartialLine()
+            environment.sendError(.busy(retryAfterMs: HeldLineBytes.retryAfterMs), id: .null, to: self)
+            return
+        }
+        heldLines.bytes += delta
+        heldLineCharge = over
+    }
+
     private func close(because reason: ConnectionMachine.CloseReason, _ environment: any ConnectionEnvironment) {
+        heldLines.bytes -= heldLineCharge
+        heldLineCharge = 0
         log(closing: reason, environment.logger)
         closedFlag.withLock { $0 = true }
         if let registration { loop.deregister(registration) }
@@ -404,4 +431,12 @@ extension Connection: CallHost {
     func authChangeEnded() {
         environment.authChangeEnded(on: self)
     }
+}
+
+/// The bytes all of a loop's connections hold in unfinished lines beyond `[Server] MaxLineBytes=`; only the loop's
+/// thread touches it.
+final class HeldLineBytes {
+    /// The `retry_after_ms` of a line refused because the budget was full.
+    static let retryAfterMs: Int64 = 1_000
+    var bytes = 0
 }

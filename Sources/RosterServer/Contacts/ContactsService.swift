@@ -203,6 +203,55 @@ final class ContactsService {
         }
     }
 
+    // MARK: Cards and changes
+
+    /// The changes after `since` (nil: a full sync), in the order of the user's writes.
+    func changes(userID: AccountID, since: Int64?, limit: Int, charge: QueueCharge,
+                 completion: @escaping Completion<ContactChangesRead>) {
+        contacts.acting(for: charge).contactChanges(of: userID, since: since, limit: limit) { result in
+            completion(result.mapError(\.rosterError))
+        }
+    }
+
+    /// The cards under these uids, in the order given, without the uids no contact has.
+    func cards(userID: AccountID, uids: [String], byteLimit: Int, charge: QueueCharge,
+               completion: @escaping Completion<CardsRead>) {
+        contacts.acting(for: charge).readCards(uids, of: userID, byteLimit: byteLimit) { result in
+            completion(result.mapError(\.rosterError))
+        }
+    }
+
+    /// Stores a card under `uid` when `precondition` holds; the index follows what was written.
+    func putCard(userID: AccountID, grant: SessionGrant, uid: String, card: String, precondition: CardPrecondition,
+                 charge: QueueCharge, completion: @escaping Completion<CardPut>) {
+        contacts.acting(for: charge).putCard(card, uid: uid, precondition: precondition, for: userID,
+                                             session: grant) { [weak self] result in
+            switch result {
+            case .success(.created(let stored)), .success(.updated(let stored)):
+                self?.changed(userID, .upsert([(id: stored.contact.id, keys: stored.keys)]))
+            case .success(.preconditionFailed), .success(.invalid), .failure:
+                break
+            }
+            completion(result.mapError(\.rosterError))
+        }
+    }
+
+    /// Removes the contact under `uid` when `precondition` holds.
+    func removeCard(userID: AccountID, grant: SessionGrant, uid: String, precondition: CardPrecondition,
+                    charge: QueueCharge, completion: @escaping Completion<Void>) {
+        contacts.acting(for: charge).removeCard(uid: uid, precondition: precondition, of: userID,
+                                                session: grant) { [weak self] result in
+            switch result {
+            case .success(.removed(let id)):
+                self?.changed(userID, .remove(id))
+                completion(.success(()))
+            case .success(.notFound): completion(.failure(.notFound))
+            case .success(.preconditionFailed): completion(.failure(.preconditionFailed))
+            case .failure(let failure): completion(.failure(failure.rosterError))
+            }
+        }
+    }
+
     // MARK: Export
 
     /// The answer line of an export page, written off the loop in id order by `ContactExportWriter` (a book of

@@ -198,7 +198,8 @@ enum ContactJSON {
 
     private static func fields(_ contact: Contact) -> [(String, JSONValue)] {
         [
-            ("id", .int(contact.id)), ("name", .string(contact.name)), ("phone", .optional(contact.phone)),
+            ("id", .int(contact.id)), ("uid", .string(contact.uid)), ("etag", .string(contact.etag)),
+            ("name", .string(contact.name)), ("phone", .optional(contact.phone)),
             ("email", .optional(contact.email)), ("note", .optional(contact.note)),
             ("created_at", .int(contact.createdAt)), ("updated_at", .int(contact.updatedAt)),
         ]

@@ -38,7 +38,9 @@ enum ContactsLimits {
     /// An import's answer lists at most this many rejections; `errors_total` counts them all (1.3M
     /// rejections once made a 54 MB answer, which the connection's output limit then dropped).
     static let importErrorsListed = 100
-
+    static let changesRange: ClosedRange<Int64> = 1...10_000
+    static let changesDefault = 1_000
+    static let cardsPerRequest = 1...1_000
 }
 
 /// `contacts.*`: a logged-in user's own address book. Another user's id reads as `not_found`, never `forbidden`.
@@ -139,11 +141,126 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
     }
 
     func remove(_ call: ContactsCall) {
+        if call.params.string("uid") != nil || call.params.string("if_match") != nil { return removeCard(call) }
+        guard call.params.int("id") != nil else { return call.fail(.invalidParams(param: "id", problem: .missing)) }
         guard let (userID, grant) = writer(call) else { return }
         call.session.writeStarted()
         contacts.remove(userID: userID, grant: grant, id: call.params.int("id") ?? 0,
                         charge: call.connection.queueCharge) { [self] result in
             answer(call, grant, result) { _ in [:] }
+        }
+    }
+
+    /// `contacts.remove {uid, if_match?}`: by uid, with the etag it must still have.
+    private func removeCard(_ call: ContactsCall) {
+        guard call.params.int("id") == nil else { return call.fail(.invalidParams(param: "id", problem: .unknown)) }
+        let uid: String
+        do { uid = try call.params.contactUID() } catch { return call.fail(error) }
+        guard let (userID, grant) = writer(call) else { return }
+        let precondition: CardPrecondition = call.params.string("if_match").map(CardPrecondition.ifMatch) ?? .none
+        call.session.writeStarted()
+        contacts.removeCard(userID: userID, grant: grant, uid: uid, precondition: precondition,
+                            charge: call.connection.queueCharge) { [self] result in
+            answer(call, grant, result) { _ in [:] }
+        }
+    }
+
+    /// `contacts.changes {since?, limit?}`: what changed after a token, or every contact without one.
+    func changes(_ call: ContactsCall) {
+        guard let userID = owner(call) else { return }
+        var since: Int64?
+        if let token = call.params.string("since") {
+            guard let revision = ContactRevision.revision(token: token) else {
+                return call.fail(.invalidParams(param: "since", problem: .invalidToken))
+            }
+            since = revision
+        }
+        let limit = Int(call.params.int("limit") ?? Int64(ContactsLimits.changesDefault))
+        if limit > ContactsLimits.bigPage, deferBigAnswer(call) { return }
+        contacts.changes(userID: userID, since: since, limit: limit, charge: call.connection.queueCharge) { result in
+            call.finish(result.flatMap { read -> Result<JSONValue, RosterError> in
+                switch read {
+                case .expired: return .failure(.invalidParams(param: "since", problem: .tokenExpired))
+                case .changes(let changes):
+                    return .success(["token": .string(ContactRevision.token(changes.revision)),
+                                     "changed": .array(changes.changed.map(ContactJSON.encode)),
+                                     "removed": .array(changes.removed.map(JSONValue.string)),
+                                     "more": .bool(changes.more)])
+                }
+            })
+        }
+    }
+
+    /// `contacts.get_vcard {uid}` → `{vcard, etag}`.
+    func getCard(_ call: ContactsCall) {
+        guard let userID = owner(call) else { return }
+        let uid: String
+        do { uid = try call.params.contactUID() } catch { return call.fail(error) }
+        contacts.cards(userID: userID, uids: [uid], byteLimit: call.connection.maxAnswerBytes,
+                       charge: call.connection.queueCharge) { result in
+            call.finish(result.flatMap { read in
+                guard let card = read.cards.first else { return .failure(.notFound) }
+                return .success(["vcard": .string(card.text), "etag": .string(card.contact.etag)])
+            })
+        }
+    }
+
+    /// `contacts.get_vcards {uids}` → `{items: [{uid, vcard, etag}], missing, unread}`: as many cards as fit an
+    /// export page's bytes; `unread` (ext) are the uids to ask for again.
+    func getCards(_ call: ContactsCall) {
+        guard let userID = owner(call) else { return }
+        let uids = call.params["uids"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard ContactsLimits.cardsPerRequest.contains(uids.count) else {
+            return call.fail(.invalidParams(param: "uids", problem: .outOfRange))
+        }
+        guard uids.allSatisfy(ContactUID.isValid) else { return call.fail(.invalidParams(param: "uids", problem: .invalidUID)) }
+        if deferBigAnswer(call) { return }
+        let byteLimit = min(ContactsLimits.exportPageBytes, call.connection.maxAnswerBytes / 2)
+        call.reserveOutput(byteLimit)
+        contacts.cards(userID: userID, uids: uids, byteLimit: byteLimit, charge: call.connection.queueCharge) { result in
+            call.finish(result.map { read in
+                let found = Set(read.cards.map(\.contact.uid))
+                let unread = Set(read.unread)
+                return [
+                    "items": .array(read.cards.map { card in
+                        ["uid": .string(card.contact.uid), "vcard": .string(card.text), "etag": .string(card.contact.etag)]
+                    }),
+                    "missing": .array(uids.filter { !found.contains($0) && !unread.contains($0) }.map(JSONValue.string)),
+                    "unread": .array(read.unread.map(JSONValue.string)),
+                ]
+            })
+        }
+    }
+
+    /// `contacts.put_vcard {uid, vcard, if_match?, if_none_match?}` → `{etag, created}`.
+    func putCard(_ call: ContactsCall) {
+        let uid: String
+        do { uid = try call.params.contactUID() } catch { return call.fail(error) }
+        let card = call.params.string("vcard") ?? ""
+        guard card.utf8.count <= VCard.maxCardBytes else {
+            return call.fail(.invalidParams(param: "vcard", problem: .cardTooLarge))
+        }
+        let precondition: CardPrecondition
+        switch (call.params.string("if_match"), call.params.string("if_none_match")) {
+        case (let etag?, nil): precondition = .ifMatch(etag)
+        case (nil, "*"): precondition = .ifNoneMatch
+        case (nil, nil): precondition = .none
+        case (nil, _?): return call.fail(.invalidParams(param: "if_none_match", problem: .outOfRange))
+        case (_?, _?): return call.fail(.invalidParams(param: "if_none_match", problem: .unknown))
+        }
+        guard let (userID, grant) = writer(call) else { return }
+        call.session.writeStarted()
+        contacts.putCard(userID: userID, grant: grant, uid: uid, card: card, precondition: precondition,
+                         charge: call.connection.queueCharge) { [self] result in
+            let answered = result.flatMap { put -> Result<(String, Bool), RosterError> in
+                switch put {
+                case .created(let stored): .success((stored.contact.etag, true))
+                case .updated(let stored): .success((stored.contact.etag, false))
+                case .preconditionFailed: .failure(.preconditionFailed)
+                case .invalid(let error): .failure(.invalidParams(param: "vcard", problem: error.problem))
+                }
+            }
+            answer(call, grant, answered) { ["etag": .string($0.0), "created": .bool($0.1)] }
         }
     }
 
@@ -197,6 +314,13 @@ final class ContactsMethods<Output: OutputBudgetWatch> {
 }
 
 extension Params {
+    /// The `uid` param, refused `invalid_uid` where `ContactUID` refuses it.
+    func contactUID() throws(RosterError) -> String {
+        guard let uid = string("uid") else { throw .invalidParams(param: "uid", problem: .missing) }
+        guard ContactUID.isValid(uid) else { throw .invalidParams(param: "uid", problem: .invalidUID) }
+        return uid
+    }
+
     /// The `format` param, which the spec already limited to the two formats.
     func contactFormat() throws(RosterError) -> ContactFormat {
         guard let format = ContactFormat(rawValue: string("format") ?? "") else {
@@ -223,7 +347,9 @@ extension ContactsMethods: MethodGroup {
         let page = Shape.object([FieldSpec("items", .array(.described("contact"))), FieldSpec("total", .integer(0...Int64.max))])
         let found = Shape.object([FieldSpec("items", .array(.described("contact and match? {field, ranges}"))),
                                   FieldSpec("total", .integer(0...Int64.max))])
-        let contact = Shape.object([FieldSpec("contact", .described("{id, name, phone, email, note, created_at, updated_at}"))])
+        let contactShape = "{id, uid, etag, name, phone, email, note, created_at, updated_at}"
+        let contact = Shape.object([FieldSpec("contact", .described(contactShape))])
+        let uid = FieldSpec("uid", .string)
         let id = FieldSpec("id", .integer(1...Int64.max))
         let format = FieldSpec("format", .oneOf([ContactFormat.vcard.rawValue, ContactFormat.csv.rawValue]))
         return [
@@ -239,8 +365,35 @@ extension ContactsMethods: MethodGroup {
                                     params: [id, .optional("name", .string), .optional("phone", .string),
                                              .optional("email", .string), .optional("note", .string)],
                                     result: contact), handler: { $0.update($1) }),
-            MethodEntry(spec: MethodSpec("contacts.remove", summary: "Remove a contact.", params: [id], result: .object([])),
+            MethodEntry(spec: MethodSpec("contacts.remove", summary: "Remove a contact by id, or by uid with the etag it must still have.",
+                                    params: [.optional("id", .integer(1...Int64.max)), .optional("uid", .string),
+                                             .optional("if_match", .string)],
+                                    result: .object([])),
                    handler: { $0.remove($1) }),
+            MethodEntry(spec: MethodSpec("contacts.changes",
+                                    summary: "What changed since a token (removals kept 90 days), or every contact without one.",
+                                    params: [.optional("since", .string), .optional("limit", .integer(ContactsLimits.changesRange))],
+                                    result: .object([FieldSpec("token", .string),
+                                                     FieldSpec("changed", .array(.described(contactShape))),
+                                                     FieldSpec("removed", .array(.string)), FieldSpec("more", .boolean)])),
+                   handler: { $0.changes($1) }),
+            MethodEntry(spec: MethodSpec("contacts.get_vcard", summary: "A contact's card, byte for byte as it was put.",
+                                    params: [uid],
+                                    result: .object([FieldSpec("vcard", .string), FieldSpec("etag", .string)])),
+                   handler: { $0.getCard($1) }),
+            MethodEntry(spec: MethodSpec("contacts.get_vcards",
+                                    summary: "Up to 1,000 cards by uid, as many as fit an export page; ask again for unread.",
+                                    params: [FieldSpec("uids", .array(.string))],
+                                    result: .object([FieldSpec("items", .array(.described("{uid, vcard, etag}"))),
+                                                     FieldSpec("missing", .array(.string)),
+                                                     FieldSpec("unread", .array(.string))])),
+                   handler: { $0.getCards($1) }),
+            MethodEntry(spec: MethodSpec("contacts.put_vcard",
+                                    summary: "Store a vCard 3.0 or 4.0 under a uid as sent; its fields are taken from it.",
+                                    params: [uid, FieldSpec("vcard", .string), .optional("if_match", .string),
+                                             .optional("if_none_match", .string)],
+                                    result: .object([FieldSpec("etag", .string), FieldSpec("created", .boolean)])),
+                   handler: { $0.putCard($1) }),
             MethodEntry(spec: MethodSpec("contacts.import", summary: "Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed.",
                                     params: [format, FieldSpec("data", .string)],
                                     result: .object([FieldSpec("added", .integer(0...Int64.max)),

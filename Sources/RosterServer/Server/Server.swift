@@ -11,6 +11,8 @@ import RosterStorage
 /// housekeeping runs the periodic chores. The server wires them together, hands each reload on, and shuts down
 /// cleanly. Everything here runs on the loop thread.
 public final class Server {
+    /// Unfinished long lines of every connection together (see `ServerSettings.maxHeldLineBytes`).
+    let heldLines = HeldLineBytes()
     let loop: EventLoop
     public var logger: Logger {
         didSet { loggerChanged() }
@@ -206,7 +208,7 @@ public final class Server {
         }
         let id = connections.takeID()
         let connection = Connection(id: id, fd: fd, peer: peer, session: Session(), maxLineBytes: limits.maxLineBytes,
-                                    settings: limits, environment: self)
+                                    settings: limits, environment: self, heldLines: heldLines)
         do {
             try connection.start()
         } catch {
