@@ -30,4 +30,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case passkeys
     /// How a `login` entry's log-in was proved (password, passkey, recovery), in the audit log.
     case auditMethod
+    /// App passwords: the extra secrets a CardDAV client logs in with, as keyed hashes.
+    case appPasswords
 }
