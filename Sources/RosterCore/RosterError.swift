@@ -149,6 +149,9 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case tooManyPasskeys = "too_many_passkeys"
     /// `auth.passkey_finish` with a `code` and no `credential` while no verified passkey awaits its code.
     case noPendingPasskey = "no_pending_passkey"
+    /// `account.app_password_create`: the account holds as many app passwords as it may
+    /// (`AppPasswordLimits.perAccount`).
+    case tooManyAppPasswords = "too_many_app_passwords"
 }
 
 extension ParamProblem {
