@@ -299,6 +299,11 @@ enum ProtocolMessages {
         "error.note_too_long": [
             .zhHans: "名片中的备注太长", .en: "The card's note is too long",
             .vi: "Ghi chú trong danh thiếp quá dài", .ko: "명함의 메모가 너무 깁니다",
+        "error.too_many_app_passwords": [
+            .zhHans: "此账户的应用专用密码已达上限，请先删除一个",
+            .en: "This account has as many app passwords as it may hold; remove one first",
+            .vi: "Tài khoản này đã có số mật khẩu ứng dụng tối đa; hãy xóa bớt một mật khẩu",
+            .ko: "이 계정은 가질 수 있는 앱 비밀번호 수의 한도에 도달했습니다. 먼저 하나를 삭제하세요",
         ],
         "error.no_pending_passkey": [
             .zhHans: "没有等待验证码的通行密钥登录，请重新用通行密钥登录", .en: "No passkey log-in is waiting for a code; log in with the passkey again",

@@ -170,6 +170,9 @@ public enum ParamProblem: String, Sendable, CaseIterable {
     case invalidPhone = "invalid_phone"
     case invalidEmail = "invalid_email"
     case noteTooLong = "note_too_long"
+    /// `account.app_password_create`: the account holds as many app passwords as it may
+    /// (`AppPasswordLimits.perAccount`).
+    case tooManyAppPasswords = "too_many_app_passwords"
 }
 
 extension ParamProblem {

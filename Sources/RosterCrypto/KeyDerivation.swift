@@ -12,6 +12,8 @@ public enum KeyPurpose: String, Sendable, CaseIterable {
     case mailSeal = "mailseal"
     /// Keying the mailed-code hash (`MailCodes.hash`).
     case mailCodes = "mcodes__"
+    /// Keying the app-password hash (`AppPasswords.hash`).
+    case appPasswords = "apppw___"
 }
 
 extension SecretKey {
@@ -37,6 +39,8 @@ public struct AccountSecrets: Sendable {
     public let mailSeal: SecretKey
     /// Keys the mailed-code hashes.
     public let mailCodes: SecretKey
+    /// Keys the app-password hashes.
+    public let appPasswords: SecretKey
 
     /// Every subkey of `master`.
     public init(master: SecretKey) {
@@ -44,6 +48,7 @@ public struct AccountSecrets: Sendable {
         recoveryCodes = master.subkey(for: .recoveryCodes)
         mailSeal = master.subkey(for: .mailSeal)
         mailCodes = master.subkey(for: .mailCodes)
+        appPasswords = master.subkey(for: .appPasswords)
     }
 
     /// Keys from a random master that exists only in this process (tests, and nothing that stores a secret).

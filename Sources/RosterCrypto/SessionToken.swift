@@ -12,8 +12,12 @@ public struct SessionToken: Sendable, CustomStringConvertible {
     /// Length of `hash` in bytes.
     public static let hashLength = 32
 
-    /// A fresh token from libsodium's CSPRNG.
-    public static func generate() throws(CryptoError) -> SessionToken {
+    /// What a contacts-only token's bearer starts with (`auth.dav_login`'s). The hash covers the whole bearer, so
+    /// the prefix cannot be dropped to widen a token: without it, the bearer hashes to no stored token.
+    public static let contactsOnlyPrefix = "dav."
+
+    /// A fresh token from libsodium's CSPRNG; a contacts-only one's bearer carries `contactsOnlyPrefix`.
+    public static func generate(contactsOnly: Bool = false) throws(CryptoError) -> SessionToken {
         guard Sodium.isReady else { throw .sodiumUnavailable }
         var raw = [UInt8](repeating: 0, count: 32)
         randombytes_buf(&raw, raw.count)
@@ -21,16 +25,22 @@ public struct SessionToken: Sendable, CustomStringConvertible {
         var encoded = [CChar](repeating: 0, count: 64)
         sodium_bin2base64(&encoded, encoded.count, raw, raw.count, sodium_base64_VARIANT_URLSAFE_NO_PADDING)
         defer { sodium_memzero(&encoded, encoded.count) }
-        let bearer = String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let bearer = (contactsOnly ? contactsOnlyPrefix : "")
+            + String(decoding: encoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return SessionToken(bearer: bearer, hash: digest(bearer))
     }
 
     /// The stored hash for a bearer string a client presented, or nil when it cannot be one of
     /// ours (wrong length or alphabet), so garbage never reaches the database.
     public static func hash(bearer: String) -> [UInt8]? {
-        let bytes = Array(bearer.utf8)
+        let bytes = Array(bearer.utf8.dropFirst(isContactsOnly(bearer: bearer) ? contactsOnlyPrefix.utf8.count : 0))
         guard bytes.count == bearerLength, bytes.allSatisfy(isBase64URL) else { return nil }
         return digest(bearer)
+    }
+
+    /// Whether `bearer` is a contacts-only token's (by its prefix; whether it is stored is the storage's to say).
+    public static func isContactsOnly(bearer: String) -> Bool {
+        bearer.utf8.starts(with: contactsOnlyPrefix.utf8)
     }
 
     // The redaction keeps a token out of logs that interpolate the value.

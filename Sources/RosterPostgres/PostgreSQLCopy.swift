@@ -45,7 +45,8 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
         return CopyCounts(accounts: Int(row?.int(0) ?? 0), tokens: Int(row?.int(1) ?? 0), failures: Int(row?.int(2) ?? 0),
                           contacts: Int(row?.int(3) ?? 0), recoveryCodes: Int(row?.int(4) ?? 0), totp: Int(row?.int(5) ?? 0),
                           audit: Int(row?.int(6) ?? 0), mail: Int(row?.int(7) ?? 0), mailCodes: Int(row?.int(8) ?? 0),
-                          passkeys: Int(row?.int(9) ?? 0), passkeyHandles: Int(row?.int(10) ?? 0))
+                          passkeys: Int(row?.int(9) ?? 0), passkeyHandles: Int(row?.int(10) ?? 0),
+                          appPasswords: Int(row?.int(11) ?? 0))
     }
 
     private static let countsSQL = """
@@ -53,7 +54,7 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                (SELECT count(*) FROM login_failures), (SELECT count(*) FROM contacts),
                (SELECT count(*) FROM recovery_codes), (SELECT count(*) FROM totp), (SELECT count(*) FROM audit_log),
                (SELECT count(*) FROM mail_outbox), (SELECT count(*) FROM mail_codes), (SELECT count(*) FROM passkeys),
-               (SELECT count(*) FROM passkey_handles)
+               (SELECT count(*) FROM passkey_handles), (SELECT count(*) FROM app_passwords)
         """
 
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -159,6 +160,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                     return CopiedPasskeyHandle(account: account, handle: handle)
                 }))
             }
+            try read("""
+                SELECT \(PostgreSQLQueries.appPasswordColumns) FROM app_passwords ORDER BY account_id, created_at, id
+                """, size) { rows throws(CopyError) in
+                try body(.appPasswords(try rows.map { row throws(CopyError) in
+                    guard let appPassword = row.appPassword() else { throw self.unreadable("an app password") }
+                    return appPassword
+                }))
+            }
             try run("end the snapshot", "COMMIT")
         } catch {
             _ = try? connection.execute("ROLLBACK")
@@ -254,6 +263,12 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
             statements = Self.inserts(rows, table: "passkey_handles", columns: [("account_id", "bigint"), ("handle", "bytea")]) {
                 [.int($0.account), .bytes($0.handle)]
             }
+        case .appPasswords(let rows):
+            statements = Self.inserts(rows, table: "app_passwords", columns: [
+                ("id", "text"), ("account_id", "bigint"), ("name", "text"), ("hash", "bytea"), ("created_at", "bigint"),
+                ("last_used_at", "bigint"),
+            ]) { [.text($0.id), .int($0.account), .text($0.name), .bytes($0.hash), .int($0.createdMs),
+                  $0.lastUsedMs.map(PGValue.int) ?? .null] }
         }
         guard !statements.isEmpty else { return }
         // PostgreSQL's text holds no NUL (SQLite's does): a copy that would cut a value short stops instead.

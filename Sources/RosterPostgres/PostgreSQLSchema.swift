@@ -276,6 +276,21 @@ public enum PostgreSQLSchema {
             """,
             "CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision)",
             "CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at)",
+        // As SQLite's 0015_app_passwords: an account's app passwords as keyed hashes, by random id, going with
+        // their account. Numbered 0014: 0013 is the contacts' CardDAV step, before this one in the list.
+        case .appPasswords:
+            (name: "0014_app_passwords", statements: [
+            """
+            CREATE TABLE app_passwords(
+                id text PRIMARY KEY CHECK (char_length(id) BETWEEN 1 AND 64),
+                account_id bigint NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                name text NOT NULL,
+                hash bytea NOT NULL CHECK (octet_length(hash) = 32),
+                created_at bigint NOT NULL,
+                last_used_at bigint
+            )
+            """,
+            "CREATE INDEX app_passwords_account ON app_passwords(account_id, created_at)",
             ])
         }
     }

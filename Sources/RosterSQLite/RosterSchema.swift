@@ -253,6 +253,21 @@ public enum RosterSchema {
             ) STRICT, WITHOUT ROWID;
             CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision);
             CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at);
+        // An account's app passwords (protocol.md "App passwords"), each a keyed hash of a secret the owner was
+        // shown once, under a random id unique across the database; they go with their account. Numbered 0015:
+        // 0014 is the contacts' CardDAV step, which lands before this one in the list (the migrator goes by the
+        // list's order and names, never by the number).
+        case .appPasswords:
+            (name: "0015_app_passwords", sql: """
+            CREATE TABLE app_passwords(
+                id TEXT PRIMARY KEY CHECK(length(id) BETWEEN 1 AND 64),
+                account_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                hash BLOB NOT NULL CHECK(length(hash) = 32),
+                created_at INTEGER NOT NULL,
+                last_used_at INTEGER
+            ) STRICT, WITHOUT ROWID;
+            CREATE INDEX app_passwords_account ON app_passwords(account_id, created_at);
             """)
         }
     }

@@ -92,11 +92,11 @@ public final class SQLiteCopy: CopySource, CopyTarget {
                           recoveryCodes: try count("recovery_codes"), totp: try count("totp"),
                           audit: try count("audit_log"), mail: try count("mail_outbox"),
                           mailCodes: try count("mail_codes"), passkeys: try count("passkeys"),
-                          passkeyHandles: try count("passkey_handles"))
+                          passkeyHandles: try count("passkey_handles"), appPasswords: try count("app_passwords"))
     }
 
     /// Accounts, tokens, failed log-ins, contacts, recovery codes, TOTP rows, audit entries, the outbox, the mailed
-    /// codes, the passkeys, then the passkey user handles, each in the order they were stored, all from one read
+    /// codes, the passkeys, the passkey user handles, then the app passwords, each in the order they were stored, all from one read
     /// transaction: one snapshot however long the copy takes.
     public func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
         let size = max(1, batchSize)
@@ -159,6 +159,8 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try stream("SELECT account_id, handle FROM passkey_handles ORDER BY account_id", size, body,
                    row: { row throws(StoreError) in CopiedPasskeyHandle(account: row.int64(at: 0), handle: row.blob(at: 1)) },
                    batch: CopyBatch.passkeyHandles)
+        try stream("SELECT \(AppPasswordStore.columns) FROM app_passwords ORDER BY account_id, created_at, id", size, body,
+                   row: { row throws(StoreError) in AppPasswordStore.appPassword(row) }, batch: CopyBatch.appPasswords)
     }
 
     private static let outboxColumns = """
@@ -278,6 +280,9 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             try insertEach("INSERT INTO passkey_handles(account_id, handle) VALUES (?, ?)", rows) { row in
                 [.integer(row.account), .blob(row.handle)]
             }
+        case .appPasswords(let rows):
+            try insertEach("INSERT INTO app_passwords(\(AppPasswordStore.columns)) VALUES (?, ?, ?, ?, ?, ?)", rows,
+                           values: AppPasswordStore.values)
         }
     }
 

@@ -52,6 +52,9 @@ public enum AuditEvent: String, CaseIterable, Equatable, Sendable {
     /// A new passkey did not verify (`passkey.register_finish`); `reason` is the why. A refused passkey log-in
     /// is a failed `login` (method `passkey`, reason the why, `counter` for a sign count that went back).
     case passkeyRejected = "passkey_rejected"
+    /// An app password was made (`account.app_password_create`); `reason` is none, never the secret.
+    case appPasswordAdded = "app_password_added"
+    case appPasswordRemoved = "app_password_removed"
 }
 
 /// Whether what an entry records happened.
@@ -120,6 +123,8 @@ public enum LoginMethod: String, CaseIterable, Equatable, Sendable {
     case passkey
     /// A recovery code (typed or mailed) that set a new password and logged in.
     case recovery
+    /// An app password (`auth.dav_login`).
+    case appPassword = "app_password"
 }
 
 /// An entry as stored.

@@ -118,6 +118,14 @@ public protocol ChargedStorageCalls: AnyObject {
                        charge: QueueCharge, completion: @escaping StorageCompletion<Bool>)
     func usePasskey(credentialID: [UInt8], signCount: UInt32, usedMs: Int64, charge: QueueCharge,
                     completion: @escaping StorageCompletion<PasskeyUse>)
+    func appPasswords(of account: AccountID, charge: QueueCharge,
+                      completion: @escaping StorageCompletion<[StoredAppPassword]>)
+    func addAppPassword(_ appPassword: StoredAppPassword, limit: Int, audit: AuditRecord?, charge: QueueCharge,
+                        completion: @escaping StorageCompletion<AppPasswordAddition>)
+    func removeAppPassword(of account: AccountID, id: String, audit: AuditRecord?, charge: QueueCharge,
+                           completion: @escaping StorageCompletion<Bool>)
+    func touchAppPassword(of account: AccountID, id: String, usedMs: Int64, charge: QueueCharge,
+                          completion: @escaping StorageCompletion<Bool>)
 }
 
 /// A backend's data as one payer reaches it: each call hands `charge` to the backend's namesake in
@@ -428,5 +436,24 @@ extension ChargedView {
                            completion: @escaping StorageCompletion<PasskeyUse>) {
         backend.usePasskey(credentialID: credentialID, signCount: signCount, usedMs: usedMs, charge: charge,
                            completion: completion)
+    }
+
+    public func appPasswords(of account: AccountID, completion: @escaping StorageCompletion<[StoredAppPassword]>) {
+        backend.appPasswords(of: account, charge: charge, completion: completion)
+    }
+
+    public func addAppPassword(_ appPassword: StoredAppPassword, limit: Int, audit: AuditRecord?,
+                               completion: @escaping StorageCompletion<AppPasswordAddition>) {
+        backend.addAppPassword(appPassword, limit: limit, audit: audit, charge: charge, completion: completion)
+    }
+
+    public func removeAppPassword(of account: AccountID, id: String, audit: AuditRecord?,
+                                  completion: @escaping StorageCompletion<Bool>) {
+        backend.removeAppPassword(of: account, id: id, audit: audit, charge: charge, completion: completion)
+    }
+
+    public func touchAppPassword(of account: AccountID, id: String, usedMs: Int64,
+                                 completion: @escaping StorageCompletion<Bool>) {
+        backend.touchAppPassword(of: account, id: id, usedMs: usedMs, charge: charge, completion: completion)
     }
 }

@@ -23,6 +23,9 @@ public enum CopyBatch: Sendable {
     case passkeys([StoredPasskey])
     /// Each account's WebAuthn user handle: the authenticators hold it, so a copy keeps it as it was.
     case passkeyHandles([CopiedPasskeyHandle])
+    /// App passwords as their keyed hashes: an app password copied still logs a DAV client in (under the same key
+    /// file).
+    case appPasswords([StoredAppPassword])
 }
 
 /// One account as a copy moves it, with its password hash.
@@ -172,10 +175,11 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
     public var mailCodes = 0
     public var passkeys = 0
     public var passkeyHandles = 0
+    public var appPasswords = 0
 
     public init(accounts: Int = 0, tokens: Int = 0, failures: Int = 0, contacts: Int = 0, recoveryCodes: Int = 0,
                 totp: Int = 0, audit: Int = 0, mail: Int = 0, mailCodes: Int = 0, passkeys: Int = 0,
-                passkeyHandles: Int = 0) {
+                passkeyHandles: Int = 0, appPasswords: Int = 0) {
         self.accounts = accounts
         self.tokens = tokens
         self.failures = failures
@@ -187,17 +191,19 @@ public struct CopyCounts: Equatable, Sendable, CustomStringConvertible {
         self.mailCodes = mailCodes
         self.passkeys = passkeys
         self.passkeyHandles = passkeyHandles
+        self.appPasswords = appPasswords
     }
 
     public var total: Int {
         accounts + tokens + failures + contacts + recoveryCodes + totp + audit + mail + mailCodes + passkeys
-            + passkeyHandles
+            + passkeyHandles + appPasswords
     }
 
     public var description: String {
         "\(accounts) accounts, \(tokens) tokens, \(failures) failed log-ins, \(contacts) contacts, "
             + "\(recoveryCodes) recovery codes, \(totp) TOTP secrets, \(audit) audit entries, \(mail) mails, "
-            + "\(mailCodes) mailed codes, \(passkeys) passkeys, \(passkeyHandles) passkey user handles"
+            + "\(mailCodes) mailed codes, \(passkeys) passkeys, \(passkeyHandles) passkey user handles, "
+            + "\(appPasswords) app passwords"
     }
 }
 
@@ -216,6 +222,7 @@ extension CopyCounts {
         case .mailCodes(let rows): mailCodes += rows.count
         case .passkeys(let rows): passkeys += rows.count
         case .passkeyHandles(let rows): passkeyHandles += rows.count
+        case .appPasswords(let rows): appPasswords += rows.count
         }
     }
 }

@@ -32,4 +32,6 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case auditMethod
     /// Contacts by uid with the card a client sent, each user's change sequence, and removals' tombstones.
     case contactCards
+    /// App passwords: the extra secrets a CardDAV client logs in with, as keyed hashes.
+    case appPasswords
 }

@@ -29,7 +29,7 @@ public protocol Storage: StorageMaintenance, StorageChangeFeed, AuditFeed {
 
 /// Every data protocol at once: what `Storage.acting(for:)` answers.
 public protocol StorageCalls: AccountStorage, AccountLifeStorage, AdminStorage, SessionTokenStorage,
-    LoginFailureStorage, ContactStorage, AuditStorage, BackupStorage, MailStorage, PasskeyStorage {}
+    LoginFailureStorage, ContactStorage, AuditStorage, BackupStorage, MailStorage, PasskeyStorage, AppPasswordStorage {}
 
 /// One kind of a backend's data, bound per call to whoever pays for it: what a part of the server that needs
 /// only that kind holds instead of the whole `Storage` (the account procedures reach no contacts).

@@ -27,6 +27,7 @@ struct PostgreSQLCopyTests {
             case .mailCodes(let codes): rows += codes.map { "mail code \($0)" }
             case .passkeys(let passkeys): rows += passkeys.map { "passkey \($0)" }
             case .passkeyHandles(let handles): rows += handles.map { "passkey handle \($0)" }
+            case .appPasswords(let appPasswords): rows += appPasswords.map { "app password \($0)" }
             }
         }
         return rows

@@ -182,10 +182,10 @@ struct AuditRecordsServerTests {
 
         // Every entry names this process as its peer, with the client it said hello as.
         let log = server.storage.auditLog
-        // The mail events come with the email methods and the mail sender, the passkey events with the passkey
-        // methods, which this server does not have yet.
+        // The mail events come with the email methods and the mail sender, the passkey and app-password events
+        // with their methods, which this server does not have yet.
         let notYetWritten: Set<AuditEvent> = [.mailQueued, .mailFailed, .emailVerified, .passkeyAdded, .passkeyRemoved,
-                                              .passkeyRejected]
+                                              .passkeyRejected, .appPasswordAdded, .appPasswordRemoved]
         #expect(Set(AuditEvent.allCases).subtracting(log.map(\.record.event)) == notYetWritten, "every event was written")
         for entry in log {
             #expect(entry.record.peer == AuditPeer(uid: getuid(), pid: getpid(), client: Self.client), "\(entry)")

@@ -84,9 +84,10 @@ extension InMemoryStorage {
         }
     }
 
-    /// Inside a deletion: the account's passkeys and handle go with it (the foreign keys' cascade).
+    /// Inside a deletion: the account's passkeys, handle and app passwords go with it (the foreign keys' cascade).
     func removePasskeys(of account: AccountID) {
         passkeyRows = passkeyRows.filter { $0.value.account != account }
         passkeyHandles[account] = nil
+        appPasswordRows = appPasswordRows.filter { $0.value.account != account }
     }
 }

@@ -37,6 +37,7 @@ public final class InMemoryStorage: Storage {
         case holdsRecoveryCode
         case queueCodeMail, verifyEmail, redeemMailedCode, claimDueMail, finishMail, listMail, mailCounts
         case passkeyUserHandle, accountForUserHandle, passkeys, passkey, addPasskey, removePasskey, usePasskey
+        case appPasswords, addAppPassword, removeAppPassword, touchAppPassword
     }
 
 
@@ -116,6 +117,8 @@ public final class InMemoryStorage: Storage {
     public internal(set) var passkeyRows: [[UInt8]: StoredPasskey] = [:]
     /// Each account's WebAuthn user handle.
     public internal(set) var passkeyHandles: [AccountID: [UInt8]] = [:]
+    /// App passwords by id, every column as a backend stores it.
+    public internal(set) var appPasswordRows: [String: StoredAppPassword] = [:]
 
     /// Storage on `clock` (a `ManualWallClock` in tests), answering as `answering` says.
     public init(clock: any WallClock = ManualWallClock(), answering: Answering = .immediately) {
@@ -422,7 +425,7 @@ public final class InMemoryStorage: Storage {
     func hasRoom(for rows: Int) -> Bool {
         guard let rowLimit else { return true }
         let stored = accounts.count + tokens.count + failureTimes.values.reduce(0) { $0 + $1.count } + contacts.count
-            + passkeyRows.count
+            + passkeyRows.count + appPasswordRows.count
         return stored + rows <= rowLimit
     }
 

@@ -20,6 +20,7 @@ struct DatabaseCopyTests {
         var mailCodes: [CopiedMailCode] = []
         var passkeys: [StoredPasskey] = []
         var passkeyHandles: [CopiedPasskeyHandle] = []
+        var appPasswords: [StoredAppPassword] = []
         var finished = false
         var calls: [String] = []
         /// The key check value the database keeps, if any.
@@ -51,7 +52,8 @@ struct DatabaseCopyTests {
             calls.append("counts")
             return CopyCounts(accounts: accounts.count, tokens: tokens.count, failures: failures.count, contacts: contacts.count,
                               recoveryCodes: codes.count, totp: totp.count, audit: audit.count, mail: mail.count,
-                              mailCodes: mailCodes.count, passkeys: passkeys.count, passkeyHandles: passkeyHandles.count)
+                              mailCodes: mailCodes.count, passkeys: passkeys.count, passkeyHandles: passkeyHandles.count,
+                              appPasswords: appPasswords.count)
         }
 
         func readAll(batchSize: Int, _ body: (CopyBatch) throws(CopyError) -> Void) throws(CopyError) {
@@ -90,6 +92,7 @@ struct DatabaseCopyTests {
             case .mailCodes(let rows): mailCodes += rows.dropLast(dropping)
             case .passkeys(let rows): passkeys += rows.dropLast(dropping)
             case .passkeyHandles(let rows): passkeyHandles += rows.dropLast(dropping)
+            case .appPasswords(let rows): appPasswords += rows.dropLast(dropping)
             }
         }
 

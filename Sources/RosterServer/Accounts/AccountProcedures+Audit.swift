@@ -36,6 +36,9 @@ enum FailedEntryReason: String {
     case passkeySignature = "signature"
     case passkeyFormat = "format"
     case passkeyCounter = "counter"
+    /// An account with TOTP logging a DAV client in with its own password (`auth.dav_login`), which needs an app
+    /// password; counted as a failure whether or not the password was right.
+    case appPasswordRequired = "app_password_required"
 }
 
 extension AccountProcedures {

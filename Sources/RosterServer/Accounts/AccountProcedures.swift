@@ -13,7 +13,7 @@ final class AccountProcedures {
     /// The storage an account procedure needs: accounts, session tokens, failed log-ins and the life of an account
     /// and what an administrator does to it, nothing of contacts. Audited: each change's entry commits with it.
     typealias Backend = AccountStorage & SessionTokenStorage & LoginFailureStorage & AccountLifeStorage & AdminStorage
-        & AuditStorage & MailStorage & PasskeyStorage
+        & AuditStorage & MailStorage & PasskeyStorage & AppPasswordStorage
 
     /// Each call bound to the payer of the request it serves.
     let storage: BoundStorage<any Backend>
@@ -213,13 +213,14 @@ final class AccountProcedures {
 
     // MARK: Tokens
 
-    /// A fresh bearer token for `account`, stored only as its hash, with `entry` (and `peer`'s client name). It
-    /// follows a verified password or a new account, so the storage never refuses it: the expensive part already ran.
-    func issueToken(for account: Account, peer: AuditPeer, entry: AuditRecord?, charge: QueueCharge,
-                    completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
+    /// A fresh bearer token for `account`, stored only as its hash, with `entry` (and `peer`'s client name); a
+    /// contacts-only one (`auth.dav_login`'s) when `contactsOnly`. It follows a verified password or a new account,
+    /// so the storage never refuses it: the expensive part already ran. Either kind counts toward the per-user cap.
+    func issueToken(for account: Account, peer: AuditPeer, entry: AuditRecord?, contactsOnly: Bool = false,
+                    charge: QueueCharge, completion: @escaping (Result<IssuedToken, RosterError>) -> Void) {
         let token: SessionToken
         do {
-            token = try SessionToken.generate()
+            token = try SessionToken.generate(contactsOnly: contactsOnly)
         } catch {
             logger.error("token generation failed: \(error)")
             return completion(.failure(.internal))

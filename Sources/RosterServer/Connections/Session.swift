@@ -15,6 +15,9 @@ final class Session {
     /// The account this connection is logged in as, and the hash of the token it holds (to revoke at log-out).
     var user: Account?
     var tokenHash: [UInt8]?
+    /// What the logged-in session may call: a DAV log-in's token opens only the contacts (`SessionScope`). Set
+    /// with every log-in; it matters only while `user` is set.
+    var scope: SessionScope = .full
     /// What the contacts writes queued for this log-in carry, ended when it ends (see `SessionGrant`).
     var grant: SessionGrant?
     /// Contacts writes of this connection not answered yet. A change of who the session is waits for them (see

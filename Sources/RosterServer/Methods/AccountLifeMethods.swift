@@ -78,17 +78,24 @@ final class AccountLifeMethods<Sessions: AccountLifeSessions> {
                 guard case .success(let listed) = listed else { return call.finish(listed.map { _ in [:] }) }
                 accounts.passkeys(of: user, charge: charge) { [self] passkeys in
                     guard case .success(let passkeys) = passkeys else { return call.finish(passkeys.map { _ in [:] }) }
-                    sessions.exportContacts(of: user, byteLimit: call.connection.maxAnswerBytes, charge: charge,
-                                            cancelled: call.connection.closedFlag) { contacts in
-                        call.finish(contacts.map { vcard in
-                            [
-                                "account": Self.described(user, security),
-                                "sessions": .array(listed.map { Self.described($0, current: current) }),
-                                // Names and times only: a public key is no one's business outside the daemon.
-                                "passkeys": .array(passkeys.map(PasskeyListing.described)),
-                                "contacts": ["format": "vcard", "data": .string(vcard)],
-                            ]
-                        })
+                    accounts.appPasswords(of: user, charge: charge) { [self] appPasswords in
+                        guard case .success(let appPasswords) = appPasswords else {
+                            return call.finish(appPasswords.map { _ in [:] })
+                        }
+                        sessions.exportContacts(of: user, byteLimit: call.connection.maxAnswerBytes, charge: charge,
+                                                cancelled: call.connection.closedFlag) { contacts in
+                            call.finish(contacts.map { vcard in
+                                [
+                                    "account": Self.described(user, security),
+                                    "sessions": .array(listed.map { Self.described($0, current: current) }),
+                                    // Names and times only: a public key is no one's business outside the daemon,
+                                    // and an app password's hash is no one's at all.
+                                    "passkeys": .array(passkeys.map(PasskeyListing.described)),
+                                    "app_passwords": .array(appPasswords.map(AppPasswordListing.described)),
+                                    "contacts": ["format": "vcard", "data": .string(vcard)],
+                                ]
+                            })
+                        }
                     }
                 }
             }
@@ -349,6 +356,7 @@ extension AccountLifeMethods: MethodGroup where Sessions.Host: ContactsCallHost 
                 "account.export", summary: "Everything stored about the user except secrets.",
                 result: .object([FieldSpec("account", account), FieldSpec("sessions", .array(session)),
                                  FieldSpec("passkeys", .array(PasskeyListing.shape)),
+                                 FieldSpec("app_passwords", .array(AppPasswordListing.shape)),
                                  FieldSpec("contacts", .object([FieldSpec("format", .oneOf(["vcard"])),
                                                                 FieldSpec("data", .string)]))])),
                    handler: { $0.export($1) }),

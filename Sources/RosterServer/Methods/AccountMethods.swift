@@ -1,4 +1,5 @@
 import RosterCore
+import RosterCrypto
 import RosterRuntime
 import RosterProtocol
 import RosterStorage
@@ -14,6 +15,8 @@ protocol AccountSessions: AnyObject {
     func accountRegistered(_ account: Account, by peer: PeerCredentials)
     /// `host`'s session is now `account`'s, bound to the token `tokenHash` when there is one.
     func logIn(_ host: Host, as account: Account, tokenHash: [UInt8]?)
+    /// As `logIn`, with what the session may call (a DAV log-in's token: the contacts only).
+    func logIn(_ host: Host, as account: Account, tokenHash: [UInt8]?, scope: SessionScope)
     /// A resume reads its token later; a revocation of that token in between must still win (see
     /// `RevocationsDuringResumes`). `resumeEnded` says whether it did.
     func resumeStarted() -> UInt64
@@ -120,11 +123,20 @@ final class AccountMethods<Sessions: AccountSessions> {
                 }
                 answer(result.flatMap { user, hash -> Result<JSONValue, RosterError> in
                     guard !revokedMeanwhile else { return .failure(.notFound) }
-                    sessions.logIn(call.connection, as: user, tokenHash: hash)
+                    // A DAV log-in's token keeps its scope: the bearer says which it is, and its hash covers that.
+                    sessions.logIn(call.connection, as: user, tokenHash: hash,
+                                   scope: SessionToken.isContactsOnly(bearer: bearer) ? .contacts : .full)
                     return .success(["username": .string(user.username)])
                 })
             }
         }
+    }
+}
+
+extension AccountSessions {
+    /// A double that keeps no scope: the session is `account`'s, whatever it may call.
+    func logIn(_ host: Host, as account: Account, tokenHash: [UInt8]?, scope: SessionScope) {
+        logIn(host, as: account, tokenHash: tokenHash)
     }
 }
 

@@ -77,6 +77,11 @@ final class Dispatcher<Host: DispatchHost> {
                 return true
             }
             if mustWait(method.dependence, params: params, on: connection.session) { return false }
+            // A contacts-only session (a DAV log-in's) calls nothing else; a notification of it does nothing.
+            if connection.session.user != nil, !connection.session.scope.allows(request.method) {
+                if let id = request.id { sendError(.forbidden, id: id, to: connection) }
+                return true
+            }
             connection.requestStarted()
             method.serve(RequestCall(id: request.id, params: params, connection: connection))
         }

@@ -15,6 +15,7 @@ final class ServerMethods {
     let adminUsers: AdminUsersMethods<SessionBook>
     let adminAudit: AdminAuditMethods<SessionBook>
     let passkeys: PasskeyMethods<SessionBook>
+    let appPasswords: AppPasswordMethods<SessionBook>
 
     /// `formScheduler` is the forms' clock and timers: the loop, or a manual clock in a test.
     init(storage: any Storage, accounts: AccountProcedures, contacts: ContactsService, formScheduler: any Scheduler,
@@ -28,11 +29,13 @@ final class ServerMethods {
         adminUsers = AdminUsersMethods(accounts: accounts, sessions: sessions)
         adminAudit = AdminAuditMethods(storage: storage, accounts: accounts, desk: sessions)
         passkeys = PasskeyMethods(accounts: accounts, sessions: sessions)
+        appPasswords = AppPasswordMethods(accounts: accounts, sessions: sessions)
     }
 
     /// Every group's methods, bound, for the dispatcher's table (a name given twice keeps the later entry).
     var all: [Method<Connection>] {
         session.methods + admin.methods + adminUsers.methods + adminAudit.methods + forms.methods + account.methods
             + accountLife.methods + contacts.methods + passkeys.methods
+            + appPasswords.methods
     }
 }

@@ -84,8 +84,14 @@ final class SessionBook {
 
     // MARK: Log-ins and log-outs
 
-    /// The session is now `user`'s; it hears so through a `session` event.
+    /// The session is now `user`'s, with every method its account may call; it hears so through a `session` event.
     func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?) {
+        logIn(connection, as: user, tokenHash: tokenHash, scope: .full)
+    }
+
+    /// The session is now `user`'s, with what `scope` lets it call; it hears so through a `session` event.
+    func logIn(_ connection: Connection, as user: Account, tokenHash: [UInt8]?, scope: SessionScope) {
+        connection.session.scope = scope
         if let previous = connection.session.user, previous.id != user.id {
             closeUsersForms(of: connection)
             connection.session.grant?.end()

@@ -31,12 +31,13 @@ struct AuditVerb: Verb {
     static let defaultLimit = 100
     /// The past entries `--follow` prints before the live ones.
     static let followBacklog = 10
-    /// The events `--event` takes: the twenty-two of protocol.md §The audit log, as `admin.audit` names them. Checked
+    /// The events `--event` takes: the twenty-four of protocol.md §The audit log, as `admin.audit` names them. Checked
     /// here, so a mistyped one is a usage error that lists them rather than the daemon's bare "out of range".
     static let events = ["register", "login", "logout", "resume", "password_changed", "email_changed", "deleted", "locked",
                          "unlocked", "recovery_codes_created", "recovered", "totp_enabled", "totp_disabled",
                          "session_revoked", "failures_reset", "backup", "mail_queued", "mail_failed", "email_verified",
-                         "passkey_added", "passkey_removed", "passkey_rejected"]
+                         "passkey_added", "passkey_removed", "passkey_rejected", "app_password_added",
+                         "app_password_removed"]
 
     let command: AuditCommand
 
