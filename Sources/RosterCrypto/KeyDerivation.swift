@@ -12,6 +12,8 @@ public enum KeyPurpose: String, Sendable, CaseIterable {
     case mailSeal = "mailseal"
     /// Keying the mailed-code hash (`MailCodes.hash`).
     case mailCodes = "mcodes__"
+    /// Keying the credential IDs offered for a name without passkeys (`PasskeyDecoy`).
+    case passkeyDecoy = "pkdecoy_"
 }
 
 extension SecretKey {
@@ -37,6 +39,8 @@ public struct AccountSecrets: Sendable {
     public let mailSeal: SecretKey
     /// Keys the mailed-code hashes.
     public let mailCodes: SecretKey
+    /// Keys the decoy credential IDs of names without passkeys.
+    public let passkeyDecoys: SecretKey
 
     /// Every subkey of `master`.
     public init(master: SecretKey) {
@@ -44,6 +48,7 @@ public struct AccountSecrets: Sendable {
         recoveryCodes = master.subkey(for: .recoveryCodes)
         mailSeal = master.subkey(for: .mailSeal)
         mailCodes = master.subkey(for: .mailCodes)
+        passkeyDecoys = master.subkey(for: .passkeyDecoy)
     }
 
     /// Keys from a random master that exists only in this process (tests, and nothing that stores a secret).
