@@ -31,6 +31,8 @@ public enum MessageCatalog {
         case .passkeyRejected(let why):
             let key = "error.passkey_rejected.\(why)"
             return text(contains(key) ? key : "error.passkey_rejected", locale: locale, arguments: arguments)
+        case .passkeyNeedsCode, .unknownPasskey:
+            return text("error.\(error.reason).passkey", locale: locale, arguments: arguments)
         case .parseError, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated, .forbidden, .unknownForm,
              .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .notFound, .wrongPassword, .invalidCredentials,
              .locked, .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed,

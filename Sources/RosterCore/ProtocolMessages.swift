@@ -179,6 +179,16 @@ enum ProtocolMessages {
             .zhHans: "密码正确，请输入身份验证器上的 6 位验证码", .en: "The password is right; enter the 6-digit code from your authenticator app",
             .vi: "Mật khẩu đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực", .ko: "비밀번호가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",
         ],
+        "error.code_required.passkey": [
+            .zhHans: "通行密钥正确，请输入身份验证器上的 6 位验证码",
+            .en: "The passkey is right; enter the 6-digit code from your authenticator app",
+            .vi: "Khóa truy cập đúng; hãy nhập mã 6 chữ số từ ứng dụng xác thực",
+            .ko: "패스키가 맞습니다. 인증 앱의 6자리 코드를 입력하세요",
+        ],
+        "error.invalid_credentials.passkey": [
+            .zhHans: "这个通行密钥不属于此处的任何账户", .en: "This passkey belongs to no account here",
+            .vi: "Khóa truy cập này không thuộc tài khoản nào ở đây", .ko: "이 패스키는 여기의 어떤 계정에도 속하지 않습니다",
+        ],
         "error.invalid_code": [
             .zhHans: "验证码错误、已使用或已过期", .en: "The code is wrong, used already or expired",
             .vi: "Mã sai, đã dùng hoặc đã hết hạn", .ko: "코드가 틀렸거나 이미 사용되었거나 만료되었습니다",

@@ -28,6 +28,11 @@ public enum RosterError: Error, Equatable, Sendable {
     case locked
     /// The password was right and the account needs its one-time (TOTP) code (protocol.md "Log-in with TOTP, step by step").
     case codeRequired
+    /// `code_required` after a passkey that did not verify the user: the passkey was right, the code is still owed
+    /// (protocol.md "Passkeys"); worded for a passkey, not a password.
+    case passkeyNeedsCode
+    /// `invalid_credentials` for a passkey this daemon holds for nobody (removed, or never registered here).
+    case unknownPasskey
     /// A wrong, used or expired one-time or recovery code; it counts as a failed log-in.
     case invalidCode
     /// `account.email_verify_send` for an account without an email (protocol.md §Email).
@@ -70,7 +75,8 @@ public enum RosterError: Error, Equatable, Sendable {
         case .wrongPassword: "wrong_password"
         case .invalidCredentials: "invalid_credentials"
         case .locked: "locked"
-        case .codeRequired: "code_required"
+        case .codeRequired, .passkeyNeedsCode: "code_required"
+        case .unknownPasskey: "invalid_credentials"
         case .invalidCode: "invalid_code"
         case .noEmail: "no_email"
         case .mailUnavailable: "mail_unavailable"
@@ -89,7 +95,8 @@ public enum RosterError: Error, Equatable, Sendable {
     public var details: [(key: String, value: ErrorDetail)] {
         switch self {
         case .parseError, .unauthenticated, .forbidden, .notFound, .wrongPassword, .invalidCredentials, .locked,
-             .codeRequired, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed, .storageFull, .internal:
+             .codeRequired, .passkeyNeedsCode, .unknownPasskey, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed, .storageFull,
+             .internal:
             []
         case .invalidRequest(let problem): [("problem", .string(problem))]
         case .requestTooLarge(let limit): [("limit", .int(Int64(limit)))]

@@ -14,6 +14,8 @@ public enum KeyPurpose: String, Sendable, CaseIterable {
     case mailCodes = "mcodes__"
     /// Keying the app-password hash (`AppPasswords.hash`).
     case appPasswords = "apppw___"
+    /// Keying the credential IDs offered for a name without passkeys (`PasskeyDecoy`).
+    case passkeyDecoy = "pkdecoy_"
 }
 
 extension SecretKey {
@@ -41,6 +43,8 @@ public struct AccountSecrets: Sendable {
     public let mailCodes: SecretKey
     /// Keys the app-password hashes.
     public let appPasswords: SecretKey
+    /// Keys the decoy credential IDs of names without passkeys.
+    public let passkeyDecoys: SecretKey
 
     /// Every subkey of `master`.
     public init(master: SecretKey) {
@@ -49,6 +53,7 @@ public struct AccountSecrets: Sendable {
         mailSeal = master.subkey(for: .mailSeal)
         mailCodes = master.subkey(for: .mailCodes)
         appPasswords = master.subkey(for: .appPasswords)
+        passkeyDecoys = master.subkey(for: .passkeyDecoy)
     }
 
     /// Keys from a random master that exists only in this process (tests, and nothing that stores a secret).

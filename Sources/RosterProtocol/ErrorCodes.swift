@@ -17,9 +17,9 @@ public enum ErrorCodes {
         case .taken: 1010
         case .notFound: 1011
         case .wrongPassword: 1012
-        case .invalidCredentials: 1013
+        case .invalidCredentials, .unknownPasskey: 1013
         case .locked: 1014
-        case .codeRequired: 1015
+        case .codeRequired, .passkeyNeedsCode: 1015
         case .invalidCode: 1016
         case .noEmail: 1017
         case .mailUnavailable: 1018

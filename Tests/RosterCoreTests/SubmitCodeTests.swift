@@ -12,7 +12,7 @@ struct SubmitCodeTests {
             .methodNotFound(method: "m"), .unauthenticated, .forbidden, .unknownForm(form: "f"),
             .unknownField(form: "f", field: "x"), .formNotOpen(form: "f"), .fieldDisabled(form: "f", field: "x"),
             .notSubmittable(form: "register"), .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired,
-            .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
+            .passkeyNeedsCode, .unknownPasskey, .invalidCode, .noEmail, .mailUnavailable, .preconditionFailed, .rateLimited(retryAfterMs: 1), .busy(retryAfterMs: 1), .answerTooLarge(size: 2, limit: 1), .storageFull,
             .storageUnavailable(retryAfterMs: 1), .internal,
         ] + ["challenge", "origin", "rp_id", "type", "user_present", "signature", "format", "duplicate", "counter"]
             .map { .passkeyRejected(why: $0) }
@@ -24,8 +24,8 @@ struct SubmitCodeTests {
             switch error {
             case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
                  .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-                 .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .invalidCode, .noEmail,
-                 .mailUnavailable, .passkeyRejected, .preconditionFailed, .rateLimited, .busy, .answerTooLarge,
+                 .taken, .notFound, .wrongPassword, .invalidCredentials, .locked, .codeRequired, .passkeyNeedsCode,
+                 .unknownPasskey, .invalidCode, .noEmail, .mailUnavailable, .passkeyRejected, .preconditionFailed, .rateLimited, .busy, .answerTooLarge,
                  .storageFull, .storageUnavailable, .internal:
                 break
             }

@@ -82,7 +82,8 @@ extension AccountProcedures {
         case .locked: .locked
         case .parseError, .invalidRequest, .requestTooLarge, .methodNotFound, .invalidParams, .unauthenticated,
              .forbidden, .unknownForm, .unknownField, .formNotOpen, .fieldDisabled, .notSubmittable, .invalidField,
-             .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .invalidCode, .noEmail,
+             .taken, .notFound, .wrongPassword, .invalidCredentials, .codeRequired, .passkeyNeedsCode, .unknownPasskey,
+             .invalidCode, .noEmail,
              .mailUnavailable, .passkeyRejected, .preconditionFailed, .busy,
              .answerTooLarge, .storageFull, .storageUnavailable, .internal:
             nil

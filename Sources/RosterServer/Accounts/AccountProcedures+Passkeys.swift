@@ -139,14 +139,24 @@ extension AccountProcedures {
     /// The credentials `auth.passkey_begin` allows for `username`: its passkeys, or none for an unknown name (the
     /// answer then looks like a discoverable one's, telling nobody whether the name exists).
     func passkeysAllowed(for username: String, charge: QueueCharge,
-                         completion: @escaping (Result<[StoredPasskey], RosterError>) -> Void) {
+                         completion: @escaping (Result<[AllowedPasskey], RosterError>) -> Void) {
         let data = storage.acting(for: charge)
-        data.credential(for: AccountIdentifier(loginIdentifier: Normalization.canonicalLoginIdentifier(username))) { found in
+        let name = Normalization.canonicalLoginIdentifier(username)
+        // Without RevealUnknownUsers a name with no passkey (unknown, or an account that has none) is offered
+        // a decoy, so the list does not say which names hold an account.
+        let decoy = policy.revealUnknownUsers ? []
+            : [AllowedPasskey(credentialID: PasskeyDecoy.credentialID(for: name, key: secrets.passkeyDecoys),
+                              transports: AllowedPasskey.decoyTransports)]
+        data.credential(for: AccountIdentifier(loginIdentifier: name)) { found in
             switch found {
             case .failure(let failure): completion(.failure(failure.rosterError))
-            case .success(nil): completion(.success([]))
+            case .success(nil): completion(.success(decoy))
             case .success(let credential?):
-                data.passkeys(of: credential.account.id) { completion($0.mapError(\.rosterError)) }
+                data.passkeys(of: credential.account.id) { result in
+                    completion(result.mapError(\.rosterError).map { stored in
+                        stored.isEmpty ? decoy : stored.map(AllowedPasskey.init)
+                    })
+                }
             }
         }
     }

@@ -48,7 +48,7 @@ final class PasskeyMethods<Sessions: PasskeySessions> {
         do { return try RandomBytes.make(count: PasskeyCeremonies.challengeBytes) } catch { throw .internal }
     }
 
-    private static func descriptor(_ passkey: StoredPasskey) -> JSONValue {
+    private static func descriptor(_ passkey: AllowedPasskey) -> JSONValue {
         [
             "type": "public-key",
             "id": .string(Base64URL.encode(passkey.credentialID)),
@@ -78,7 +78,7 @@ final class PasskeyMethods<Sessions: PasskeySessions> {
                         ["type": "public-key", "alg": .int($0.rawValue)]
                     }),
                     "timeout": .int(PasskeyCeremonies.lifetimeMs),
-                    "excludeCredentials": .array(start.existing.map(Self.descriptor)),
+                    "excludeCredentials": .array(start.existing.map { Self.descriptor(AllowedPasskey($0)) }),
                     "authenticatorSelection": ["residentKey": "preferred", "userVerification": "preferred"],
                     "attestation": "none",
                 ]
@@ -152,7 +152,7 @@ final class PasskeyMethods<Sessions: PasskeySessions> {
 
     func logInBegin(_ call: PasskeyCall) {
         let settings = sessions.webAuthn
-        let begin = { [self] (allowed: [StoredPasskey]?) -> Void in
+        let begin = { [self] (allowed: [AllowedPasskey]?) -> Void in
             let challenge: [UInt8]
             do throws(RosterError) { challenge = try Self.challenge() } catch { return call.fail(error) }
             call.session.passkeys.begin(PasskeyCeremonies.LogIn(
@@ -207,11 +207,11 @@ final class PasskeyMethods<Sessions: PasskeySessions> {
                 case .failure(.codeRequired):
                     call.session.passkeys.awaitCode(PasskeyCeremonies.AwaitingCode(
                         credentialID: request.credentialID, allowed: request.allowed, startedMs: startedMs))
-                    answer(.failure(.codeRequired))
+                    answer(.failure(.passkeyNeedsCode))
                 case .failure(let error):
                     sessions.logger.notice("passkey log-in refused: \(error.reason)",
                                            [("ROSTER_PEER_UID", String(call.peer.uid))])
-                    answer(.failure(error))
+                    answer(.failure(error == .invalidCredentials ? .unknownPasskey : error))
                 case .success(let signedIn):
                     answer(signedIn.token.map { token in
                         sessions.logIn(call.connection, as: signedIn.account, tokenHash: token.hash)

@@ -283,6 +283,8 @@ def test_without_user_verification_a_totp_account_needs_the_code_next(passkey_da
     with connect(passkey_daemon) as other:
         error = refused("code_required", passkey_log_in, other, authenticator)
         assert error.code == 1015
+        # Worded for what was proved: the passkey, not a password nobody typed.
+        assert "passkey is right" in str(error) and "password" not in str(error)
         assert other.session_whoami()["user"] is None
         # The connection keeps the verified assertion: the code alone completes it (the step after the
         # enrolment's, since each step's code is good once).
@@ -374,7 +376,8 @@ def test_list_and_remove_and_a_removed_passkey_logs_nobody_in(passkey_daemon: Da
     assert [item["id"] for item in client.passkey_list()["items"]] == [kept["id"]]
     assert "passkey_removed" in [entry["event"] for entry in audit(client, "olga01")]
     with connect(passkey_daemon) as other:
-        assert refused("invalid_credentials", passkey_log_in, other, gone).code == 1013
+        unknown = refused("invalid_credentials", passkey_log_in, other, gone)
+        assert unknown.code == 1013 and "passkey belongs to no account" in str(unknown)
         assert other.session_whoami()["user"] is None
         assert passkey_log_in(other, keep)["username"] == "olga01"
 
@@ -440,3 +443,21 @@ def test_the_async_client_registers_and_logs_in(passkey_daemon: Daemon) -> None:
                 await owner.session_resume(token=answer["token"])
                 assert (await owner.passkey_remove(id=added["id"], password="secret1")) == {}
     asyncio.run(run())
+
+
+def test_without_revealing_unknown_users_a_name_without_passkeys_is_offered_the_same_decoy() -> None:
+    """`[Login] RevealUnknownUsers=no`: an unknown name and an account without passkeys are each offered one
+    credential that is the same on every ask, so the options do not tell who has an account."""
+    require_passkey_methods()
+    with started_daemon(webauthn_config(extra="[Login]\nRevealUnknownUsers=no\n")) as hidden:
+        with connect(hidden) as client:
+            account(client, "paula1")
+            with connect(hidden) as other:
+                def offered(username: str) -> list[dict[str, Any]]:
+                    return plain(other.auth_passkey_begin(username=username)["options"])["allowCredentials"]
+                unknown, nobody_yet = offered("nobody1"), offered("paula1")
+                assert len(unknown) == 1 and len(nobody_yet) == 1 and unknown != nobody_yet
+                assert offered("nobody1") == unknown and offered("NOBODY1") == unknown
+                assert len(unb64u(unknown[0]["id"])) == 32 and unknown[0]["type"] == "public-key"
+                _, real = add_passkey(client, SoftAuthenticator(origin=ORIGIN))
+                assert [entry["id"] for entry in offered("paula1")] == [real["id"]]
