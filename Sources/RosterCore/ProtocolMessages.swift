@@ -309,6 +309,7 @@ enum ProtocolMessages {
         "error.note_too_long": [
             .zhHans: "名片中的备注太长", .en: "The card's note is too long",
             .vi: "Ghi chú trong danh thiếp quá dài", .ko: "명함의 메모가 너무 깁니다",
+        ],
         "error.too_many_app_passwords": [
             .zhHans: "此账户的应用专用密码已达上限，请先删除一个",
             .en: "This account has as many app passwords as it may hold; remove one first",

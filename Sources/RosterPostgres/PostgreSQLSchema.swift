@@ -276,6 +276,7 @@ public enum PostgreSQLSchema {
             """,
             "CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision)",
             "CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at)",
+            ])
         // As SQLite's 0015_app_passwords: an account's app passwords as keyed hashes, by random id, going with
         // their account. Numbered 0014: 0013 is the contacts' CardDAV step, before this one in the list.
         case .appPasswords:

@@ -253,6 +253,7 @@ public enum RosterSchema {
             ) STRICT, WITHOUT ROWID;
             CREATE INDEX contact_tombstones_user_revision ON contact_tombstones(user_id, revision);
             CREATE INDEX contact_tombstones_removed ON contact_tombstones(removed_at);
+            """)
         // An account's app passwords (protocol.md "App passwords"), each a keyed hash of a secret the owner was
         // shown once, under a random id unique across the database; they go with their account. Numbered 0015:
         // 0014 is the contacts' CardDAV step, which lands before this one in the list (the migrator goes by the
