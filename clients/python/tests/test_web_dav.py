@@ -78,7 +78,7 @@ def test_discovery_leads_from_the_well_known_address_to_the_book(daemon: Daemon,
 
 def test_basic_log_in_is_checked_by_rosterd_and_one_user_never_reaches_anothers_book(
         daemon: Daemon, gateway: Gateway, dav_user: DavUser) -> None:
-    bob = make_user(daemon, "bob1")
+    bob = make_user(daemon, "bobby1")
     try:
         async def flow() -> None:
             async with Dav(gateway, "alice1", "wrong-password") as wrong:
@@ -89,15 +89,15 @@ def test_basic_log_in_is_checked_by_rosterd_and_one_user_never_reaches_anothers_
             async with Dav(gateway, "alice1", dav_user.app_password) as alice:
                 response, _ = await alice.request("PROPFIND", BOOK, "", {"Depth": "0"})
                 assert response.status == 207
-                for path in ("/dav/addressbooks/bob1/contacts/", "/dav/principals/bob1/",
-                             "/dav/addressbooks/bob1/contacts/x.vcf"):
+                for path in ("/dav/addressbooks/bobby1/contacts/", "/dav/principals/bobby1/",
+                             "/dav/addressbooks/bobby1/contacts/x.vcf"):
                     response, _ = await alice.request("PROPFIND", path, "", {"Depth": "0"})
                     assert response.status == 403, path
-                response, _ = await alice.request("PUT", "/dav/addressbooks/bob1/contacts/x.vcf", card("x", "X Y"))
+                response, _ = await alice.request("PUT", "/dav/addressbooks/bobby1/contacts/x.vcf", card("x", "X Y"))
                 assert response.status == 403
             # Without TOTP the account password opens CardDAV too.
-            async with Dav(gateway, "bob1", bob.password) as bob_dav:
-                response, _ = await bob_dav.request("PROPFIND", "/dav/addressbooks/bob1/contacts/", "",
+            async with Dav(gateway, "bobby1", bob.password) as bob_dav:
+                response, _ = await bob_dav.request("PROPFIND", "/dav/addressbooks/bobby1/contacts/", "",
                                                     {"Depth": "0"})
                 assert response.status == 207
             async with aiohttp.ClientSession() as anonymous:

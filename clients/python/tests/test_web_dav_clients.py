@@ -71,7 +71,7 @@ password = "{self.user.app_password}"
         """The local cards by their UID."""
         found = {}
         for path in self.local.glob("*.vcf"):
-            match = re.search(r"^UID:(.*?)\r?$", path.read_text(), re.MULTILINE)
+            match = re.search(r"^UID(?:;[^:\r\n]*)?:(.*?)\r?$", path.read_text(), re.MULTILINE)
             assert match is not None, path
             found[match.group(1)] = path
         return found

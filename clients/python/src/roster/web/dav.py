@@ -54,7 +54,7 @@ TWO_STEP_HINT = ("Log in to CardDAV with your username and an app password (the 
 # How rosterd's refusals read over HTTP.
 STATUS_BY_REASON = {"not_found": 404, "precondition_failed": 412, "rate_limited": 429, "busy": 503,
                     "storage_unavailable": 503, "forbidden": 403, "locked": 403, "unauthenticated": 401,
-                    "invalid_credentials": 401}
+                    "invalid_credentials": 401, "wrong_password": 401}
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ class CardDav:
                 result = (str(answer["username"]), str(answer["token"]))
             except RosterError as error:
                 response = from_daemon(error)
-                if error.reason in ("invalid_credentials", "not_found") or error.code == INVALID_PARAMS:
+                if error.reason in ("invalid_credentials", "wrong_password", "not_found") or error.code == INVALID_PARAMS:
                     response = text(401, (error.message + "\n" if error.message else "") + TWO_STEP_HINT,
                                     {"WWW-Authenticate": REALM})
                 future.set_exception(Refused(response))
