@@ -28,7 +28,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SMOKE_SECONDS ?= 1
 # roster-fuzz-parsers, one target per parser of outside data, each fed straight into its parser (at parser speed);
 # `request` is roster-fuzz, the whole request path. Each target's corpus is Fuzz/corpus/<target>/.
-FUZZ_PARSER_TARGETS := vcard csv json framer ini conninfo remote base32 notify mail webauthn
+FUZZ_PARSER_TARGETS := vcard csv json framer ini conninfo remote base32 notify mail webauthn card
 FUZZ_TARGETS := $(FUZZ_PARSER_TARGETS) request
 
 PREFIX ?= /usr/local

@@ -90,7 +90,7 @@ _rosterctl() {
             options="--status --limit" ;;
         contacts)
             if [[ $cword -eq $((i + 1)) ]]; then
-                COMPREPLY=($(compgen -W "list search add edit rm import export" -- "$cur"))
+                COMPREPLY=($(compgen -W "list search add edit rm import export changes vcard put-vcard" -- "$cur"))
                 return
             fi
             case ${words[i+1]} in
@@ -98,6 +98,8 @@ _rosterctl() {
                 add) options="--phone --email --note" ;;
                 edit) options="--name --phone --email --note" ;;
                 export) options="--format" ;;
+                changes) options="--since" ;;
+                put-vcard) options="--if-match --if-none-match" ;;
                 import)
                     # FILE, or - for stdin; vCard and CSV files first, since that is what it reads.
                     if [[ $cur != -* ]]; then
@@ -113,7 +115,7 @@ _rosterctl() {
                 COMPREPLY=($(compgen -W "session.hello session.whoami session.logout session.resume form.open form.input
                     form.submit form.close users.check_username users.register auth.login rpc.describe admin.stats
                     contacts.list contacts.search contacts.add contacts.update contacts.remove contacts.import
-                    contacts.export account.show account.change_password account.change_email account.delete
+                    contacts.export contacts.changes contacts.get_vcard contacts.get_vcards contacts.put_vcard account.show account.change_password account.change_email account.delete
                     account.export account.recovery_codes account.totp_enroll account.totp_confirm
                     account.totp_disable session.list session.revoke session.revoke_others auth.recover
                     admin.users.list admin.users.show admin.users.lock admin.users.unlock admin.users.delete

@@ -3,7 +3,7 @@
 #   tools/fuzz.sh TARGET SECONDS run     new inputs join Fuzz/corpus/TARGET, which is then minimized (-merge=1)
 #   tools/fuzz.sh TARGET SECONDS smoke   the corpus is replayed and fuzzed, and left as it is (`make test`)
 # TARGET is `request` (roster-fuzz, the whole request path) or a parser of roster-fuzz-parsers (vcard, csv, json,
-# framer, ini, conninfo, remote, base32, notify, mail, webauthn). A crash, a timeout or a broken property exits non-zero, with
+# framer, ini, conninfo, remote, base32, notify, mail, webauthn, card). A crash, a timeout or a broken property exits non-zero, with
 # the input in Fuzz/crashes/; files named known-crash-* (inputs that once crashed) and keep-* (inputs put there on
 # purpose, for paths whose checks may come later) survive the minimizing as they are. The last line is
 # `fuzz TARGET: N runs, N exec/s, corpus N files, cov N, ft N` for the report.

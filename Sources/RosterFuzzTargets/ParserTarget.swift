@@ -40,6 +40,9 @@ public enum ParserTarget: String, CaseIterable, Sendable {
     case mail
     /// A passkey response (registration or assertion) as the WebAuthn verifier reads it, libcbor and libfido2 included.
     case webauthn
+    /// `contacts.put_vcard`'s card (`VCard.read(card:)`, and contacts.update's rewrite of it), and the change token
+    /// and etag texts (`ContactRevision`) of `contacts.changes` and the `if_match` params.
+    case card
 
     /// The properties `bytes` broke, empty when the parser held to its rules.
     public func run(_ bytes: [UInt8]) -> [String] {
@@ -55,6 +58,7 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         case .notify: Self.notify(bytes)
         case .mail: MailTarget.run(bytes)
         case .webauthn: WebAuthnTarget.run(bytes)
+        case .card: Self.card(bytes)
         }
     }
 
@@ -94,6 +98,30 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         let text = text(bytes)
         return importBroke(VCard.parse(text), text: text, format: "vcard", reparse: VCard.parse,
                            serialize: { VCard.serialize(drafts: $0) })
+    }
+
+    /// ContactRevision's promise: a text it reads is the one canonical text of its number. VCard.read's: what it
+    /// takes is at most `maxCardBytes` and valid fields; the rewrite's: a card rewritten with the fields read from
+    /// it reads back as those fields.
+    private static func card(_ bytes: [UInt8]) -> [String] {
+        let text = text(bytes)
+        var broken: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if let revision = ContactRevision.revision(token: line), ContactRevision.token(revision) != line {
+                broken.append("card: token \(revision) reads from a text that is not its own")
+            }
+            if let revision = ContactRevision.revision(etag: line), ContactRevision.etag(revision) != line {
+                broken.append("card: etag \(revision) reads from a text that is not its own")
+            }
+        }
+        guard case .success(let content) = VCard.read(card: text) else { return broken }
+        if text.utf8.count > VCard.maxCardBytes { broken.append("card: took a card past its size") }
+        if (try? content.draft.validate()) == nil { broken.append("card: took fields that break a contact rule") }
+        let rewritten = VCard.rewritten(text, with: content.draft)
+        guard case .success(let again) = VCard.read(card: rewritten), again.draft == content.draft else {
+            return broken + ["card: the card rewritten with its own fields reads otherwise"]
+        }
+        return broken
     }
 
     private static func csv(_ bytes: [UInt8]) -> [String] {

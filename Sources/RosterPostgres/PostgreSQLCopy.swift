@@ -97,11 +97,13 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 }))
             }
             try read("""
-                SELECT user_id, \(PostgreSQLQueries.contactColumns), \(PostgreSQLQueries.keyColumns) FROM contacts ORDER BY id
+                SELECT user_id, \(PostgreSQLQueries.contactColumns), \(PostgreSQLQueries.keyColumns), card FROM contacts
+                ORDER BY id
                 """, size) { rows throws(CopyError) in
                 try body(.contacts(try rows.map { row throws(CopyError) in
                     guard let owner = row.int(0), let contact = row.contact(from: 1) else { throw self.unreadable("a contact") }
-                    return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 10)))
+                    return (account: owner, contact: StoredContact(contact: contact, keys: row.searchKeys(from: 10)),
+                            card: row.text(16))
                 }))
             }
             try read("SELECT user_id, code_hash FROM recovery_codes ORDER BY user_id, code_hash", size) { rows throws(CopyError) in
@@ -206,13 +208,14 @@ public final class PostgreSQLCopy: CopySource, CopyTarget, SnapshotSource {
                 ("note", "text"), ("created_at", "bigint"), ("updated_at", "bigint"), ("key_folded", "text"),
                 ("key_initials", "text"), ("key_pinyin", "text"), ("key_pinyin_initials", "text"),
                 ("key_hangul_initials", "text"), ("key_phone_digits", "text"), ("uid", "text"), ("revision", "bigint"),
+                ("card", "text"),
             ]) { owned in
                 let contact = owned.contact.contact
                 let keys = owned.contact.keys
                 return [.int(contact.id), .int(owned.account), .text(contact.name), .optional(contact.phone),
                         .optional(contact.email), .optional(contact.note), .int(contact.createdAt), .int(contact.updatedAt),
                         .text(keys.folded), .text(keys.initials), .text(keys.pinyin), .text(keys.pinyinInitials),
-                        .text(keys.hangulInitials), .text(keys.phoneDigits), .text(contact.uid), .int(contact.revision)]
+                        .text(keys.hangulInitials), .text(keys.phoneDigits), .text(contact.uid), .int(contact.revision), .optional(owned.card)]
             }
         case .recoveryCodes(let codes):
             statements = Self.inserts(codes, table: "recovery_codes", columns: [("user_id", "bigint"), ("code_hash", "bytea")]) {

@@ -298,7 +298,7 @@ enum PostgreSQLQueries {
 
     /// Rows (id, created_at) of the contacts inserted, one per draft, all stamped with one now; the owner's other
     /// daemons are told.
-    /// Rows (id, created_at, revision) of the contacts inserted, one per row, all stamped with one now and given
+    /// Rows (id, created_at, revision, uid) of the contacts inserted, one per row, all stamped with one now and given
     /// the user's next revisions in the order given (a uid taken already inserts nothing: no row for it); the
     /// owner's other daemons are told.
     static func insertContacts(_ rows: ArraySlice<NewContactRow>, for user: AccountID,
@@ -308,16 +308,21 @@ enum PostgreSQLQueries {
         tuples.reserveCapacity(rows.count)
         for (offset, row) in rows.enumerated() {
             let first = params.count + 1
-            params += fields(row.draft, row.keys) + [.text(row.uid), .optional(row.card), .int(Int64(offset + 1))]
-            let casts = ["text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "bigint"]
+            params += fields(row.draft, row.keys)
+                + [.text(row.uid), .optional(row.card), .int(Int64(offset + 1)), .optional(row.fallbackUID)]
+            let casts = ["text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "text", "bigint",
+                         "text"]
             tuples.append("(" + casts.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
         }
         return PGStatement("""
             WITH clock AS (SELECT \(Self.now(1)) AS ms),
             \(sessionHeld(session, user: 2, token: 4)),
             \(bookTaken(user: 2, count: "$5::bigint")),
-            v AS (SELECT * FROM (VALUES \(tuples.joined(separator: ", ")))
-                AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6, uid, card, ord)),
+            given AS (SELECT * FROM (VALUES \(tuples.joined(separator: ", ")))
+                AS v(name, phone, email, note, k1, k2, k3, k4, k5, k6, uid, card, ord, fallback)),
+            v AS (SELECT g.name, g.phone, g.email, g.note, g.k1, g.k2, g.k3, g.k4, g.k5, g.k6, g.card, g.ord,
+                CASE WHEN g.fallback IS NOT NULL AND EXISTS (SELECT 1 FROM contacts c WHERE c.user_id = $2::bigint
+                    AND c.uid = g.uid) THEN g.fallback ELSE g.uid END AS uid FROM given g),
             forgotten AS (DELETE FROM contact_tombstones t USING v, session WHERE t.user_id = $2::bigint AND t.uid = v.uid),
             added AS (
                 INSERT INTO contacts(user_id, name, phone, email, note, created_at, updated_at, \(keyColumns), uid, card,
@@ -326,8 +331,8 @@ enum PostgreSQLQueries {
                     v.uid, v.card, book.revision - $5::bigint + v.ord
                 FROM clock, book, v ORDER BY v.ord
                 ON CONFLICT (user_id, uid) DO NOTHING
-                RETURNING id, created_at, revision)
-            SELECT id, created_at, revision, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
+                RETURNING id, created_at, revision, uid)
+            SELECT id, created_at, revision, uid, pg_notify('\(ChangeNotification.channel)', $3::text) FROM added
             """, params)
     }
 

@@ -230,10 +230,9 @@ extension PostgreSQLStorage {
                 }
                 var sharing = CoreSharing()
                 let (fresh, skipped) = ContactImportRule.sort(parsed.contacts, sharing: &sharing) { stored.contains($0) }
-                // Every imported contact gets a random uid here (a card's own UID would need a look-up of the
-                // user's uids first, and a taken one would skip its row in the committed insert).
+                // Whether the user holds a card's UID is decided in the insert itself (`fallbackUID`).
                 var random = SystemRandomNumberGenerator()
-                return .success((ContactImportRule.uids(for: fresh, random: &random) { _ in true }, skipped))
+                return .success((ContactImportRule.uids(for: fresh, random: &random) { _ in nil }, skipped))
             }) { [weak self] decided in
                 guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 switch decided {
@@ -279,14 +278,15 @@ extension PostgreSQLStorage {
                     // Each row's id was drawn from the sequence in the order of the VALUES list, so the ids in
                     // ascending order are the rows' in the order given.
                     let ids = inserted.rows.compactMap { row in
-                        row.int(0).map { (id: $0, at: row.int(1) ?? 0, revision: row.int(2) ?? 0) }
+                        row.int(0).map { (id: $0, at: row.int(1) ?? 0, revision: row.int(2) ?? 0, uid: row.text(3)) }
                     }.sorted { $0.id < $1.id }
                     let start = offset * Self.insertChunk
                     guard ids.count == min(Self.insertChunk, rows.count - start) else { return .failure(.other) }
                     for (index, id) in ids.enumerated() {
                         let row = rows[start + index]
                         added.append(StoredContact(contact: Contact(id: id.id, draft: row.draft, createdAt: id.at,
-                                                                    updatedAt: id.at, uid: row.uid, revision: id.revision),
+                                                                    updatedAt: id.at, uid: id.uid ?? row.uid,
+                                                                    revision: id.revision),
                                                    keys: row.keys))
                     }
                 }

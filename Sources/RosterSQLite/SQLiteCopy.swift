@@ -120,8 +120,8 @@ public final class SQLiteCopy: CopySource, CopyTarget {
         try stream("SELECT key, at FROM login_failures ORDER BY rowid", size, body, row: { row in
             CopiedFailure(key: row.string(at: 0) ?? "", atMs: row.int64(at: 1))
         }, batch: CopyBatch.failures)
-        try stream("SELECT \(ContactStore.columns) FROM contacts ORDER BY id", size, body, row: { row in
-            (account: row.int64(at: 1), contact: ContactStore.record(row))
+        try stream("SELECT \(ContactStore.columns), card FROM contacts ORDER BY id", size, body, row: { row in
+            (account: row.int64(at: 1), contact: ContactStore.record(row), card: row.string(at: 16))
         }, batch: CopyBatch.contacts)
         try stream("SELECT user_id, code_hash FROM recovery_codes ORDER BY user_id, code_hash", size, body, row: { row in
             CopiedRecoveryCode(account: row.int64(at: 0), hash: row.blob(at: 1))
@@ -237,15 +237,15 @@ public final class SQLiteCopy: CopySource, CopyTarget {
             }
         case .contacts(let rows):
             try insertEach("""
-                INSERT INTO contacts(\(ContactStore.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, rows) { (account, stored) in
+                INSERT INTO contacts(\(ContactStore.columns), card) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, rows) { (account, stored, card) in
                 let contact = stored.contact
                 let keys = stored.keys
                 return [.integer(contact.id), .integer(account), .text(contact.name), optional(contact.phone),
                         optional(contact.email), optional(contact.note), .integer(contact.createdAt),
                         .integer(contact.updatedAt), .text(keys.folded), .text(keys.initials), .text(keys.pinyin),
                         .text(keys.pinyinInitials), .text(keys.hangulInitials), .text(keys.phoneDigits),
-                        .text(contact.uid), .integer(contact.revision)]
+                        .text(contact.uid), .integer(contact.revision), optional(card)]
             }
         case .recoveryCodes(let rows):
             try insertEach("INSERT INTO recovery_codes(user_id, code_hash) VALUES (?, ?)", rows) { row in

@@ -36,18 +36,27 @@ public enum ContactImportRule {
     }
 
     /// The rows to insert: each keeps its card's UID when that is a valid uid the user holds not yet (nor an
-    /// earlier card of the file), and gets a random one otherwise. `isTaken` says whether the user holds a uid.
+    /// earlier card of the file), and gets a random one otherwise. `isTaken` says whether the user holds a uid;
+    /// a backend that can only tell in the insert itself answers nil, and a row keeping its card's UID then
+    /// carries a random `fallbackUID` for the insert to take instead where the user holds it.
     public static func uids<G: RandomNumberGenerator, Failure: Error>(
-        for fresh: [FreshContact], random: inout G, isTaken: (String) throws(Failure) -> Bool
+        for fresh: [FreshContact], random: inout G, isTaken: (String) throws(Failure) -> Bool?
     ) throws(Failure) -> [NewContactRow] {
         var used = Set<String>()
         var rows: [NewContactRow] = []
         rows.reserveCapacity(fresh.count)
         for contact in fresh {
-            var uid = ContactUID.random(using: &random)
-            if let own = contact.cardUID, ContactUID.isValid(own), !used.contains(own), try !isTaken(own) { uid = own }
-            used.insert(uid)
-            rows.append(NewContactRow(draft: contact.draft, keys: contact.keys, uid: uid))
+            let generated = ContactUID.random(using: &random)
+            var row = NewContactRow(draft: contact.draft, keys: contact.keys, uid: generated)
+            if let own = contact.cardUID, ContactUID.isValid(own), !used.contains(own) {
+                switch try isTaken(own) {
+                case false?: row.uid = own
+                case nil: (row.uid, row.fallbackUID) = (own, generated)
+                case true?: break
+                }
+            }
+            used.insert(row.uid)
+            rows.append(row)
         }
         return rows
     }
@@ -66,6 +75,8 @@ public struct NewContactRow: Sendable {
     public var keys: ContactSearchKeys
     public var uid: String
     public var card: String?
+    /// The uid to take instead of `uid` if the user holds `uid` when the row is inserted (see `uids`).
+    public var fallbackUID: String?
 
     public init(draft: ContactDraft, keys: ContactSearchKeys, uid: String, card: String? = nil) {
         self.draft = draft

@@ -6,8 +6,8 @@ public enum CopyBatch: Sendable {
     case accounts([CopiedAccount])
     case tokens([CopiedToken])
     case failures([CopiedFailure])
-    /// Contacts with the search keys written with them, each with its owner.
-    case contacts([(account: AccountID, contact: StoredContact)])
+    /// Contacts with the search keys written with them, each with its owner and the card a client sent.
+    case contacts([(account: AccountID, contact: StoredContact, card: String?)])
     /// Unused recovery codes, as their keyed hashes.
     case recoveryCodes([CopiedRecoveryCode])
     /// TOTP rows, the secrets still sealed: a copy never opens them.

@@ -1,6 +1,6 @@
 // roster-fuzz-parsers: one libFuzzer target per parser of outside data, each fed straight into its parser so it
 // runs at parser speed. Built with `swift build --sanitize=fuzzer --product roster-fuzz-parsers` (see `make fuzz`);
-// `ROSTER_FUZZ_TARGET` names the parser (vcard, csv, json, framer, ini, conninfo, remote, base32, notify, mail, webauthn);
+// `ROSTER_FUZZ_TARGET` names the parser (vcard, csv, json, framer, ini, conninfo, remote, base32, notify, mail, webauthn, card);
 // its corpus is `Fuzz/corpus/<name>/`. libFuzzer brings its own main, so this file holds declarations only; the plain build
 // links to a program that does nothing. To reproduce a crash, run the fuzzer binary with the same variable on it.
 

@@ -128,6 +128,7 @@ struct ConfigDaemonConfigTests {
         Database=/var/lib/roster/test.db
         LogLevel=debug
         MaxLineBytes=128K
+        MaxSessionLineBytes=4M
         MaxConnections=100
         MaxConnectionsPerUser=10
         IdleLineTimeoutSec=30
@@ -187,7 +188,7 @@ struct ConfigDaemonConfigTests {
                 hashMemoryKiB: 65_536, hashIterations: 3),
             server: ServerSettings(
                 socketPath: "/run/roster/test.sock", databasePath: "/var/lib/roster/test.db",
-                logLevel: .debug, maxLineBytes: 131_072, maxConnections: 100, maxConnectionsPerUID: 10,
+                logLevel: .debug, maxLineBytes: 131_072, maxSessionLineBytes: 4 << 20, maxConnections: 100, maxConnectionsPerUID: 10,
                 idleLineTimeout: .seconds(30), outputSoftLimitBytes: 1 << 20, outputHardLimitBytes: 4 << 20,
                 outputStallTimeout: .milliseconds(500), outputPauseBytes: 512 << 10, outputResumeBytes: 128 << 10,
                 maxRequestsInFlight: 16, outputBudgetBytes: 1 << 30, outputBudgetPerUIDBytes: 100 << 20,

@@ -158,10 +158,10 @@ struct PostgreSQLCopyTests {
         let writer = try PostgreSQLCopy(conninfo: try PostgresTestCluster.shared.createDatabase())
         let account = Account(id: 5, username: "alice1", display: "alice1", email: nil, createdAtMs: 0)
         try writer.write(.accounts([CopiedAccount(account: account, passwordHash: hash)]))
-        let contacts: [(account: AccountID, contact: StoredContact)] = ["Fine", "Cut\u{0}Short"].enumerated().map { index, name in
+        let contacts: [(account: AccountID, contact: StoredContact, card: String?)] = ["Fine", "Cut\u{0}Short"].enumerated().map { index, name in
             let draft = ContactDraft(name: name)
             return (account: 5, contact: StoredContact(contact: Contact(id: Int64(index + 1), draft: draft, createdAt: 0, updatedAt: 0),
-                                                      keys: ContactSearchKeys(draft: draft)))
+                                                      keys: ContactSearchKeys(draft: draft)), card: nil)
         }
         #expect(throws: CopyError.self) { try writer.write(.contacts(contacts)) }
         #expect(try writer.counts() == CopyCounts(accounts: 1))

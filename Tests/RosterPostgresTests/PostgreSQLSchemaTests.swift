@@ -30,12 +30,12 @@ struct PostgreSQLSchemaTests {
     }
 
     /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
-    /// issue 17 its remote, then the key check, then the outbox, then the passkeys, then a log-in's method).
-    @Test func theHistoryIsTheShippedOneWithTheAuditMethodLast() {
+    /// issue 17 its remote, then the key check, then the outbox, then the passkeys, then a log-in's method, then contact cards).
+    @Test func theHistoryIsTheShippedOneWithTheContactCardsLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
                                                             "0007_audit", "0008_audit_remote", "0009_key_check",
-                                                            "0010_mail", "0011_passkeys", "0012_audit_method"])
+                                                            "0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
     }
 
     /// The mail migration over a database of the schema before it: its accounts stay, each email unverified.
@@ -49,7 +49,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
             VALUES ('ann001', 'ann001', 'ann001', 'ann@example.com', 'ann@example.com', '$argon2id$x', 1)
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail", "0011_passkeys", "0012_audit_method"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
         let ann = try connection.execute("SELECT \(PostgreSQLQueries.credentialColumns) FROM users u LEFT JOIN totp t ON false")
             .rows.first.flatMap(PostgreSQLStorage.credential)
         #expect(ann?.account.email == "ann@example.com" && ann?.account.emailVerified == false)
@@ -68,7 +68,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO users(canonical, username_key, display, password_hash, created_at)
             VALUES ('ann001', 'ann001', 'ann001', '$argon2id$x', 1)
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0011_passkeys", "0012_audit_method"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0011_passkeys", "0012_audit_method", "0013_contact_cards"])
         let id = try #require(try connection.execute("SELECT id FROM users").rows.first?.int(0))
         let listed = PostgreSQLQueries.passkeys(of: id)
         #expect(try connection.execute(listed.sql, listed.params).rows.isEmpty)
@@ -95,7 +95,7 @@ struct PostgreSQLSchemaTests {
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
             """)
         #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check", "0010_mail",
-                                                               "0011_passkeys", "0012_audit_method"])
+                                                               "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
         let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
         let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
         #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
@@ -114,7 +114,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, remote)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded', '203.0.113.5')
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0012_audit_method"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0012_audit_method", "0013_contact_cards"])
         let write = AuditWrite(AuditRecord(event: .login, username: "bobby1", peer: AuditPeer(uid: 0, pid: 1, client: nil),
                                            method: .recovery), origin: "test")
         let append = PostgreSQLQueries.appendAudit(write, now: .int(6))
@@ -181,5 +181,30 @@ struct PostgreSQLSchemaTests {
         // Migrating what is up to date applies nothing.
         try cluster.psql("DELETE FROM roster_migrations WHERE position = 99", database: name)
         #expect(try PostgreSQLMigrator.migrate(connection) == [])
+    }
+
+    /// The contact cards migration over a database of the schema before it: each contact becomes
+    /// `roster-contact-<id>` at revision id, and the owner's book goes on from the newest.
+    @Test func theContactCardsMigrationGivesTheContactsThereWereTheirOldUIDs() throws {
+        let cluster = try PostgresTestCluster.shared
+        let connection = try PGBlockingConnection(conninfo: try cluster.createDatabase())
+        defer { connection.close() }
+        let before = Array(PostgreSQLSchema.migrations.prefix { $0.name != "0013_contact_cards" })
+        #expect(try PostgreSQLMigrator.migrate(connection, migrations: before).last == "0012_audit_method")
+        _ = try connection.execute("""
+            INSERT INTO users(id, canonical, username_key, display, password_hash, created_at)
+            VALUES (1, 'ann001', 'ann001', 'ann001', '$argon2id$x', 1)
+            """)
+        _ = try connection.execute("""
+            INSERT INTO contacts(id, user_id, name, created_at, updated_at, key_folded, key_initials, key_pinyin,
+                key_pinyin_initials, key_hangul_initials, key_phone_digits)
+            VALUES (3, 1, 'Ann', 1, 1, 'ann', 'a', '', '', '', ''), (7, 1, 'Bo', 1, 1, 'bo', 'b', '', '', '', '')
+            """)
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0013_contact_cards"])
+        let rows = try connection.execute("SELECT uid, revision, card IS NULL FROM contacts ORDER BY id").rows
+        #expect(rows.map { $0.text(0) } == ["roster-contact-3", "roster-contact-7"])
+        #expect(rows.map { $0.int(1) } == [3, 7])
+        #expect(rows.allSatisfy { $0.bool(2) == true })
+        #expect(try connection.execute("SELECT revision FROM contact_books WHERE user_id = 1").rows.first?.int(0) == 7)
     }
 }

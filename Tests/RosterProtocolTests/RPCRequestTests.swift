@@ -162,7 +162,7 @@ struct RPCMessageTests {
         let value = try JSONParser.parse(line.dropLast())
         #expect(value["jsonrpc"] == "2.0")
         #expect(value["id"] == 7)
-        #expect(value["error"]?["code"] == 1020)
+        #expect(value["error"]?["code"] == 1023)
         #expect(value["error"]?["message"] == "slow down")
         #expect(value["error"]?["data"] == ["reason": "rate_limited", "retry_after_ms": 1500])
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CSQLite
+import RosterCore
 import RosterSQLite
 import RosterStorage
 
@@ -12,14 +13,14 @@ import RosterStorage
         #expect(applied == ["0001_users", "0002_session_tokens", "0003_login_failures", "0004_contacts",
                             "0005_contacts_by_folded_name", "0006_account_life", "0007_admin_users", "0008_audit",
                             "0009_audit_remote", "0010_key_check", "0011_mail", "0012_passkeys",
-                            "0013_audit_method"])
+                            "0013_audit_method", "0014_contact_cards"])
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 222) == [])
         db.close()
 
         let reopened = try Database(path: dir.path("a.db"))
         #expect(try Migrator.migrate(reopened, migrations: RosterSchema.migrations, now: 333) == [])
         #expect(try Migrator.appliedNames(reopened) == RosterSchema.migrations.map(\.name))
-        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111,111,111,111,111,111,111,111,111,111")
+        #expect(try reopened.pragmaValue("SELECT group_concat(applied_at) FROM schema_migrations") == "111,111,111,111,111,111,111,111,111,111,111,111,111,111")
     }
 
     /// Issue 15's migration over a database of issue 14's schema: the tokens it held still resume, with no client.
@@ -35,7 +36,7 @@ import RosterStorage
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0006_account_life", "0007_admin_users",
                                                                                          "0008_audit", "0009_audit_remote",
                                                                                          "0010_key_check", "0011_mail",
-                                                                                         "0012_passkeys", "0013_audit_method"])
+                                                                                         "0012_passkeys", "0013_audit_method", "0014_contact_cards"])
         #expect(try SessionTokenStore(database: db).resume(tokenHash: [UInt8](repeating: 0, count: 32), now: 6,
                                                            idleLimitMs: 1_000)?.id == 1)
         #expect(try db.pragmaValue("SELECT count(*) FROM session_tokens WHERE client IS NULL") == "1")
@@ -53,7 +54,7 @@ import RosterStorage
             VALUES (1, 'ann001', 'ann001', 'ann@example.com', '$argon2id$x', 1);
             """)
         #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0011_mail", "0012_passkeys",
-                                                                                             "0013_audit_method"])
+                                                                                             "0013_audit_method", "0014_contact_cards"])
         let ann = try UserStore(database: db).user(id: 1)
         #expect(ann?.email == "ann@example.com" && ann?.emailVerified == false)
         #expect(try db.pragmaValue("SELECT count(*) FROM mail_outbox") == "0")
@@ -71,7 +72,7 @@ import RosterStorage
             INSERT INTO users(id, canonical, display, email, password_hash, created_at)
             VALUES (1, 'ann001', 'ann001', 'ann@example.com', '$argon2id$x', 1);
             """)
-        #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0012_passkeys", "0013_audit_method"])
+        #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0012_passkeys", "0013_audit_method", "0014_contact_cards"])
         #expect(try UserStore(database: db).user(id: 1)?.canonical == "ann001")
         let store = PasskeyStore(database: db)
         #expect(try store.passkeys(of: 1) == [])
@@ -152,5 +153,34 @@ import RosterStorage
                 try insert.run()
             }
         }
+    }
+
+    /// The contact cards migration over a database of the schema before it: each contact becomes
+    /// `roster-contact-<id>` at revision id, with the card its fields make, and the owner's changes go on after it.
+    @Test func theContactCardsMigrationGivesTheContactsThereWereTheirOldUIDs() throws {
+        let dir = try TemporaryDirectory()
+        let db = try Database(path: dir.path("a.db"))
+        let before = Array(RosterSchema.migrations.prefix { $0.name != "0014_contact_cards" })
+        _ = try Migrator.migrate(db, migrations: before, now: 1)
+        try db.execute("""
+            INSERT INTO users(id, canonical, display, password_hash, created_at) VALUES (1, 'ann001', 'ann001', '$argon2id$x', 1);
+            INSERT INTO contacts(id, user_id, name, phone, created_at, updated_at, key_folded, key_initials, key_pinyin,
+                key_pinyin_initials, key_hangul_initials, key_phone_digits)
+            VALUES (3, 1, 'Ann', '555', 1, 1, 'ann', 'a', '', '', '', '555'), (7, 1, 'Bo', NULL, 1, 1, 'bo', 'b', '', '', '', '');
+            """)
+        #expect(try Migrator.migrate(db, migrations: RosterSchema.migrations, now: 2) == ["0014_contact_cards"])
+        let store = ContactStore(database: db)
+        let card = try #require(try store.card(userID: 1, uid: "roster-contact-3"))
+        #expect(card.contact.name == "Ann" && card.contact.revision == 3 && card.contact.etag == "r3")
+        #expect(card.text == VCard.card(ContactDraft(name: "Ann", phone: "555"), uid: "roster-contact-3"))
+        #expect(try store.card(userID: 1, uid: "roster-contact-7")?.contact.name == "Bo")
+        guard case .changes(let all) = try store.changes(userID: 1, since: nil, limit: 10, now: 2) else {
+            Issue.record("expired")
+            return
+        }
+        #expect(all.changed.map(\.uid) == ["roster-contact-3", "roster-contact-7"] && all.revision == 7)
+        let added = try store.insert(userID: 1, ContactDraft(name: "Cy"), keys: ContactSearchKeys(draft: ContactDraft(name: "Cy")),
+                                     now: 3)
+        #expect(added.contact.revision == 8)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import RosterCore
 import RosterProtocol
 import RosterRuntime
+import RosterStorage
 import RosterStorageTesting
 import Testing
 @testable import RosterServer
@@ -66,7 +67,7 @@ private final class Pair {
     let peer: Int32
     private var peerOpen = true
 
-    init(_ settings: ServerSettings = ServerSettings()) throws {
+    init(_ settings: ServerSettings = ServerSettings(), heldLines: HeldLineBytes = HeldLineBytes()) throws {
         var fds: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw SystemError(errno: errno, call: "socketpair")
@@ -75,7 +76,7 @@ private final class Pair {
         peer = fds[1]
         connection = Connection(id: 7, fd: fds[0], peer: PeerCredentials(pid: 1, uid: 1_000, gid: 1_000),
                                 session: Session(), maxLineBytes: settings.maxLineBytes, settings: settings,
-                                environment: environment)
+                                environment: environment, heldLines: heldLines)
         try connection.start()
     }
 
@@ -304,5 +305,42 @@ struct ConnectionTests {
         pair.loop.runOnce()
         #expect(pair.environment.history == ["too large", "line ok"])
         #expect(pair.received() == "echo:ok\n")
+    }
+
+    /// protocol.md §Framing: a logged-in connection takes lines up to MaxSessionLineBytes=, and what all connections'
+    /// unfinished long lines hold together is bounded: past it a line is answered busy and dropped, the others go on.
+    @Test func longLinesOfLoggedInSessionsShareOneBudget() throws {
+        var settings = ServerSettings(maxLineBytes: 16, maxSessionLineBytes: 1_000)
+        settings.maxHeldLineBytes = 100
+        let held = HeldLineBytes()
+        let first = try Pair(settings, heldLines: held)
+        let second = try Pair(settings, heldLines: held)
+        let stranger = try Pair(settings, heldLines: held)
+        for pair in [first, second] {
+            pair.connection.session.user = Account(id: 1, username: "alice1", display: "alice1", email: nil, createdAtMs: 0)
+        }
+        stranger.send(String(repeating: "s", count: 40) + "\n")
+        stranger.loop.runOnce()
+        #expect(stranger.environment.history == ["too large"])
+
+        first.send(String(repeating: "a", count: 80))
+        first.loop.runOnce()
+        #expect(held.bytes == 64)
+        second.send(String(repeating: "b", count: 80))
+        second.loop.runOnce()
+        #expect(second.environment.history == ["error busy"])
+        #expect(held.bytes == 64)
+        // The rest of the refused line is dropped up to its newline; the next line is served.
+        second.send("bbb\nok\n")
+        second.loop.runOnce()
+        #expect(second.environment.history == ["error busy", "line ok"])
+        // The first line ends, and its bytes go back to the budget.
+        first.send("\n")
+        first.loop.runOnce()
+        #expect(first.environment.history == ["line " + String(repeating: "a", count: 80)])
+        #expect(held.bytes == 0)
+        second.send(String(repeating: "c", count: 80) + "\n")
+        second.loop.runOnce()
+        #expect(second.environment.history.last == "line " + String(repeating: "c", count: 80))
     }
 }

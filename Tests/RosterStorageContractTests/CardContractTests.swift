@@ -165,6 +165,27 @@ struct CardContractTests {
         #expect(news.changed.count == 1)
     }
 
+    @Test(arguments: BackendKind.allCases)
+    func anImportedCardKeepsItsOwnUIDWhereTheUserHoldsItNotYet(_ kind: BackendKind) throws {
+        let backend = try kind.make()
+        let fay = try backend.account("fayfay1").id
+        let acting = backend.storage.acting(for: charge(fay))
+        let file = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:card-one\r\nFN:One\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:card-one\r\nFN:Same UID\r\nEND:VCARD\r\n"
+            + "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:bad/uid\r\nFN:Bad UID\r\nEND:VCARD\r\n"
+        let first = try backend.value { acting.importContacts(file, format: .vcard, for: fay, completion: $0) }
+        #expect(first.added.map(\.contact.name) == ["One", "Same UID", "Bad UID"])
+        #expect(first.added.first?.contact.uid == "card-one")
+        #expect(first.added.dropFirst().allSatisfy { $0.contact.uid.count == 36 })
+        // Imported again with other fields: the UID is held now, so the new contact gets a random one.
+        let again = "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:card-one\r\nFN:One Again\r\nEND:VCARD\r\n"
+        let second = try backend.value { acting.importContacts(again, format: .vcard, for: fay, completion: $0) }
+        #expect(second.added.count == 1 && second.added.first?.contact.uid != "card-one")
+        #expect(second.added.first?.contact.uid.count == 36)
+        let read = try backend.value { acting.readCards(["card-one"], of: fay, byteLimit: 1 << 20, completion: $0) }
+        #expect(read.cards.map(\.contact.name) == ["One"])
+    }
+
     // MARK: Helpers
 
     private func put(_ card: String, uid: String, _ precondition: CardPrecondition = .none, for user: AccountID,

@@ -15,7 +15,7 @@ struct SchemaStepTests {
                                                        "0004_contacts", "0005_contacts_by_folded_name",
                                                        "0006_account_life", "0007_admin_users", "0008_audit",
                                                        "0009_audit_remote", "0010_key_check", "0011_mail",
-                                                       "0012_passkeys", "0013_audit_method"])
+                                                       "0012_passkeys", "0013_audit_method", "0014_contact_cards"])
     }
 
     @Test func postgresFollowsTheStepsAndMadeOnlyTheFoldedNameIndexEarlier() {

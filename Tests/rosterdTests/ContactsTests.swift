@@ -177,4 +177,32 @@ struct ContactsTests {
         #expect(try client.call("form.input", ["form": "contacts", "field": "name", "value": "x"])["error"]?["data"]?["reason"]
                 == "unknown_field")
     }
+
+    /// protocol.md "Cards and changes (CardDAV)": a card of about 1 MiB (a photo) is put once logged in, comes back
+    /// byte for byte and names the contact; before log-in such a line is too large, and an unauthenticated call is
+    /// refused; changes lists the put and the removal.
+    @Test func aBigCardIsPutOnceLoggedInAndComesBackByteForByte() throws {
+        let daemon = try TestDaemon()
+        let before = try daemon.connect()
+        let photo = String(repeating: "QUJD", count: 250_000)
+        let card = "BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Photo Person\r\nX-A;Y=\"1:2\":z\r\nPHOTO:data:image/jpeg;base64,\(photo)\r\nEND:VCARD\r\n"
+        let put: JSONValue = ["id": 1, "method": "contacts.put_vcard", "params": ["uid": "photo", "vcard": .string(card)]]
+        try before.send(JSONWriter.encode(put) + Array("\n".utf8))
+        #expect(try before.readLine()["error"]?["data"]?["reason"] == "request_too_large")
+        #expect(try before.call("contacts.changes", [:])["error"]?["data"]?["reason"] == "unauthenticated")
+
+        let client = try loggedIn(daemon, "photos1")
+        let start = try #require(try client.call("contacts.changes", [:])["result"]?["token"]?.stringValue)
+        let answer = try client.call("contacts.put_vcard", ["uid": "photo", "vcard": .string(card)])
+        #expect(answer["result"]?["created"] == true)
+        let read = try client.call("contacts.get_vcard", ["uid": "photo"])["result"]
+        #expect(read?["vcard"] == .string(card))
+        #expect(read?["etag"] == answer["result"]?["etag"])
+        #expect(try client.call("contacts.search", ["query": "photo"])["result"]?["total"] == 1)
+        #expect(try client.call("contacts.remove", ["uid": "photo", "if_match": "r0"])["error"]?["code"] == 1020)
+        #expect(try client.call("contacts.remove", ["uid": "photo"])["result"] == [:])
+        let changes = try client.call("contacts.changes", ["since": .string(start)])["result"]
+        #expect(changes?["removed"] == ["photo"] && changes?["changed"] == [])
+        #expect(try client.call("contacts.get_vcard", ["uid": "photo"])["error"]?["data"]?["reason"] == "not_found")
+    }
 }

@@ -12,7 +12,7 @@ struct DatabaseCopyTests {
         var accounts: [CopiedAccount] = []
         var tokens: [CopiedToken] = []
         var failures: [CopiedFailure] = []
-        var contacts: [(account: AccountID, contact: StoredContact)] = []
+        var contacts: [(account: AccountID, contact: StoredContact, card: String?)] = []
         var codes: [CopiedRecoveryCode] = []
         var totp: [CopiedTOTP] = []
         var audit: [AuditEntry] = []
@@ -38,7 +38,8 @@ struct DatabaseCopyTests {
             self.contacts = (0..<contacts).map { id in
                 (account: 1, contact: StoredContact(contact: Contact(id: Int64(id + 1), draft: ContactDraft(name: "c\(id)"),
                                                                      createdAt: 1, updatedAt: 1),
-                                                    keys: ContactSearchKeys(draft: ContactDraft(name: "c\(id)"))))
+                                                    keys: ContactSearchKeys(draft: ContactDraft(name: "c\(id)"))),
+                 card: nil)
             }
             self.codes = (0..<codes).map { CopiedRecoveryCode(account: 1, hash: [UInt8(truncatingIfNeeded: $0)]) }
             self.totp = (0..<totp).map { CopiedTOTP(account: Int64($0 + 1), sealed: [1], pending: nil, lastStep: 9) }

@@ -215,7 +215,7 @@ struct FormFlowTests {
                     == "wrong_password")
         }
         let limited = try client.call("auth.login", ["username": "heidi1", "password": "secret1"])
-        #expect(limited["error"]?["code"] == 1020)
+        #expect(limited["error"]?["code"] == 1023)
         let wait = limited["error"]?["data"]?["retry_after_ms"]?.int64Value ?? 0
         #expect(wait > 290_000 && wait <= 300_000)
         // Unknown names are limited like known ones.

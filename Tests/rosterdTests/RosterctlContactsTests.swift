@@ -22,9 +22,11 @@ struct RosterctlContactsTests {
         return ctl
     }
 
+    /// A new contact's uid is random (protocol.md §Contacts): it reads as U here.
     private func json(_ ctl: Rosterctl, _ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try ctl.run(["--json", "--locale", "en", "contacts"] + arguments)
-        return (result.status, unstamped(result.stdout), result.stderr)
+        let stdout = unstamped(result.stdout).replacing(/"uid":"[0-9a-f-]{36}"/) { _ in #""uid":"U""# }
+        return (result.status, stdout, result.stderr)
     }
 
     @Test func withoutALogInEveryContactsCommandSaysSoAndExits1() throws {
@@ -49,13 +51,13 @@ struct RosterctlContactsTests {
         let ctl = try loggedIn()
         let added = try json(ctl, "add", "Alice Smith", "--phone", "+1 (555) 010-9999")
         #expect(added.status == 0)
-        #expect(added.stdout == #"{"contact":{"id":1,"name":"Alice Smith","phone":"+1 (555) 010-9999","email":null,"note":null,"created_at":0,"updated_at":0}}"# + "\n")
+        #expect(added.stdout == #"{"contact":{"id":1,"uid":"U","etag":"r1","name":"Alice Smith","phone":"+1 (555) 010-9999","email":null,"note":null,"created_at":0,"updated_at":0}}"# + "\n")
         #expect(try json(ctl, "add", "Alan Turing", "--email", "alan@example.com", "--phone", "").status == 0)
         #expect(try json(ctl, "add", "Bob Jones", "--note", "met at a conference").status == 0)
 
-        let aliceJSON = #"{"id":1,"name":"Alice Smith","phone":"+1 (555) 010-9999","email":null,"note":null,"created_at":0,"updated_at":0}"#
-        let alanJSON = #"{"id":2,"name":"Alan Turing","phone":null,"email":"alan@example.com","note":null,"created_at":0,"updated_at":0}"#
-        let bobJSON = #"{"id":3,"name":"Bob Jones","phone":null,"email":null,"note":"met at a conference","created_at":0,"updated_at":0}"#
+        let aliceJSON = #"{"id":1,"uid":"U","etag":"r1","name":"Alice Smith","phone":"+1 (555) 010-9999","email":null,"note":null,"created_at":0,"updated_at":0}"#
+        let alanJSON = #"{"id":2,"uid":"U","etag":"r2","name":"Alan Turing","phone":null,"email":"alan@example.com","note":null,"created_at":0,"updated_at":0}"#
+        let bobJSON = #"{"id":3,"uid":"U","etag":"r3","name":"Bob Jones","phone":null,"email":null,"note":"met at a conference","created_at":0,"updated_at":0}"#
         #expect(try json(ctl, "list").stdout == "{\"items\":[\(alanJSON),\(aliceJSON),\(bobJSON)],\"total\":3}\n")
         #expect(try json(ctl, "list", "--limit", "1", "--offset", "1").stdout == "{\"items\":[\(aliceJSON)],\"total\":3}\n")
         // A search's items say which characters matched (protocol.md "contacts.search"), in UTF-16 units.
@@ -69,7 +71,7 @@ struct RosterctlContactsTests {
 
         let edited = try json(ctl, "edit", "1", "--phone", "", "--note", "colleague")
         #expect(edited.status == 0)
-        #expect(edited.stdout == #"{"contact":{"id":1,"name":"Alice Smith","phone":null,"email":null,"note":"colleague","created_at":0,"updated_at":0}}"# + "\n")
+        #expect(edited.stdout == #"{"contact":{"id":1,"uid":"U","etag":"r4","name":"Alice Smith","phone":null,"email":null,"note":"colleague","created_at":0,"updated_at":0}}"# + "\n")
 
         let removed = try json(ctl, "rm", "3")
         #expect(removed.status == 0)
@@ -239,6 +241,24 @@ struct RosterctlContactsTests {
         // Card 333 starts on line 4 × 332 + 1; its EMAIL is three lines further.
         #expect(result.stdout == "{\"added\":399,\"skipped\":0,\"errors\":[{\"line\":\(4 * 332 + 1 + 3),\"reason\":\"invalid_email\"}],\"errors_total\":1}\n")
         #expect(result.status == 1)
+    }
+
+    /// put-vcard stores a file as it is, vcard writes it back byte for byte, changes lists it and then its removal.
+    @Test func putVCardVCardAndChangesFollowACard() throws {
+        let ctl = try loggedIn()
+        let path = ctl.runtime + "/card.vcf"
+        let card = "BEGIN:VCARD\r\nVERSION:3.0\r\nN:Appleseed;Johnny;;;\r\nFN:Johnny Appleseed\r\nitem1.X-ABLabel:x\r\nEND:VCARD\r\n"
+        try writeFile(path, card)
+        let put = try ctl.run(["--locale", "en", "contacts", "put-vcard", "johnny", path, "--if-none-match"])
+        #expect(put.status == 0 && put.stdout == "created johnny, etag r1\n", "\(put)")
+        #expect(try ctl.run(["contacts", "vcard", "johnny"]).stdout == card)
+        let again = try ctl.run(["--locale", "en", "contacts", "put-vcard", "johnny", path, "--if-match", "r0"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("precondition_failed"))
+        let changes = try json(ctl, "changes")
+        #expect(changes.stdout.hasPrefix(#"{"token":"ct1-1","changed":[{"id":1,"uid":"johnny","etag":"r1","name":"Johnny Appleseed""#))
+        #expect(try json(ctl, "rm", "1").status == 0)
+        #expect(try json(ctl, "changes", "--since", "ct1-1").stdout == #"{"token":"ct1-2","changed":[],"removed":["johnny"]}"# + "\n")
     }
 }
 

@@ -197,6 +197,35 @@ struct SharedDatabaseTests {
         #expect(pushed["total"] == 1)
         #expect(pushed["items"]?.arrayValue?.first?["name"] == "张三")
     }
+
+    /// A card put through A shows in B's next contacts.changes, B's stale if_match is refused after A changed the
+    /// card again, and a removal through B is in A's next changes.
+    @Test func aCardPutThroughAShowsInBsNextChangesAndIfMatchHoldsAcrossThem() throws {
+        let (a, b) = try SharedDatabase().pair()
+        let onA = try a.connect()
+        try onA.register("cards1")
+        try onA.logIn("cards1")
+        let onB = try b.connect()
+        try onB.logIn("cards1")
+        let start = try #require(try onB.call("contacts.changes", [:])["result"]?["token"]?.stringValue)
+        let card = "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Shared Card\r\nX-KEPT:yes\r\nEND:VCARD\r\n"
+        let put = try onA.call("contacts.put_vcard", ["uid": "shared-1", "vcard": .string(card)])
+        let etag = try #require(put["result"]?["etag"]?.stringValue)
+        #expect(put["result"]?["created"] == true)
+        let seen = try onB.call("contacts.changes", ["since": .string(start)])["result"]
+        #expect(seen?["changed"]?.arrayValue?.map { $0["uid"] } == ["shared-1"])
+        #expect(try onB.call("contacts.get_vcard", ["uid": "shared-1"])["result"]?["vcard"] == .string(card))
+        let token = try #require(seen?["token"]?.stringValue)
+        // A changes it again; B's put with the etag it read is stale.
+        let again = try onA.call("contacts.put_vcard", ["uid": "shared-1", "vcard": .string(card), "if_match": .string(etag)])
+        #expect(again["result"] != nil)
+        #expect(failureReason(try onB.call("contacts.put_vcard", ["uid": "shared-1", "vcard": .string(card),
+                                                                   "if_match": .string(etag)])) == "precondition_failed")
+        #expect(try onB.call("contacts.remove", ["uid": "shared-1"])["result"] != nil)
+        let after = try onA.call("contacts.changes", ["since": .string(token)])["result"]
+        #expect(after?["removed"] == ["shared-1"])
+        #expect(after?["changed"] == [])
+    }
 }
 
 /// Faults: a daemon killed, the database crashed, mid-storm. Nothing answered is lost, nothing hangs,

@@ -12,7 +12,7 @@ public struct ServerSettings: Equatable, Sendable {
     public var maxLineBytes: Int
     /// The longest request line of a logged-in session (a contact card with a 1 MiB photo); never below
     /// `maxLineBytes`.
-    public var maxSessionLineBytes: Int = 2 << 20
+    public var maxSessionLineBytes: Int
     /// What all connections' unfinished lines beyond `maxLineBytes` may hold together; a line that would pass it
     /// is answered `busy` and skipped, so many big lines cannot exhaust the daemon's memory.
     public var maxHeldLineBytes: Int = 64 << 20
@@ -63,6 +63,7 @@ public struct ServerSettings: Equatable, Sendable {
                 databasePath: String? = nil,
                 logLevel: LogLevel = .info,
                 maxLineBytes: Int = 65_536,
+                maxSessionLineBytes: Int = 2 << 20,
                 maxConnections: Int = 4096,
                 maxConnectionsPerUID: Int = 1024,
                 idleLineTimeout: Duration = .seconds(60),
@@ -87,6 +88,7 @@ public struct ServerSettings: Equatable, Sendable {
         self.databasePath = databasePath
         self.logLevel = logLevel
         self.maxLineBytes = maxLineBytes
+        self.maxSessionLineBytes = maxSessionLineBytes
         self.maxConnections = maxConnections
         self.maxConnectionsPerUID = maxConnectionsPerUID
         self.idleLineTimeout = idleLineTimeout

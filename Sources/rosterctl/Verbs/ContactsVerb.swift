@@ -23,6 +23,12 @@ enum ContactsCommand: Equatable {
     case remove(Int64)
     case importFile(String, ContactFormat?)
     case export(ContactFormat)
+    /// What changed since a token (nil: every contact).
+    case changes(since: String?)
+    /// A contact's card by uid.
+    case vcard(uid: String)
+    /// A card from a file (or stdin) put under a uid, with the etag it must still have, or none.
+    case putVCard(uid: String, path: String, ifMatch: String?, ifNoneMatch: Bool)
 }
 
 /// `rosterctl contacts`: the live search on a terminal, and list, search, add, edit, rm, import and export
@@ -38,7 +44,10 @@ struct ContactsVerb: Verb {
                   ("--email ADDRESS", "add, edit: an email address; \"\" clears it"),
                   ("--note TEXT", "add, edit: a note; \"\" clears it"),
                   ("--format vcard|csv", "import: the file's format (default: from its name or content)"),
-                  ("", "export: the format to write (default: vcard)")],
+                  ("", "export: the format to write (default: vcard)"),
+                  ("--since TOKEN", "changes: only what changed after TOKEN (a token changes printed)"),
+                  ("--if-match ETAG", "put-vcard: only if the contact still has ETAG"),
+                  ("--if-none-match", "put-vcard: only if no contact has UID yet")],
         actions: [("contacts", "Search contacts as you type (on a terminal; else list)"),
                   (usages.list, "List contacts by name"),
                   (usages.search, "List the contacts matching QUERY, best first"),
@@ -46,7 +55,10 @@ struct ContactsVerb: Verb {
                   (usages.edit, "Change a contact; \"\" clears an optional field"),
                   (usages.remove, "Remove a contact"),
                   (usages.importFile, "Import vCard or CSV (FILE - is stdin); exit 1 if any were rejected"),
-                  (usages.export, "Write every contact to stdout (vCard by default)")])
+                  (usages.export, "Write every contact to stdout (vCard by default)"),
+                  (usages.changes, "List what changed since a token, removals included, and the next token"),
+                  (usages.vcard, "Write a contact's card to stdout, byte for byte as it was put"),
+                  (usages.putVCard, "Store a vCard 3.0 or 4.0 file (FILE - is stdin) under UID as it is")])
 
     private static let usages = (
         list: "contacts list [--limit N] [--offset N]",
@@ -55,7 +67,10 @@ struct ContactsVerb: Verb {
         edit: "contacts edit ID [--name N] [--phone P] [--email E] [--note N]",
         remove: "contacts rm ID",
         importFile: "contacts import FILE [--format vcard|csv]",
-        export: "contacts export [--format vcard|csv]")
+        export: "contacts export [--format vcard|csv]",
+        changes: "contacts changes [--since TOKEN]",
+        vcard: "contacts vcard UID",
+        putVCard: "contacts put-vcard UID FILE [--if-match ETAG] [--if-none-match]")
 
     /// The daemon's `contacts.list` takes at most this many a call; longer lists are read page by page.
     static let pageSize = 1000
@@ -109,9 +124,25 @@ struct ContactsVerb: Verb {
             let parsed = try VerbArguments(rest, verb: "contacts export", valued: ["--format"])
             _ = try parsed.positionals(min: 0, max: 0, verb: "contacts export", usage: usages.export)
             return .export(try format(parsed, verb: "contacts export") ?? .vcard)
+        case "changes":
+            let parsed = try VerbArguments(rest, verb: "contacts changes", valued: ["--since"])
+            _ = try parsed.positionals(min: 0, max: 0, verb: "contacts changes", usage: usages.changes)
+            return .changes(since: parsed.values["--since"])
+        case "vcard":
+            let words = try VerbArguments(rest, verb: "contacts vcard").positionals(min: 1, max: 1, verb: "contacts vcard",
+                                                                                      usage: usages.vcard)
+            return .vcard(uid: words[0])
+        case "put-vcard":
+            let parsed = try VerbArguments(rest, verb: "contacts put-vcard", flags: ["--if-none-match"], valued: ["--if-match"])
+            let words = try parsed.positionals(min: 2, max: 2, verb: "contacts put-vcard", usage: usages.putVCard)
+            let ifNoneMatch = parsed.flags.contains("--if-none-match")
+            if ifNoneMatch && parsed.values["--if-match"] != nil {
+                throw UsageError(description: "contacts put-vcard: give --if-match or --if-none-match, not both")
+            }
+            return .putVCard(uid: words[0], path: words[1], ifMatch: parsed.values["--if-match"], ifNoneMatch: ifNoneMatch)
         default:
             throw UsageError(description: "contacts: unknown command '\(action)'; "
-                + "use list, search, add, edit, rm, import or export (see rosterctl contacts --help)")
+                + "use list, search, add, edit, rm, import, export, changes, vcard or put-vcard (see rosterctl contacts --help)")
         }
     }
 
@@ -143,6 +174,71 @@ struct ContactsVerb: Verb {
         case .remove(let id): return try remove(id, context)
         case .importFile(let path, let format): return try importFile(path, format, context)
         case .export(let format): return try export(format, context)
+        case .changes(let since): return try changes(since, context)
+        case .vcard(let uid): return try vcard(uid, context)
+        case .putVCard(let uid, let path, let ifMatch, let ifNoneMatch):
+            return try putVCard(uid, path: path, ifMatch: ifMatch, ifNoneMatch: ifNoneMatch, context)
+        }
+    }
+
+    /// Every page of `contacts.changes` after `since`: the contacts written (a table), the uids removed, and the
+    /// token to pass as `--since` next time.
+    private func changes(_ since: String?, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        var token = since
+        var changed: [JSONValue] = []
+        var removed: [JSONValue] = []
+        while true {
+            let params: JSONValue = token.map { ["since": .string($0)] } ?? [:]
+            let page: JSONValue
+            switch try callRetryingBusy(connection, "contacts.changes", params) {
+            case .success(let result): page = result
+            case .failure(let error): throw failure("contacts changes", error)
+            }
+            changed += page["changed"]?.arrayValue ?? []
+            removed += page["removed"]?.arrayValue ?? []
+            token = page["token"]?.stringValue
+            if page["more"]?.boolValue != true { break }
+        }
+        if context.json != nil {
+            context.printJSON(["token": .string(token ?? ""), "changed": .array(changed), "removed": .array(removed)])
+            return 0
+        }
+        contactsTable(changed.compactMap(ContactRecord.init)).render(legend: !context.options.noLegend, style: context.style)
+            .forEach(printLine)
+        for uid in removed.compactMap(\.stringValue) { printLine("removed \(uid)") }
+        printLine("token \(token ?? "")")
+        return 0
+    }
+
+    /// The card as the daemon keeps it, CRLF and all.
+    private func vcard(_ uid: String, _ context: VerbContext) throws -> Int32 {
+        let connection = try context.connectLoggedIn()
+        switch try callRetryingBusy(connection, "contacts.get_vcard", ["uid": .string(uid)]) {
+        case .success(let result):
+            if context.json != nil { context.printJSON(result) } else { writeRaw(1, result["vcard"]?.stringValue ?? "") }
+            return 0
+        case .failure(let error): throw failure("contacts vcard \(uid)", error)
+        }
+    }
+
+    private func putVCard(_ uid: String, path: String, ifMatch: String?, ifNoneMatch: Bool,
+                          _ context: VerbContext) throws -> Int32 {
+        let card = String(decoding: try readImportFile(path, verb: "contacts put-vcard"), as: UTF8.self)
+        let connection = try context.connectLoggedIn()
+        var params: [(String, JSONValue)] = [("uid", .string(uid)), ("vcard", .string(card))]
+        if let ifMatch { params.append(("if_match", .string(ifMatch))) }
+        if ifNoneMatch { params.append(("if_none_match", "*")) }
+        switch try connection.call("contacts.put_vcard", .object(params)) {
+        case .success(let result):
+            if context.json != nil {
+                context.printJSON(result)
+            } else {
+                let created = result["created"]?.boolValue == true
+                printLine("\(created ? "created" : "updated") \(uid), etag \(result["etag"]?.stringValue ?? "")")
+            }
+            return 0
+        case .failure(let error): throw failure("contacts put-vcard \(uid)", error)
         }
     }
 
@@ -262,7 +358,7 @@ struct ContactsVerb: Verb {
     /// with the file's own line number. Exit 1 when anything was rejected, so a script notices; the accepted
     /// contacts are kept either way.
     private func importFile(_ path: String, _ givenFormat: ContactFormat?, _ context: VerbContext) throws -> Int32 {
-        let content = try readImportFile(path)
+        let content = try readImportFile(path, verb: "contacts import")
         let format = givenFormat ?? ContactFormat.guess(path: path, content: content)
         let plan = ImportPlan(format: format, content: content)
         let connection = try context.connectLoggedIn()
@@ -306,21 +402,21 @@ struct ContactsVerb: Verb {
     }
 
     /// The whole file (or stdin for `-`), which must be UTF-8 text: the daemon takes nothing else.
-    private func readImportFile(_ path: String) throws(CommandFailure) -> [UInt8] {
+    private func readImportFile(_ path: String, verb: String) throws(CommandFailure) -> [UInt8] {
         let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CommandFailure(description: "contacts import: cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CommandFailure(description: "\(verb): cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { if fd != 0 { close(fd) } }
         var content: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw CommandFailure(description: "contacts import: cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard count >= 0 else { throw CommandFailure(description: "\(verb): cannot read \(path): \(String(cString: strerror(errno)))") }
             if count == 0 { break }
             content += chunk[..<count]
         }
         guard String(validating: content, as: UTF8.self) != nil else {
-            throw CommandFailure(description: "contacts import: \(path) is not UTF-8 text")
+            throw CommandFailure(description: "\(verb): \(path) is not UTF-8 text")
         }
         return content
     }

@@ -344,7 +344,7 @@ def test_failed_finishes_count_in_the_limiter() -> None:
                 assert rejected(passkey_log_in, other, authenticator, tamper_signature=True).why == "signature"
             # The burst is used up: even a good assertion is refused until the failures age out.
             limited = refused("rate_limited", passkey_log_in, other, authenticator)
-            assert limited.code == 1020 and limited.data["retry_after_ms"] > 0
+            assert limited.code == 1023 and limited.data["retry_after_ms"] > 0
             assert other.session_whoami()["user"] is None
         client.admin_users_reset_failures(username="nina01")
         with connect(daemon) as other:

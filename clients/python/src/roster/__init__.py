@@ -14,11 +14,11 @@ from .errors import PASSKEY_REJECTIONS, ConnectionLost, PasskeyRejected, Passkey
 from .events import (Event, FieldEvent, FormEvent, ResultsEvent, SessionEvent, SubmitEvent, UnknownEvent,
                      parse_event)
 from .forms import AsyncForm, FieldState, Form, FormState
-from .types import (Contact, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailKind,
+from .types import (Contact, ContactCard, ContactMatch, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailKind,
                     MailListing, MailStatus, MethodDescription, PasskeyInfo, User)
 
 __all__ = [
-    "METHODS", "AsyncClient", "AsyncForm", "Client", "ConnectionLost", "Contact", "ContactMatch", "Event", "FieldEvent",
+    "METHODS", "AsyncClient", "AsyncForm", "Client", "ConnectionLost", "Contact", "ContactCard", "ContactMatch", "Event", "FieldEvent",
     "FoundContact",
     "FieldSnapshot", "FieldState", "Form", "FormEvent", "FormState", "ImportRejection", "MailCounts", "MailKind",
     "MailListing", "MailStatus", "MethodDescription", "PASSKEY_REJECTIONS", "PasskeyInfo", "PasskeyRejected",

@@ -17,7 +17,8 @@ from typing import Any
 DESCRIBED_TYPES = {
     "contact": "Contact",
     "contact and match? {field, ranges}": "FoundContact",
-    "{id, name, phone, email, note, created_at, updated_at}": "Contact",
+    "{id, uid, etag, name, phone, email, note, created_at, updated_at}": "Contact",
+    "{uid, vcard, etag}": "ContactCard",
     "{line, reason}": "ImportRejection",
     "{name, enabled, state, code, message, rev}": "FieldSnapshot",
     "{username, email?} or null": "User | None",
@@ -42,8 +43,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    User)
+from .types import (Contact, ContactCard, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing,
+                    MethodDescription, User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from .types import (Contact, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing, MethodDescription,
-                    User)
+from .types import (Contact, ContactCard, FieldSnapshot, FoundContact, ImportRejection, MailCounts, MailListing,
+                    MethodDescription, User)
 
 __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
@@ -40,10 +40,14 @@ METHODS: dict[str, tuple[str, ...]] = {
     'auth.recover': ('username', 'code', 'new_password'),
     'auth.recover_start': ('username',),
     'contacts.add': ('name', 'phone?', 'email?', 'note?'),
+    'contacts.changes': ('since?', 'limit?'),
     'contacts.export': ('format', 'limit?', 'cursor?'),
+    'contacts.get_vcard': ('uid',),
+    'contacts.get_vcards': ('uids',),
     'contacts.import': ('format', 'data'),
     'contacts.list': ('limit?', 'offset?'),
-    'contacts.remove': ('id',),
+    'contacts.put_vcard': ('uid', 'vcard', 'if_match?', 'if_none_match?'),
+    'contacts.remove': ('id?', 'uid?', 'if_match?'),
     'contacts.search': ('query', 'limit?', 'offset?'),
     'contacts.update': ('id', 'name?', 'phone?', 'email?', 'note?'),
     'form.close': ('form',),
@@ -281,9 +285,27 @@ class ContactsAddResult(TypedDict):
     contact: Contact
 
 
+class ContactsChangesResult(TypedDict):
+    token: str
+    changed: list[Contact]
+    removed: list[str]
+    more: bool
+
+
 class ContactsExportResult(TypedDict):
     data: str
     next_cursor: str | None
+
+
+class ContactsGetVcardResult(TypedDict):
+    vcard: str
+    etag: str
+
+
+class ContactsGetVcardsResult(TypedDict):
+    items: list[ContactCard]
+    missing: list[str]
+    unread: list[str]
 
 
 class ContactsImportResult(TypedDict):
@@ -296,6 +318,11 @@ class ContactsImportResult(TypedDict):
 class ContactsListResult(TypedDict):
     items: list[Contact]
     total: int
+
+
+class ContactsPutVcardResult(TypedDict):
+    etag: str
+    created: bool
 
 
 class ContactsRemoveResult(TypedDict):
@@ -540,9 +567,21 @@ class BlockingMethods:
         """Add a contact; the daemon assigns its id."""
         return cast('ContactsAddResult', self.call('contacts.add', _present({'name': name, 'phone': phone, 'email': email, 'note': note})))
 
+    def contacts_changes(self, *, since: str | None = None, limit: int | None = None) -> ContactsChangesResult:
+        """What changed since a token (removals kept 90 days), or every contact without one."""
+        return cast('ContactsChangesResult', self.call('contacts.changes', _present({'since': since, 'limit': limit})))
+
     def contacts_export(self, *, format: Literal['vcard', 'csv'], limit: int | None = None, cursor: str | None = None) -> ContactsExportResult:
         """Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor."""
         return cast('ContactsExportResult', self.call('contacts.export', _present({'format': format, 'limit': limit, 'cursor': cursor})))
+
+    def contacts_get_vcard(self, *, uid: str) -> ContactsGetVcardResult:
+        """A contact's card, byte for byte as it was put."""
+        return cast('ContactsGetVcardResult', self.call('contacts.get_vcard', _present({'uid': uid})))
+
+    def contacts_get_vcards(self, *, uids: list[str]) -> ContactsGetVcardsResult:
+        """Up to 1,000 cards by uid, as many as fit an export page; ask again for unread."""
+        return cast('ContactsGetVcardsResult', self.call('contacts.get_vcards', _present({'uids': uids})))
 
     def contacts_import(self, *, format: Literal['vcard', 'csv'], data: str) -> ContactsImportResult:
         """Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed."""
@@ -552,9 +591,13 @@ class BlockingMethods:
         """Your contacts by name, a page at a time (default 50)."""
         return cast('ContactsListResult', self.call('contacts.list', _present({'limit': limit, 'offset': offset})))
 
-    def contacts_remove(self, *, id: int) -> ContactsRemoveResult:
-        """Remove a contact."""
-        return cast('ContactsRemoveResult', self.call('contacts.remove', _present({'id': id})))
+    def contacts_put_vcard(self, *, uid: str, vcard: str, if_match: str | None = None, if_none_match: str | None = None) -> ContactsPutVcardResult:
+        """Store a vCard 3.0 or 4.0 under a uid as sent; its fields are taken from it."""
+        return cast('ContactsPutVcardResult', self.call('contacts.put_vcard', _present({'uid': uid, 'vcard': vcard, 'if_match': if_match, 'if_none_match': if_none_match})))
+
+    def contacts_remove(self, *, id: int | None = None, uid: str | None = None, if_match: str | None = None) -> ContactsRemoveResult:
+        """Remove a contact by id, or by uid with the etag it must still have."""
+        return cast('ContactsRemoveResult', self.call('contacts.remove', _present({'id': id, 'uid': uid, 'if_match': if_match})))
 
     def contacts_search(self, *, query: str, limit: int | None = None, offset: int | None = None) -> ContactsSearchResult:
         """Your contacts matching a query, best first."""
@@ -751,9 +794,21 @@ class AsyncMethods:
         """Add a contact; the daemon assigns its id."""
         return cast('ContactsAddResult', await self.call('contacts.add', _present({'name': name, 'phone': phone, 'email': email, 'note': note})))
 
+    async def contacts_changes(self, *, since: str | None = None, limit: int | None = None) -> ContactsChangesResult:
+        """What changed since a token (removals kept 90 days), or every contact without one."""
+        return cast('ContactsChangesResult', await self.call('contacts.changes', _present({'since': since, 'limit': limit})))
+
     async def contacts_export(self, *, format: Literal['vcard', 'csv'], limit: int | None = None, cursor: str | None = None) -> ContactsExportResult:
         """Your contacts as vCard 4.0 or CSV: all at once, or in pages with limit and cursor."""
         return cast('ContactsExportResult', await self.call('contacts.export', _present({'format': format, 'limit': limit, 'cursor': cursor})))
+
+    async def contacts_get_vcard(self, *, uid: str) -> ContactsGetVcardResult:
+        """A contact's card, byte for byte as it was put."""
+        return cast('ContactsGetVcardResult', await self.call('contacts.get_vcard', _present({'uid': uid})))
+
+    async def contacts_get_vcards(self, *, uids: list[str]) -> ContactsGetVcardsResult:
+        """Up to 1,000 cards by uid, as many as fit an export page; ask again for unread."""
+        return cast('ContactsGetVcardsResult', await self.call('contacts.get_vcards', _present({'uids': uids})))
 
     async def contacts_import(self, *, format: Literal['vcard', 'csv'], data: str) -> ContactsImportResult:
         """Add contacts from vCard 4.0 or CSV; the first 100 rejects are listed."""
@@ -763,9 +818,13 @@ class AsyncMethods:
         """Your contacts by name, a page at a time (default 50)."""
         return cast('ContactsListResult', await self.call('contacts.list', _present({'limit': limit, 'offset': offset})))
 
-    async def contacts_remove(self, *, id: int) -> ContactsRemoveResult:
-        """Remove a contact."""
-        return cast('ContactsRemoveResult', await self.call('contacts.remove', _present({'id': id})))
+    async def contacts_put_vcard(self, *, uid: str, vcard: str, if_match: str | None = None, if_none_match: str | None = None) -> ContactsPutVcardResult:
+        """Store a vCard 3.0 or 4.0 under a uid as sent; its fields are taken from it."""
+        return cast('ContactsPutVcardResult', await self.call('contacts.put_vcard', _present({'uid': uid, 'vcard': vcard, 'if_match': if_match, 'if_none_match': if_none_match})))
+
+    async def contacts_remove(self, *, id: int | None = None, uid: str | None = None, if_match: str | None = None) -> ContactsRemoveResult:
+        """Remove a contact by id, or by uid with the etag it must still have."""
+        return cast('ContactsRemoveResult', await self.call('contacts.remove', _present({'id': id, 'uid': uid, 'if_match': if_match})))
 
     async def contacts_search(self, *, query: str, limit: int | None = None, offset: int | None = None) -> ContactsSearchResult:
         """Your contacts matching a query, best first."""

@@ -8,12 +8,22 @@ class Contact(TypedDict):
     """One contact; absent fields are None, times are Unix milliseconds."""
 
     id: int
+    uid: str
+    etag: str
     name: str
     phone: str | None
     email: str | None
     note: str | None
     created_at: int
     updated_at: int
+
+
+class ContactCard(TypedDict):
+    """A contact's vCard by uid, byte for byte as it was put, and its etag (`contacts.get_vcards`)."""
+
+    uid: str
+    vcard: str
+    etag: str
 
 
 class ContactMatch(TypedDict):
