@@ -28,7 +28,7 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case mail
     /// Passkeys (WebAuthn credentials) and each account's WebAuthn user handle.
     case passkeys
-    /// How a `login` entry's log-in was proved (password, passkey, recovery), in the audit log.
+    /// How a `login` entry's log-in was proved (password, passkey, recovery; app_password since), in the audit log.
     case auditMethod
     /// App passwords: the extra secrets a CardDAV client logs in with, as keyed hashes.
     case appPasswords
