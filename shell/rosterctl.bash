@@ -8,7 +8,7 @@ _rosterctl() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
 
-    local verbs="register login logout whoami account sessions passkey recover check-username user audit contacts status mail watch call"
+    local verbs="register login logout whoami account sessions passkey app-password recover check-username user audit contacts status mail watch call"
     local globals="--help --version --socket --json --json=short --json=pretty --no-legend --locale"
 
     case $prev in
@@ -17,7 +17,8 @@ _rosterctl() {
         --username|--email|--name|--phone|--note|--limit|--offset|--reason|--user|--since|--code) return ;;
         --event) COMPREPLY=($(compgen -W "register login logout resume password_changed email_changed deleted locked
             unlocked recovery_codes_created recovered totp_enabled totp_disabled session_revoked failures_reset
-            backup mail_queued mail_failed email_verified passkey_added passkey_removed passkey_rejected" -- "$cur")); return ;;
+            backup mail_queued mail_failed email_verified passkey_added passkey_removed passkey_rejected
+            app_password_added app_password_removed" -- "$cur")); return ;;
         --status) COMPREPLY=($(compgen -W "queued sent failed" -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "vcard csv" -- "$cur")); return ;;
     esac
@@ -71,6 +72,9 @@ _rosterctl() {
             # IDs are the daemon's; listing them here would need a connection, so only the commands.
             if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "list rm" -- "$cur")); return; fi
             [[ ${words[i+1]} == rm ]] && options="--password-stdin" ;;
+        app-password)
+            # Names are the user's and IDs the daemon's, so only the commands.
+            if [[ $cword -eq $((i + 1)) ]]; then COMPREPLY=($(compgen -W "create list rm" -- "$cur")); return; fi ;;
         recover) options="--username --email --password-stdin" ;;
         user)
             # Names are the daemon's, and listing them needs an administrator's connection, so only the commands.

@@ -44,14 +44,7 @@ public enum AppPasswords {
     /// The secret as typed, reduced to its 24 base32 characters (blanks and dashes dropped, lower-cased); nil when
     /// what remains cannot be one (an account's own password, most often), so it is never compared.
     public static func normalize(_ typed: String) -> String? {
-        var kept: [UInt8] = []
-        for byte in typed.utf8 where byte != UInt8(ascii: "-") && byte != UInt8(ascii: " ") {
-            let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
-            guard Base32.isLowerDigit(lowered), kept.count < characters else { return nil }
-            kept.append(lowered)
-        }
-        guard kept.count == characters else { return nil }
-        return String(decoding: kept, as: UTF8.self)
+        Base32.typedCode(typed, characters: characters)
     }
 
     /// The stored hash of a secret in any typed form, or nil when it cannot be one.

@@ -1,5 +1,5 @@
 /// RFC 4648 base32 without padding, for TOTP secrets (upper case, as authenticator apps read them) and recovery
-/// codes (lower case, easier to read back). Encoding only: a code is compared in its typed form, never decoded.
+/// codes and app passwords (lower case, easier to read back). Encoding only: a code is compared in its typed form, never decoded.
 enum Base32 {
     private static let upper = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
     private static let lower = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
@@ -23,6 +23,19 @@ enum Base32 {
             output.append(alphabet[Int((buffer << UInt32(5 - bits)) & 31)])
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// A code as typed, reduced to exactly `characters` characters of the lower-case alphabet (dashes and spaces
+    /// dropped, ASCII capitals lowered); nil when what remains cannot be one, so garbage is never hashed.
+    static func typedCode(_ typed: String, characters: Int) -> String? {
+        var kept: [UInt8] = []
+        for byte in typed.utf8 where byte != UInt8(ascii: "-") && byte != UInt8(ascii: " ") {
+            let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            guard isLowerDigit(lowered), kept.count < characters else { return nil }
+            kept.append(lowered)
+        }
+        guard kept.count == characters else { return nil }
+        return String(decoding: kept, as: UTF8.self)
     }
 
     /// True for a character of the lower-case alphabet.

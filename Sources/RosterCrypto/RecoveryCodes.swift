@@ -47,14 +47,7 @@ public enum RecoveryCodes {
     /// The code as typed, reduced to its 16 base32 characters (dashes and spaces dropped, lower-cased); nil when
     /// what remains cannot be a code, so garbage never reaches the database.
     public static func normalize(_ typed: String) -> String? {
-        var kept: [UInt8] = []
-        for byte in typed.utf8 where byte != UInt8(ascii: "-") && byte != UInt8(ascii: " ") {
-            let lowered = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
-            guard Base32.isLowerDigit(lowered), kept.count < characters else { return nil }
-            kept.append(lowered)
-        }
-        guard kept.count == characters else { return nil }
-        return String(decoding: kept, as: UTF8.self)
+        Base32.typedCode(typed, characters: characters)
     }
 
     /// The stored hash of a code in any typed form (keyed BLAKE2b-256 of its normalized characters), or nil when it

@@ -28,7 +28,7 @@ public enum SchemaStep: String, CaseIterable, Sendable {
     case mail
     /// Passkeys (WebAuthn credentials) and each account's WebAuthn user handle.
     case passkeys
-    /// How a `login` entry's log-in was proved (password, passkey, recovery), in the audit log.
+    /// How a `login` entry's log-in was proved (password, passkey, recovery; app_password since), in the audit log.
     case auditMethod
     /// Contacts by uid with the card a client sent, each user's change sequence, and removals' tombstones.
     case contactCards

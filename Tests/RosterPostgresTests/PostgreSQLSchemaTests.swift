@@ -30,12 +30,12 @@ struct PostgreSQLSchemaTests {
     }
 
     /// The shipped history, in order: a migration is only ever added at the end (issue 16 added the audit log,
-    /// issue 17 its remote, then the key check, then the outbox, then the passkeys, then a log-in's method, then contact cards).
-    @Test func theHistoryIsTheShippedOneWithTheContactCardsLast() {
+    /// issue 17 its remote, then the key check, then the outbox, then the passkeys, then a log-in's method, then contact cards, then app passwords).
+    @Test func theHistoryIsTheShippedOneWithTheAppPasswordsLast() {
         #expect(PostgreSQLSchema.migrations.map(\.name) == ["0001_users", "0002_session_tokens", "0003_login_failures",
                                                             "0004_contacts", "0005_account_life", "0006_admin_users",
                                                             "0007_audit", "0008_audit_remote", "0009_key_check",
-                                                            "0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
+                                                            "0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards", "0014_app_passwords"])
     }
 
     /// The mail migration over a database of the schema before it: its accounts stay, each email unverified.
@@ -49,7 +49,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO users(canonical, username_key, display, email, email_key, password_hash, created_at)
             VALUES ('ann001', 'ann001', 'ann001', 'ann@example.com', 'ann@example.com', '$argon2id$x', 1)
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0010_mail", "0011_passkeys", "0012_audit_method", "0013_contact_cards", "0014_app_passwords"])
         let ann = try connection.execute("SELECT \(PostgreSQLQueries.credentialColumns) FROM users u LEFT JOIN totp t ON false")
             .rows.first.flatMap(PostgreSQLStorage.credential)
         #expect(ann?.account.email == "ann@example.com" && ann?.account.emailVerified == false)
@@ -68,7 +68,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO users(canonical, username_key, display, password_hash, created_at)
             VALUES ('ann001', 'ann001', 'ann001', '$argon2id$x', 1)
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0011_passkeys", "0012_audit_method", "0013_contact_cards"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0011_passkeys", "0012_audit_method", "0013_contact_cards", "0014_app_passwords"])
         let id = try #require(try connection.execute("SELECT id FROM users").rows.first?.int(0))
         let listed = PostgreSQLQueries.passkeys(of: id)
         #expect(try connection.execute(listed.sql, listed.params).rows.isEmpty)
@@ -95,7 +95,7 @@ struct PostgreSQLSchemaTests {
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded')
             """)
         #expect(try PostgreSQLMigrator.migrate(connection) == ["0008_audit_remote", "0009_key_check", "0010_mail",
-                                                               "0011_passkeys", "0012_audit_method", "0013_contact_cards"])
+                                                               "0011_passkeys", "0012_audit_method", "0013_contact_cards", "0014_app_passwords"])
         let read = PostgreSQLQueries.auditEntries(AuditQuery(limit: 10))
         let entries = try connection.execute(read.sql, read.params).rows.compactMap { $0.auditEntry() }
         #expect(entries == [AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
@@ -114,7 +114,7 @@ struct PostgreSQLSchemaTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, remote)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded', '203.0.113.5')
             """)
-        #expect(try PostgreSQLMigrator.migrate(connection) == ["0012_audit_method", "0013_contact_cards"])
+        #expect(try PostgreSQLMigrator.migrate(connection) == ["0012_audit_method", "0013_contact_cards", "0014_app_passwords"])
         let write = AuditWrite(AuditRecord(event: .login, username: "bobby1", peer: AuditPeer(uid: 0, pid: 1, client: nil),
                                            method: .recovery), origin: "test")
         let append = PostgreSQLQueries.appendAudit(write, now: .int(6))

@@ -159,7 +159,7 @@ struct SQLiteAuditTests {
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0008_audit", "0009_audit_remote", "0010_key_check",
                                                                                          "0011_mail", "0012_passkeys",
-                                                                                         "0013_audit_method", "0014_contact_cards"])
+                                                                                         "0013_audit_method", "0014_contact_cards", "0015_app_passwords"])
         #expect(try database.pragmaValue("SELECT count(*) FROM users") == "1")
         #expect(try database.pragmaValue("SELECT count(*) FROM audit_log") == "0")
     }
@@ -177,7 +177,7 @@ struct SQLiteAuditTests {
             """)
         #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0009_audit_remote", "0010_key_check",
                                                                                          "0011_mail", "0012_passkeys",
-                                                                                         "0013_audit_method", "0014_contact_cards"])
+                                                                                         "0013_audit_method", "0014_contact_cards", "0015_app_passwords"])
         let store = AuditLogStore(database: database)
         let gateway = AuditRecord(event: .login, username: "bobby1",
                                   peer: AuditPeer(uid: 998, pid: 7, client: "roster-web", remote: "203.0.113.5"))
@@ -198,7 +198,7 @@ struct SQLiteAuditTests {
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, client, outcome, remote)
             VALUES (5, 'login', 'alice1', 1000, 42, 'rosterctl', 'succeeded', '203.0.113.5');
             """)
-        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0013_audit_method", "0014_contact_cards"])
+        #expect(try Migrator.migrate(database, migrations: RosterSchema.migrations, now: 2) == ["0013_audit_method", "0014_contact_cards", "0015_app_passwords"])
         let store = AuditLogStore(database: database)
         let old = AuditEntry(id: 1, timeMs: 5, record: AuditRecord(
             event: .login, username: "alice1", peer: AuditPeer(uid: 1_000, pid: 42, client: "rosterctl", remote: "203.0.113.5")))
@@ -207,14 +207,14 @@ struct SQLiteAuditTests {
                                          method: method), at: 6)
         }
         #expect(try store.entries(AuditQuery(limit: 10)) == appended.reversed() + [old])
-        #expect(appended.map(\.record.method) == [.password, .passkey, .recovery])
+        #expect(appended.map(\.record.method) == [.password, .passkey, .recovery, .appPassword])
 
         try database.execute("""
             INSERT INTO audit_log(time_ms, event, username, peer_uid, peer_pid, outcome, method)
             VALUES (7, 'login', 'bobby1', 0, 1, 'succeeded', 'smartcard'), (8, 'login', 'bobby1', 0, 1, 'succeeded', 'PASSKEY');
             """)
         let unknown = try store.entries(AuditQuery(username: "bobby1", limit: 10))
-        #expect(unknown.map(\.id) == [6, 5])
+        #expect(unknown.map(\.id) == [7, 6])
         #expect(unknown.allSatisfy { $0.record == AuditRecord(event: .login, username: "bobby1", peer: AuditPeer(uid: 0, pid: 1, client: nil)) })
     }
 }

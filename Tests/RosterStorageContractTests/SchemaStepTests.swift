@@ -15,7 +15,7 @@ struct SchemaStepTests {
                                                        "0004_contacts", "0005_contacts_by_folded_name",
                                                        "0006_account_life", "0007_admin_users", "0008_audit",
                                                        "0009_audit_remote", "0010_key_check", "0011_mail",
-                                                       "0012_passkeys", "0013_audit_method", "0014_contact_cards"])
+                                                       "0012_passkeys", "0013_audit_method", "0014_contact_cards", "0015_app_passwords"])
     }
 
     @Test func postgresFollowsTheStepsAndMadeOnlyTheFoldedNameIndexEarlier() {
@@ -28,12 +28,20 @@ struct SchemaStepTests {
         } == true)
     }
 
-    /// Names are a backend's history: numbered in order from 0001, never twice.
-    @Test(arguments: [RosterSchema.migrations.map(\.name), PostgreSQLSchema.migrations.map(\.name)])
-    func namesAreNumberedInOrder(_ names: [String]) {
+    /// Names are a backend's history: numbered in order from 0001, never twice, with no gap but a number held for
+    /// a step a parallel branch lands before the ones after it (the contacts' CardDAV step: SQLite 0014,
+    /// PostgreSQL 0013, before the app passwords' 0015 and 0014). The migrator goes by the list's order and names,
+    /// never by the number, so the list is right whether or not that step has landed yet.
+    @Test(arguments: [(RosterSchema.migrations.map(\.name), [14]), (PostgreSQLSchema.migrations.map(\.name), [13])])
+    func namesAreNumberedInOrder(_ names: [String], held: [Int]) {
         #expect(Set(names).count == names.count)
-        #expect(names.enumerated().allSatisfy { index, name in
-            name.hasPrefix(String(repeating: "0", count: 4 - String(index + 1).count) + String(index + 1) + "_")
-        })
+        var expected = 1
+        for name in names {
+            let number = Int(name.prefix(4)) ?? 0
+            while number != expected, held.contains(expected) { expected += 1 }
+            #expect(name.hasPrefix(String(repeating: "0", count: 4 - String(expected).count) + String(expected) + "_"),
+                    "\(name)")
+            expected += 1
+        }
     }
 }

@@ -76,7 +76,7 @@ struct CopyDatabaseTests {
         let copied = try CopyFixture.copy("sqlite:" + first.databasePath, "sqlite:" + target, in: second)
         #expect(copied.status == 0, "\(copied.stderr)")
         #expect(copied.stdout.hasPrefix("copied 1 accounts, 1 tokens, 2 failed log-ins, 2 contacts, 0 recovery codes, 0 TOTP secrets, "
-                                        + "4 audit entries, 0 mails, 0 mailed codes, 0 passkeys, 0 passkey user handles from sqlite:"),
+                                        + "4 audit entries, 0 mails, 0 mailed codes, 0 passkeys, 0 passkey user handles, 0 app passwords from sqlite:"),
                 "\(copied.stdout)")
         #expect(copied.stderr.isEmpty, "no progress when stderr is not a terminal: \(copied.stderr)")
 
@@ -107,7 +107,7 @@ struct CopyDatabaseTests {
         let command = "\(TestDaemon.binary) --copy-database sqlite:\(first.databasePath) sqlite:\(target)"
         let shown = try capture(["/usr/bin/script", "-q", "-e", "-c", command, "/dev/null"], in: first.directory)
         #expect(shown.status == 0, "\(shown.stdout)")
-        #expect(shown.stdout.contains("copying: 10 of 10 rows (1 accounts, 1 tokens, 2 failed log-ins, 2 contacts, 0 recovery codes, 0 TOTP secrets, 4 audit entries, 0 mails, 0 mailed codes, 0 passkeys, 0 passkey user handles)"),
+        #expect(shown.stdout.contains("copying: 10 of 10 rows (1 accounts, 1 tokens, 2 failed log-ins, 2 contacts, 0 recovery codes, 0 TOTP secrets, 4 audit entries, 0 mails, 0 mailed codes, 0 passkeys, 0 passkey user handles, 0 app passwords)"),
                 "\(shown.stdout)")
         #expect(shown.stdout.contains("copied 1 accounts"), "\(shown.stdout)")
     }

@@ -137,6 +137,32 @@ struct RosterctlAccountTests {
         #expect(fileMode(ctl.sessionPath) == nil)
     }
 
+    /// `rosterctl app-password`: a new one printed once and opening a DAV log-in, listed without it, removed.
+    @Test func anAppPasswordIsPrintedOnceListedWithoutItAndRemoved() throws {
+        let ctl = try Rosterctl(TestDaemon())
+        try ctl.registerAndLogIn("alice12")
+        let made = try ctl.run(["app-password", "create", "DAVx5 phone"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let lines = made.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0].hasPrefix("app password ") && lines[0].hasSuffix(" \"DAVx5 phone\":"))
+        let secret = try #require(lines.dropFirst().first)
+        #expect(secret.utf8.count == 24)
+        let dav = try ctl.daemon.connect()
+        #expect(try dav.call("auth.dav_login", ["username": "alice12", "password": .string(secret)])["result"] != nil)
+        let listed = try ctl.run(["--json", "app-password", "list"])
+        let items = try JSONParser.parse(Array(listed.stdout.utf8))["items"]?.arrayValue ?? []
+        let id = try #require(items.first?["id"]?.stringValue)
+        #expect(items.count == 1 && items.first?["name"] == "DAVx5 phone" && !listed.stdout.contains(secret))
+        let table = try ctl.run(["--no-legend", "app-password"]).stdout
+        #expect(table.hasPrefix(id + " ") && table.contains("DAVx5 phone") && !table.contains(secret))
+        #expect(try ctl.run(["--json", "app-password", "rm", id]).stdout == "{\"removed\":\"\(id)\"}\n")
+        let again = try ctl.run(["app-password", "rm", id])
+        #expect(again.status == 1 && again.stderr.contains("(not_found)"))
+        #expect(try ctl.run(["app-password", "rm", "NOT-AN-ID"]).status == 2)
+        #expect(try ctl.run(["app-password", "create"]).status == 2)
+        #expect(try ctl.run(["app-password", "frobnicate"]).status == 2)
+    }
+
     @Test func aRecoveryCodeSetsANewPasswordOnce() throws {
         let ctl = try Rosterctl(TestDaemon())
         try ctl.registerAndLogIn("alice12")

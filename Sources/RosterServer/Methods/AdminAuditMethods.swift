@@ -190,7 +190,8 @@ extension AdminAuditMethods: MethodGroup {
             FieldSpec("remote", .described("string or null")),
             FieldSpec("outcome", .oneOf(AuditOutcome.allCases.map(\.rawValue))),
             FieldSpec("reason", .described("string or null")), FieldSpec("suppressed", .integer(0...Int64.max)),
-            FieldSpec("method", .described("password, passkey, recovery or null (login entries only)")),
+            FieldSpec("method", .described(LoginMethod.allCases.map(\.rawValue).joined(separator: ", ")
+                                           + " or null (login entries only)")),
         ]
         return [
             MethodEntry(spec: MethodSpec(

@@ -69,6 +69,13 @@ final class Dispatcher<Host: DispatchHost> {
                 if let id = request.id { sendError(.methodNotFound(method: request.method), id: id, to: connection) }
                 return true
             }
+            // A contacts-only session (a DAV log-in's) calls nothing else, whatever its params; a notification of
+            // it does nothing. A request held behind a log-in comes back here, so it is judged as the log-in left
+            // the session.
+            if connection.session.user != nil, !connection.session.scope.allows(request.method) {
+                if let id = request.id { sendError(.forbidden, id: id, to: connection) }
+                return true
+            }
             let params: Params
             do {
                 params = try Params(validating: request.params, against: method.spec.params)
@@ -77,11 +84,6 @@ final class Dispatcher<Host: DispatchHost> {
                 return true
             }
             if mustWait(method.dependence, params: params, on: connection.session) { return false }
-            // A contacts-only session (a DAV log-in's) calls nothing else; a notification of it does nothing.
-            if connection.session.user != nil, !connection.session.scope.allows(request.method) {
-                if let id = request.id { sendError(.forbidden, id: id, to: connection) }
-                return true
-            }
             connection.requestStarted()
             method.serve(RequestCall(id: request.id, params: params, connection: connection))
         }

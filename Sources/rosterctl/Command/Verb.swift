@@ -44,6 +44,7 @@ var verbTable: [any Verb.Type] {
         AccountVerb.self,
         SessionsVerb.self,
         PasskeyVerb.self,
+        AppPasswordVerb.self,
         RecoverVerb.self,
         CheckUsernameVerb.self,
         UserVerb.self,

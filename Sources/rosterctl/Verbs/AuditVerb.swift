@@ -220,7 +220,7 @@ struct AuditPrinter {
         func text(_ key: String) -> String { entry[key]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? "-" }
         func number(_ key: String) -> String { entry[key]?.int64Value.map(String.init) ?? "-" }
         var event = text("event")
-        // Only `login` entries carry one; the column stays within `followWidths` ("login (recovery)" is 16).
+        // Only `login` entries carry one; the column stays within `followWidths` ("login (app_password)" is 20).
         if let method = entry["method"]?.stringValue, !method.isEmpty { event += " (\(method))" }
         var reason = text("reason")
         if let suppressed = entry["suppressed"]?.int64Value, suppressed > 0 { reason += " (+\(suppressed) suppressed)" }

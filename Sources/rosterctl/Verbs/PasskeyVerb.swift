@@ -62,6 +62,12 @@ struct PasskeyVerb: Verb {
     }
 
     /// Times as the daemon sends them (RFC 3339, UTC); `-` for a passkey never used to log in.
+    static func table(_ items: [JSONValue]) -> Table { CredentialTable.table(items) }
+}
+
+/// A list of a user's named credentials (passkeys, app passwords): ID, NAME, CREATED, LAST USED, times as the
+/// daemon sends them (RFC 3339, UTC), `-` for one never used to log in.
+enum CredentialTable {
     static func table(_ items: [JSONValue]) -> Table {
         var table = Table(columns: ["ID", "NAME", "CREATED", "LAST USED"])
         table.rows = items.map { item in

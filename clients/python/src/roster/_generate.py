@@ -32,7 +32,8 @@ DESCRIBED_TYPES = {
     "the WebAuthn options JSON, binary fields base64url": "dict[str, Any]",
     "the WebAuthn response JSON (credential.toJSON())": "dict[str, Any]",
     "the WebAuthn response JSON": "dict[str, Any]",
-    "password, passkey, recovery or null (login entries only)": "Literal['password', 'passkey', 'recovery'] | None",
+    "password, passkey, recovery, app_password or null (login entries only)":
+        "Literal['password', 'passkey', 'recovery', 'app_password'] | None",
 }
 
 HEADER = '''\

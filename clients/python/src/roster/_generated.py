@@ -13,6 +13,9 @@ __all__ = ["METHODS", "BlockingMethods", "AsyncMethods"]
 
 METHODS: dict[str, tuple[str, ...]] = {
     # every method and its params as rpc.describe names them (optional ones end in `?`)
+    'account.app_password_create': ('name',),
+    'account.app_password_list': (),
+    'account.app_password_remove': ('id',),
     'account.change_email': ('password', 'email'),
     'account.change_password': ('current', 'new'),
     'account.delete': ('password',),
@@ -34,6 +37,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     'admin.users.reset_failures': ('username',),
     'admin.users.show': ('username',),
     'admin.users.unlock': ('username',),
+    'auth.dav_login': ('username', 'password'),
     'auth.login': ('username', 'password', 'code?'),
     'auth.passkey_begin': ('username?',),
     'auth.passkey_finish': ('credential?', 'code?'),
@@ -69,6 +73,27 @@ METHODS: dict[str, tuple[str, ...]] = {
     'users.check_username': ('username',),
     'users.register': ('username', 'password', 'email?'),
 }
+
+
+class AccountAppPasswordCreateResult(TypedDict):
+    id: str
+    name: str
+    password: str
+
+
+class AccountAppPasswordListResultItemsItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
+class AccountAppPasswordListResult(TypedDict):
+    items: list[AccountAppPasswordListResultItemsItem]
+
+
+class AccountAppPasswordRemoveResult(TypedDict):
+    pass
 
 
 class AccountChangeEmailResult(TypedDict):
@@ -115,6 +140,13 @@ class AccountExportResultPasskeysItem(TypedDict):
     last_used_at: str | None
 
 
+class AccountExportResultAppPasswordsItem(TypedDict):
+    id: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+
+
 class AccountExportResultContacts(TypedDict):
     format: Literal['vcard']
     data: str
@@ -124,6 +156,7 @@ class AccountExportResult(TypedDict):
     account: AccountExportResultAccount
     sessions: list[AccountExportResultSessionsItem]
     passkeys: list[AccountExportResultPasskeysItem]
+    app_passwords: list[AccountExportResultAppPasswordsItem]
     contacts: AccountExportResultContacts
 
 
@@ -156,7 +189,7 @@ class AccountTotpEnrollResult(TypedDict):
 class AdminAuditResultItemsItem(TypedDict):
     id: int
     time: str
-    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected']
+    event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected', 'app_password_added', 'app_password_removed']
     username: str | None
     peer_uid: int
     peer_pid: int
@@ -165,7 +198,7 @@ class AdminAuditResultItemsItem(TypedDict):
     outcome: Literal['succeeded', 'failed']
     reason: str | None
     suppressed: int
-    method: Literal['password', 'passkey', 'recovery'] | None
+    method: Literal['password', 'passkey', 'recovery', 'app_password'] | None
 
 
 class AdminAuditResult(TypedDict):
@@ -256,6 +289,11 @@ class AdminUsersShowResult(TypedDict):
 
 class AdminUsersUnlockResult(TypedDict):
     pass
+
+
+class AuthDavLoginResult(TypedDict):
+    username: str
+    token: str
 
 
 class AuthLoginResult(TypedDict):
@@ -459,6 +497,18 @@ class BlockingMethods:
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         raise NotImplementedError
 
+    def account_app_password_create(self, *, name: str) -> AccountAppPasswordCreateResult:
+        """Make an app password for a CardDAV client; its 24 characters are shown this once (stored only as a hash). At most 20: too_many_app_passwords."""
+        return cast('AccountAppPasswordCreateResult', self.call('account.app_password_create', _present({'name': name})))
+
+    def account_app_password_list(self) -> AccountAppPasswordListResult:
+        """This session's account's app passwords, oldest first (no secrets)."""
+        return cast('AccountAppPasswordListResult', self.call('account.app_password_list', {}))
+
+    def account_app_password_remove(self, *, id: str) -> AccountAppPasswordRemoveResult:
+        """Remove one of this session's account's app passwords by id."""
+        return cast('AccountAppPasswordRemoveResult', self.call('account.app_password_remove', _present({'id': id})))
+
     def account_change_email(self, *, password: str, email: str) -> AccountChangeEmailResult:
         """Set the email ("" removes it), by the registration's rules."""
         return cast('AccountChangeEmailResult', self.call('account.change_email', _present({'password': password, 'email': email})))
@@ -503,7 +553,7 @@ class BlockingMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', self.call('account.totp_enroll', _present({'password': password})))
 
-    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected', 'app_password_added', 'app_password_removed'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
@@ -542,6 +592,10 @@ class BlockingMethods:
     def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
         """Unlock an account: log-in works again; its old sessions do not come back (admin only)."""
         return cast('AdminUsersUnlockResult', self.call('admin.users.unlock', _present({'username': username})))
+
+    def auth_dav_login(self, *, username: str, password: str) -> AuthDavLoginResult:
+        """Log this connection in for CardDAV with an app password (or the account's password when it has no TOTP); the session may call only contacts.*, session.hello, session.resume, session.logout and rpc.describe, and so may its token's."""
+        return cast('AuthDavLoginResult', self.call('auth.dav_login', _present({'username': username, 'password': password})))
 
     def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
@@ -686,6 +740,18 @@ class AsyncMethods:
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         raise NotImplementedError
 
+    async def account_app_password_create(self, *, name: str) -> AccountAppPasswordCreateResult:
+        """Make an app password for a CardDAV client; its 24 characters are shown this once (stored only as a hash). At most 20: too_many_app_passwords."""
+        return cast('AccountAppPasswordCreateResult', await self.call('account.app_password_create', _present({'name': name})))
+
+    async def account_app_password_list(self) -> AccountAppPasswordListResult:
+        """This session's account's app passwords, oldest first (no secrets)."""
+        return cast('AccountAppPasswordListResult', await self.call('account.app_password_list', {}))
+
+    async def account_app_password_remove(self, *, id: str) -> AccountAppPasswordRemoveResult:
+        """Remove one of this session's account's app passwords by id."""
+        return cast('AccountAppPasswordRemoveResult', await self.call('account.app_password_remove', _present({'id': id})))
+
     async def account_change_email(self, *, password: str, email: str) -> AccountChangeEmailResult:
         """Set the email ("" removes it), by the registration's rules."""
         return cast('AccountChangeEmailResult', await self.call('account.change_email', _present({'password': password, 'email': email})))
@@ -730,7 +796,7 @@ class AsyncMethods:
         """A new TOTP secret (RFC 6238), pending until confirmed; shown once."""
         return cast('AccountTotpEnrollResult', await self.call('account.totp_enroll', _present({'password': password})))
 
-    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
+    async def admin_audit(self, *, username: str | None = None, event: Literal['register', 'login', 'logout', 'resume', 'password_changed', 'email_changed', 'deleted', 'locked', 'unlocked', 'recovery_codes_created', 'recovered', 'totp_enabled', 'totp_disabled', 'session_revoked', 'failures_reset', 'backup', 'mail_queued', 'mail_failed', 'email_verified', 'passkey_added', 'passkey_removed', 'passkey_rejected', 'app_password_added', 'app_password_removed'] | None = None, since: str | None = None, before: int | None = None, limit: int | None = None, follow: bool | None = None) -> AdminAuditResult:
         """The audit log newest first, by user (username or email), event and time (since, RFC 3339), a page before an id; follow: true streams later entries as audit events (admin only)."""
         return cast('AdminAuditResult', await self.call('admin.audit', _present({'username': username, 'event': event, 'since': since, 'before': before, 'limit': limit, 'follow': follow})))
 
@@ -769,6 +835,10 @@ class AsyncMethods:
     async def admin_users_unlock(self, *, username: str) -> AdminUsersUnlockResult:
         """Unlock an account: log-in works again; its old sessions do not come back (admin only)."""
         return cast('AdminUsersUnlockResult', await self.call('admin.users.unlock', _present({'username': username})))
+
+    async def auth_dav_login(self, *, username: str, password: str) -> AuthDavLoginResult:
+        """Log this connection in for CardDAV with an app password (or the account's password when it has no TOTP); the session may call only contacts.*, session.hello, session.resume, session.logout and rpc.describe, and so may its token's."""
+        return cast('AuthDavLoginResult', await self.call('auth.dav_login', _present({'username': username, 'password': password})))
 
     async def auth_login(self, *, username: str, password: str, code: str | None = None) -> AuthLoginResult:
         """Log this connection in by username or email; answers a token for session.resume."""
