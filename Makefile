@@ -13,12 +13,12 @@ PYTHON_VENV := .build/python
 # a real mail system to hand mail to: msmtp-mta's /usr/sbin/sendmail, relaying to a throwaway SMTP server on 127.0.0.1
 # that python3-aiosmtpd runs (install-missing is noninteractive, so msmtp's debconf question takes its default);
 # and two real CardDAV clients for roster-web's /dav/: vdirsyncer, syncing a book both ways, and litmus, the WebDAV
-# protocol suite.
+# protocol suite; and radicale, the CardDAV server roster-bench's dav-sync scenario times roster-web beside.
 # README lists PACKAGES, PYTHON_PACKAGES and TEST_PACKAGES word for word, and DocumentationTests holds it to them.
-TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd vdirsyncer litmus
+TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd vdirsyncer litmus radicale
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench clean install install-only \
+.PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench dav-bench-smoke clean install install-only \
         fuzz fuzz-build fuzz-smoke sanitize
 
 # `make fuzz`: every target below for FUZZ_SECONDS each; `make fuzz-smoke` (part of `make test`): FUZZ_SMOKE_SECONDS,
@@ -129,6 +129,12 @@ test: deps test-deps python-env
 	$(MAKE) --no-print-directory example-test
 	$(MAKE) --no-print-directory python-test
 	$(MAKE) --no-print-directory web-test
+	$(MAKE) --no-print-directory dav-bench-smoke
+
+# roster-bench's dav-sync scenario at its --quick size (50 cards, one run) against the debug rosterd: proves that
+# Radicale, roster-web, vdirsyncer and tools/dav-phone-sync.py still meet end to end; it times nothing it checks.
+dav-bench-smoke:
+	$(CURDIR)/.build/debug/roster-bench --quick --only dav-sync --rosterd $(CURDIR)/.build/debug/rosterd
 
 # examples/swift as an outside package uses the RosterClient library product: built against this checkout in its
 # own .build (about 1.5 min in a fresh clone on a loaded 2-core machine, most of it RosterCore and RosterProtocol
@@ -138,8 +144,9 @@ example-test:
 	cd examples/swift && $(SWIFT) build --disable-build-manifest-caching
 	sh tools/check-example.sh
 
-# The standard benchmark set against the C floor (a few minutes; not part of `make test`).
-bench: release
+# The standard benchmark set against the C floor (a few minutes; not part of `make test`). dav-sync needs
+# Radicale and vdirsyncer (TEST_PACKAGES) and roster-web's Debian packages (PYTHON_PACKAGES).
+bench: release test-deps python-deps
 	$(CURDIR)/.build/release/roster-bench $(BENCH_ARGS)
 
 clean:

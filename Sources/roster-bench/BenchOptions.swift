@@ -7,6 +7,7 @@ struct BenchOptions {
         case loopStall = "loop-stall"
         case registrations
         case crossDaemon = "cross-daemon"
+        case davSync = "dav-sync"
 
         /// The backends a scenario runs on: the contacts scenarios seed their books through RosterSQLite (SQLite
         /// only), and two daemons share one database only on PostgreSQL.
@@ -14,7 +15,7 @@ struct BenchOptions {
             switch self {
             case .contacts, .backPressure, .loopStall: [.sqlite]
             case .crossDaemon: [.postgresql]
-            case .pingpong, .pipelined, .typing, .idle, .users, .storm, .parse, .cpuHogs, .registrations:
+            case .pingpong, .pipelined, .typing, .idle, .users, .storm, .parse, .cpuHogs, .registrations, .davSync:
                 [.sqlite, .postgresql]
             }
         }
@@ -62,6 +63,10 @@ struct BenchOptions {
     /// How long registrations are sent back to back, after a quarter of that as warm-up (registrations,
     /// cross-daemon).
     var registrationSeconds = 5.0
+    /// Cards in the book both CardDAV servers hold (dav-sync).
+    var davCards = 10_000
+    /// One-card changes a phone-like client syncs per run (dav-sync).
+    var davChanges = 20
     /// Set by the parent process: serve the C floor on this path instead of benchmarking.
     var serveFloor: String?
     /// Set by the parent process: busy-loop for ever (a CPU hog of the cpu-hogs scenario).
@@ -79,7 +84,7 @@ struct BenchOptions {
           --quick                A few hundred operations per scenario (a smoke test, not a measurement)
           --runs N               Repeat each scenario N times (default 3)
           --only LIST            Comma-separated: pingpong,pipelined,typing,idle,users,contacts,storm,parse,
-                                 cpu-hogs,back-pressure,loop-stall,registrations,cross-daemon (default: every
+                                 cpu-hogs,back-pressure,loop-stall,registrations,cross-daemon,dav-sync (default: every
                                  one the backend runs: contacts, back-pressure and loop-stall need sqlite,
                                  cross-daemon needs postgresql)
           --backend NAME         sqlite (default: a file per database) or postgresql (a throwaway cluster in a
@@ -101,6 +106,8 @@ struct BenchOptions {
           --parse-once FORMAT BYTES  Parse the parse scenario's input (csv or vcard, of BYTES) once and exit
           --peers N              Peers that do not read, in the back-pressure scenario (default 150)
           --forms N              Contacts forms that do not read, in the back-pressure scenario (default 300)
+          --cards N              Cards in the CardDAV book of the dav-sync scenario (default 10000)
+          --changes N            One-card changes synced per run by the phone-like client, dav-sync (default 20)
         """
 
     static func parse(_ arguments: [String]) throws(BenchError) -> BenchOptions {
@@ -134,6 +141,8 @@ struct BenchOptions {
             case "--peers": options.backPressurePeers = max(1, try number(argument))
             case "--forms": options.backPressureForms = max(1, try number(argument))
             case "--names": options.crossDaemonNames = max(1, try number(argument))
+            case "--cards": options.davCards = max(1, try number(argument))
+            case "--changes": options.davChanges = max(1, try number(argument))
             case "--backend":
                 let name = try value(argument)
                 guard let backend = BenchBackend(rawValue: name) else { throw BenchError("unknown backend \(name): sqlite or postgresql") }
@@ -200,5 +209,7 @@ struct BenchOptions {
         backPressureSeconds = 0.3
         crossDaemonNames = min(crossDaemonNames, 10)
         registrationSeconds = 0.4
+        davCards = min(davCards, 50)
+        davChanges = min(davChanges, 3)
     }
 }

@@ -141,6 +141,7 @@ final class Suite {
             case .loopStall: try loopStall()
             case .registrations: try registrations()
             case .crossDaemon: try crossDaemon()
+            case .davSync: try davSync()
             }
         }
     }
