@@ -454,7 +454,8 @@ def test_without_revealing_unknown_users_a_name_without_passkeys_is_offered_the_
             account(client, "paula1")
             with connect(hidden) as other:
                 def offered(username: str) -> list[dict[str, Any]]:
-                    return plain(other.auth_passkey_begin(username=username)["options"])["allowCredentials"]
+                    options = plain(other.auth_passkey_begin(username=username)["options"])
+                    return cast(list[dict[str, Any]], options["allowCredentials"])
                 unknown, nobody_yet = offered("nobody1"), offered("paula1")
                 assert len(unknown) == 1 and len(nobody_yet) == 1 and unknown != nobody_yet
                 assert offered("nobody1") == unknown and offered("NOBODY1") == unknown
