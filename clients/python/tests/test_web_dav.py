@@ -110,14 +110,17 @@ def test_basic_log_in_is_checked_by_rosterd_and_one_user_never_reaches_anothers_
         bob.client.close()
 
 
-def test_a_removed_app_password_stops_opening_the_book(daemon: Daemon, gateway: Gateway,
-                                                       dav_user: DavUser) -> None:
+def test_a_removed_app_password_stops_opening_the_book_once_its_session_is_ended(
+        daemon: Daemon, gateway: Gateway, dav_user: DavUser) -> None:
+    """As protocol.md "App passwords" says today: removing an app password stops new log-ins with it, and the
+    session it opened ends when the owner ends it in session.list (the account page's Sessions table)."""
     async def flow() -> None:
         async with Dav(gateway, "alice1", dav_user.app_password) as dav:
             response, _ = await dav.request("PROPFIND", BOOK, "", {"Depth": "0"})
             assert response.status == 207
             listed = dav_user.client.call("account.app_password_list", {})["items"]
             dav_user.client.call("account.app_password_remove", {"id": listed[0]["id"]})
+            dav_user.client.call("session.revoke_others", {})
             response, _ = await dav.request("PROPFIND", BOOK, "", {"Depth": "0"})
             assert response.status == 401
     run(flow())

@@ -42,6 +42,8 @@ FETCH_BATCH = 200
 # Pages of contacts.changes one request may walk (a full listing of 10000 cards per page).
 MAX_PAGES = 50
 MAX_USER_AGENT = 128
+# The cards one answer may carry (a multiget or a sync with address-data): past it, 507 and ask for fewer.
+MAX_ANSWER_CARD_BYTES = 64 * 1024 * 1024
 DAV_HEADER = "1, 3, addressbook"
 ALLOW = "OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, REPORT"
 HANDLED = frozenset(ALLOW.split(", "))
@@ -164,11 +166,15 @@ class Session:
         wanted = list(dict.fromkeys(uids))
         found: dict[str, Card] = {}
         missing: set[str] = set()
+        carried = 0
         while wanted:
             batch, wanted = wanted[:FETCH_BATCH], wanted[FETCH_BATCH:]
             answer = await self.client.call("contacts.get_vcards", {"uids": batch})
             for item in answer.get("items", []):
                 found[item["uid"]] = Card(item["uid"], item["etag"], item["vcard"])
+                carried += len(item["vcard"])
+            if carried > MAX_ANSWER_CARD_BYTES:
+                raise Refused(text(507, "These cards are more than one answer may carry; ask for fewer at a time."))
             missing.update(answer.get("missing", []))
             left = [uid for uid in batch if uid not in found and uid not in missing]
             if len(left) == len(batch):

@@ -18,7 +18,8 @@ ROSTER = "urn:roster:dav"
 NSMAP = {"d": DAV, "card": CARD, "cs": CS}
 # The one prefix of every sync-token (RFC 6578 §3.2: a URI); the daemon's token follows it, percent-encoded.
 SYNC_PREFIX = "http://roster.invalid/sync/"
-MAX_MULTIGET_HREFS = 1000
+# vdirsyncer asks for a whole book in one multiget; the body limit (1 MiB) and the answer limit bound it too.
+MAX_MULTIGET_HREFS = 10000
 # What a client may ask per request: bounded so that a body of 1 MiB cannot ask for a million things.
 MAX_PROPS = 200
 MAX_FILTERS = 50
