@@ -370,3 +370,22 @@ def test_the_user_agent_is_what_rosterd_is_told_the_client_is(daemon: Daemon, ga
             async with session.request("PROPFIND", gateway.url + BOOK, headers={"Depth": "0"}) as response:
                 assert response.status == 207
     run(flow())
+
+
+def test_a_burst_of_requests_logs_in_once_and_writes_no_resume_entry_per_request(daemon: Daemon, gateway: Gateway,
+                                                                                dav_user: DavUser) -> None:
+    """The gateway keeps the logged-in rosterd connection between a client's requests, so twenty requests write
+    one log-in entry, not twenty resumes that would bury the rest of the audit log."""
+    def entries(event: str) -> list[dict[str, Any]]:
+        return [entry for entry in dav_user.client.admin_audit(username="alice1", event=event, limit=200)["items"]
+                if entry.get("client") == "roster-dav-test"]
+
+    async def flow() -> None:
+        async with Dav(gateway, "alice1", dav_user.app_password) as dav:
+            for _ in range(20):
+                response, _ = await dav.request("PROPFIND", BOOK, "", {"Depth": "0",
+                                                                      "User-Agent": "roster-dav-test"})
+                assert response.status == 207
+    run(flow())
+    assert len(entries("login")) == 1
+    assert len(entries("resume")) <= 1

@@ -1,12 +1,16 @@
 """roster-web's CardDAV pieces without I/O: reading request bodies (and refusing DTDs), the paths, the query
-filters and collations, the multistatus it writes, and the cache of DAV log-ins."""
+filters and collations, the multistatus it writes, the cache of DAV log-ins and the pool of
+logged-in connections."""
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 from lxml import etree
 
 from roster.web import davxml as x
 from roster.web.davauth import RETIRE_GRACE_SECONDS, CredentialCache
+from roster.web.davpool import ConnectionPool
 from roster.web.davxml import CARD, CS, DAV, BadRequest, Precondition, tag
 
 
@@ -195,3 +199,53 @@ def test_the_user_agent_rosterd_is_told_drops_what_session_hello_refuses() -> No
     agent = _user_agent(request)
     assert agent.startswith("DAVx5/4 ") and len(agent) == 128
     assert _user_agent(make_mocked_request("GET", "/dav/")) == "CardDAV client"
+
+
+class FakeConnection:
+    """A kept connection: whether it still stands, and whether the pool closed it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.connected = True
+        self.closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+        self.connected = False
+
+
+def test_the_pool_keeps_idle_connections_per_key_for_a_while_and_at_most_its_limit() -> None:
+    async def flow() -> None:
+        now = [0.0]
+        pool: ConnectionPool[FakeConnection] = ConnectionPool(limit=2, idle_seconds=30.0, clock=lambda: now[0])
+        a, b, c = FakeConnection("a"), FakeConnection("b"), FakeConnection("c")
+        assert await pool.take("alice") is None
+        await pool.give("alice", a)
+        # Another key (other credentials, or the same from another address) never gets it.
+        assert await pool.take("bob") is None
+        assert await pool.take("alice") is a and len(pool) == 0
+        assert await pool.take("alice") is None  # the caller's alone until given back
+        await pool.give("alice", a)
+        await pool.give("bob", b)
+        await pool.give("carol", c)  # over the limit: the oldest idle one (a) is closed
+        assert a.closed and not b.closed and len(pool) == 2
+        assert await pool.take("alice") is None
+        # One that lost its connection while idle is closed, not handed out.
+        b.connected = False
+        assert await pool.take("bob") is None and b.closed
+        # Idle for the whole while: closed at the next take or give.
+        now[0] = 30.0
+        assert await pool.take("carol") is None and c.closed and len(pool) == 0
+        d = FakeConnection("d")
+        d.connected = False
+        await pool.give("dave", d)  # a connection already lost is closed, never kept
+        assert d.closed and len(pool) == 0
+        e = FakeConnection("e")
+        await pool.give("erin", e)
+        await pool.drop("erin")
+        assert e.closed and len(pool) == 0
+        f = FakeConnection("f")
+        await pool.give("frank", f)
+        await pool.close()
+        assert f.closed and len(pool) == 0
+    asyncio.run(flow())

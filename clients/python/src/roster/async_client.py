@@ -57,6 +57,11 @@ class AsyncClient(AsyncMethods):
         """How many unread events were dropped because the queue was full."""
         return self._events.dropped
 
+    @property
+    def connected(self) -> bool:
+        """Whether the connection still stands (not closed, not lost)."""
+        return self._lost is None
+
     async def close(self) -> None:
         """Ends the connection; awaits still waiting raise ConnectionLost."""
         if self._lost is None:

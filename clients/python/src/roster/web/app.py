@@ -85,7 +85,7 @@ class Gateway:
         self.tickets = LoginTickets()
         # Connections still owed their first request head (see connections.GatedConnection), by aiohttp protocol.
         self.awaiting_head: dict[object, GatedConnection] = {}
-        # CardDAV under /dav/ (dav.py), each request on a rosterd connection of its own.
+        # CardDAV under /dav/ (dav.py), on logged-in rosterd connections kept between requests (davpool.py).
         self.dav = CardDav(settings.socket_path, self._browser, settings.body_seconds)
 
     def listening_on(self, host: str, port: int) -> None:
@@ -128,6 +128,7 @@ class Gateway:
         await asyncio.gather(task, return_exceptions=True)
         for token in self.tickets.drain() + self.dav.cache.drain():
             await self._revoke(token)
+        await self.dav.pool.close()
 
     async def _revoke(self, token: str) -> None:
         try:

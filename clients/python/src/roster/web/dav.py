@@ -22,6 +22,7 @@ from ..async_client import AsyncClient
 from ..errors import ConnectionLost, RosterError
 from . import davxml as x
 from .davauth import CredentialCache
+from .davpool import ConnectionPool
 from .davxml import CARD, CS, DAV, BadRequest, Multistatus, Precondition, Target, Value, tag
 from .locale import from_accept_language
 from .relay import hello_params, log_refused_hello
@@ -118,11 +119,18 @@ def from_daemon(error: RosterError) -> web.Response:
 
 
 class Session:
-    """One request's rosterd connection, logged in as `username`."""
+    """A rosterd connection logged in as `username`, serving one request at a time (kept between them)."""
 
     def __init__(self, client: AsyncClient, username: str) -> None:
         self.client = client
         self.username = username
+
+    @property
+    def connected(self) -> bool:
+        return self.client.connected
+
+    async def close(self) -> None:
+        await self.client.close()
 
     async def changes(self, since: str | None, limit: int) -> dict[str, Any]:
         params: dict[str, Any] = {"limit": limit}
@@ -203,6 +211,8 @@ class CardDav:
         self.body_seconds = body_seconds
         self.request_seconds = request_seconds
         self.cache = cache or CredentialCache()
+        # Logged-in connections kept between requests: one log-in (and one `resume` entry) per client's burst.
+        self.pool: ConnectionPool[Session] = ConnectionPool()
         self._slots = asyncio.Semaphore(max_requests)
         self._logging_in: dict[bytes, asyncio.Future[tuple[str, str]]] = {}
         # The last token seen per user, so that getctag walks on from it instead of listing the whole book.
@@ -246,25 +256,57 @@ class CardDav:
             return text(405, f"{request.method} is not served here: the address book is the one collection, and "
                              "it holds cards only.", {"Allow": ALLOW})
         credentials = _basic(request)
+        hello = hello_params(from_accept_language(request.headers.get("Accept-Language")), self.browser(request))
+        hello["client"] = _user_agent(request)
+        pool_key = (self.cache.key(*credentials), tuple(sorted(hello.items())))
+        while True:
+            taken = await self.pool.take(pool_key)
+            kept = taken is not None
+            if taken is not None:
+                session = taken
+            else:
+                opened = await self._open(hello, credentials)
+                if isinstance(opened, web.Response):
+                    return opened
+                session = opened
+            try:
+                response = await self._serve_as(request, target, session)
+            except RosterError as error:
+                await session.close()
+                # A kept connection whose session ended meanwhile (revoked, logged out, idled out): log in afresh.
+                if kept and error.reason == "unauthenticated":
+                    continue
+                raise
+            except (Refused, Precondition, BadRequest):
+                await self.pool.give(pool_key, session)
+                raise
+            except BaseException:
+                await session.close()
+                raise
+            await self.pool.give(pool_key, session)
+            return response
+
+    async def _open(self, hello: dict[str, str], credentials: tuple[str, str]) -> Session | web.Response:
+        """A new rosterd connection, greeted with `hello` and logged in with `credentials`."""
         client = await AsyncClient.connect(self.socket_path, timeout=self.request_seconds)
         try:
-            hello = hello_params(from_accept_language(request.headers.get("Accept-Language")),
-                                 self.browser(request))
-            hello["client"] = _user_agent(request)
             try:
                 await client.call("session.hello", hello)
             except RosterError as error:
                 log_refused_hello(error.reason)
+                await client.close()
                 return text(503, "rosterd refused the gateway.")
-            session = await self._log_in(client, credentials)
-            if target is None:
-                return text(404, "Nothing here: the address book is under /dav/addressbooks/NAME/contacts/.")
-            if target.user is not None and target.user != session.username:
-                return text(403, "That is another user's; yours are under "
-                                 f"{x.home_href(session.username)}.")
-            return await self._method(request, target, session)
-        finally:
+            return await self._log_in(client, credentials)
+        except BaseException:
             await client.close()
+            raise
+
+    async def _serve_as(self, request: web.Request, target: Target | None, session: Session) -> web.StreamResponse:
+        if target is None:
+            return text(404, "Nothing here: the address book is under /dav/addressbooks/NAME/contacts/.")
+        if target.user is not None and target.user != session.username:
+            return text(403, f"That is another user's; yours are under {x.home_href(session.username)}.")
+        return await self._method(request, target, session)
 
     async def _log_in(self, client: AsyncClient, credentials: tuple[str, str]) -> Session:
         """Resumes the cached token of these credentials, or asks auth.dav_login for one (one log-in at a time per
