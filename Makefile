@@ -13,12 +13,14 @@ PYTHON_VENV := .build/python
 # a real mail system to hand mail to: msmtp-mta's /usr/sbin/sendmail, relaying to a throwaway SMTP server on 127.0.0.1
 # that python3-aiosmtpd runs (install-missing is noninteractive, so msmtp's debconf question takes its default);
 # and two real CardDAV clients for roster-web's /dav/: vdirsyncer, syncing a book both ways, and litmus, the WebDAV
-# protocol suite; and radicale, the CardDAV server roster-bench's dav-sync scenario times roster-web beside.
+# protocol suite; and radicale, the CardDAV server roster-bench's dav-sync scenario times roster-web beside; and
+# python3-hypothesis, which fuzzes roster-web's CardDAV request parsing (tests/test_web_dav_fuzz.py, make fuzz-dav).
 # README lists PACKAGES, PYTHON_PACKAGES and TEST_PACKAGES word for word, and DocumentationTests holds it to them.
-TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd vdirsyncer litmus radicale
+TEST_PACKAGES := postgresql oathtool zbar-tools chromium chromium-driver msmtp-mta python3-aiosmtpd vdirsyncer litmus radicale \
+                 python3-hypothesis
 SOCKET_HINT = $${ROSTER_SOCKET:-$$(if [ "$$(id -u)" = 0 ]; then echo /run/roster/roster.sock; else echo "$$XDG_RUNTIME_DIR/roster/roster.sock"; fi)}
 
-.PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench dav-bench-smoke clean install install-only \
+.PHONY: all deps test-deps python-deps python-env python-test web-test web python-methods build release run test example-test bench dav-bench-smoke fuzz-dav clean install install-only \
         fuzz fuzz-build fuzz-smoke sanitize
 
 # `make fuzz`: every target below for FUZZ_SECONDS each; `make fuzz-smoke` (part of `make test`): FUZZ_SMOKE_SECONDS,
@@ -80,6 +82,16 @@ python-env: python-deps $(PYTHON_VENV)/installed
 python-test: python-env
 	cd clients/python && $(CURDIR)/$(PYTHON_VENV)/bin/python -m mypy --strict
 	cd clients/python && ROSTERD=$(CURDIR)/.build/debug/rosterd $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not browser"
+
+# roster-web's CardDAV request parsing under Hypothesis for FUZZ_SECONDS: passes of 5,000 examples per property,
+# each with a new seed (`make test` runs one pass of 300 with the rest of the Python tests).
+fuzz-dav: python-env test-deps
+	@end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); pass=0; \
+	while [ $$(date +%s) -lt $$end ]; do pass=$$((pass + 1)); \
+	  (cd clients/python && ROSTER_DAV_FUZZ_EXAMPLES=5000 $(CURDIR)/$(PYTHON_VENV)/bin/python -m pytest -q \
+	    -p no:cacheprovider --hypothesis-seed=$$pass$$$$ tests/test_web_dav_fuzz.py) > /dev/null || \
+	  { echo "fuzz-dav: pass $$pass failed; rerun with --hypothesis-seed=$$pass$$$$"; exit 1; }; done; \
+	echo "fuzz-dav: $$pass passes of 5000 examples per property, no failure"
 
 # roster-web's pages in Debian's headless chromium (selenium, /usr/bin/chromedriver), against the debug rosterd and
 # the real gateway. Screenshots go to .build/web-screenshots; WEB_SCREENSHOTS=docs/screenshots refreshes the README's.
