@@ -117,7 +117,8 @@ public enum ParserTarget: String, CaseIterable, Sendable {
         guard case .success(let content) = VCard.read(card: text) else { return broken }
         if text.utf8.count > VCard.maxCardBytes { broken.append("card: took a card past its size") }
         if (try? content.draft.validate()) == nil { broken.append("card: took fields that break a contact rule") }
-        let rewritten = VCard.rewritten(text, with: content.draft)
+        // From an empty draft every field counts as changed, so every field's line is rewritten.
+        let rewritten = VCard.rewritten(text, from: ContactDraft(name: ""), to: content.draft)
         guard case .success(let again) = VCard.read(card: rewritten), again.draft == content.draft else {
             return broken + ["card: the card rewritten with its own fields reads otherwise"]
         }

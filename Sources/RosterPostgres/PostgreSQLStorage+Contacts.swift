@@ -125,7 +125,7 @@ extension PostgreSQLStorage {
                 return answer(.success(.invalid(error)))
             }
             guard PGText.storable(draft) else { return answer(.failure(self.unstorable("contacts write"))) }
-            self.compute(charge, { .success((ContactSearchKeys(draft: draft), sent.map { VCard.rewritten($0, with: draft) })) }) {
+            self.compute(charge, { .success((ContactSearchKeys(draft: draft), sent.map { VCard.rewritten($0, from: current.draft, to: draft) })) }) {
                 [weak self] computed in
                 guard let self else { return answer(.failure(StorageFailure.stopped)) }
                 let keys: ContactSearchKeys

@@ -100,7 +100,7 @@ public struct ContactStore {
         do {
             return try database.transaction { () throws(StoreError) -> StoredContact? in
                 guard let existing = try card(userID: userID, where: "id = ?", id) else { return nil }
-                let card = existing.sent.map { VCard.rewritten($0, with: fields) }
+                let card = existing.sent.map { VCard.rewritten($0, from: existing.contact.draft, to: fields) }
                 return try rewrite(userID: userID, existing.contact, fields, keys: keys, card: card, now: now)
             }
         } catch {

@@ -368,7 +368,7 @@ public final class InMemoryStorage: Storage {
             } catch {
                 return .success(.invalid(error))
             }
-            if let sent = self.sentCards[id] { self.sentCards[id] = VCard.rewritten(sent, with: draft) }
+            if let sent = self.sentCards[id] { self.sentCards[id] = VCard.rewritten(sent, from: current.contact.draft, to: draft) }
             let updated = StoredContact(contact: Contact(id: id, draft: draft, createdAt: current.contact.createdAt,
                                                          updatedAt: self.clock.nowMs(), uid: current.contact.uid,
                                                          revision: self.nextRevision(of: user)),

@@ -5,11 +5,13 @@
 //   A card put by a client is stored byte for byte: what is read back is exactly what was sent. It must be at
 //   most `maxBytes` bytes of UTF-8 without NUL, hold exactly one BEGIN:VCARD … END:VCARD, and say VERSION 3.0
 //   or 4.0. Roster's own fields are taken from it as an import takes them (FN or N, the first TEL, EMAIL and
-//   NOTE), with the import's reasons when they break a contact rule.
+//   NOTE), except that a field breaking a contact rule is left out (phone, email) or cut to its limit (name,
+//   note) and the card kept: a phone's card is the user's, whatever Roster can index of it.
 //   A contact without a sent card (added by `contacts.add`, imported, or stored before cards) has the card
 //   `VCard.card` makes of its fields, with its uid.
-//   contacts.update of a sent card rewrites its FN, N, first TEL, first EMAIL and NOTE lines (removed when the
-//   field is cleared, added before END:VCARD when missing) and keeps every other byte.
+//   contacts.update of a sent card rewrites the lines of the fields it changed (FN and N for the name, the first
+//   TEL, the first EMAIL, NOTE; removed when the field is cleared, added before END:VCARD when missing) and keeps
+//   every other byte.
 
 /// The rules of contact uids.
 public enum ContactUID {
@@ -87,7 +89,7 @@ extension VCard {
             }
         }
         guard begins == 1 else { return .failure(.oneCardRequired) }
-        let parsed = parse(text)
+        let parsed = parse(text, fields: .keepCard)
         if let error = parsed.errors.first { return .failure(CardError(importReason: error.reason)) }
         guard let card = parsed.contacts.first, parsed.contacts.count == 1 else { return .failure(.oneCardRequired) }
         guard versions.count == 1, versions[0] == "3.0" || versions[0] == "4.0" else {

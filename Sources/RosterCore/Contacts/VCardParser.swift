@@ -12,7 +12,18 @@
 //     missing_end      BEGIN:VCARD inside a card, or the end of the data, before END:VCARD (the card's BEGIN line)
 //     name_required    no FN and no usable N (the card's BEGIN line)
 //     other validation reasons (invalid_phone, …) at the line of the property at fault
+//   Read with `.keepCard` (a card a CardDAV client put), a field that breaks a contact rule does not refuse the
+//   card: a phone or email no rule takes is left out of the contact's fields, a name or note past its limit is
+//   cut to it; only a card with no name at all (name_required) or broken syntax is refused.
 //   A rejected card never stops the import: the cards around it are kept.
+
+/// How a card whose fields break a contact rule is read (see the rules above).
+public enum CardFieldRule: Sendable {
+    /// The card is refused with the rule's reason (`contacts.import`).
+    case refuse
+    /// The card is kept and the field left out or cut to its limit (a card a CardDAV client put).
+    case keepCard
+}
 
 /// Accumulates one card's properties between BEGIN and END.
 private struct CardBuilder {
@@ -37,15 +48,16 @@ private struct CardBuilder {
         }
     }
 
-    func finish() -> Result<ImportedContact, ContactImportError> {
+    func finish(_ rule: CardFieldRule) -> Result<ImportedContact, ContactImportError> {
         if let malformedLine { return .failure(ContactImportError(line: malformedLine, reason: "malformed_line")) }
         let name = fn.map { VCardText.unescape($0.value) }
             ?? n.map { VCardName.displayName(from: VCardText.components(String(String.UnicodeScalarView($0.value)))
                 .map(VCardText.unescape)) }
             ?? ""
-        let draft = ContactDraft(name: name, phone: tel.map(Self.phone), email: email.map {
+        var draft = ContactDraft(name: name, phone: tel.map(Self.phone), email: email.map {
             VCardText.unescape($0.value).trimmingWhitespace()
         }, note: note.map { VCardText.unescape($0.value) })
+        if rule == .keepCard { draft = Self.fitted(draft) }
         do {
             try draft.validate()
         } catch {
@@ -65,6 +77,23 @@ private struct CardBuilder {
         }
     }
 
+    /// `draft` with each field a contact rule refuses left out (phone, email) or cut to its limit (name, note).
+    private static func fitted(_ draft: ContactDraft) -> ContactDraft {
+        var fitted = draft
+        if fitted.name.count > ContactRules.nameMaxLength {
+            fitted.name = String(fitted.name.prefix(ContactRules.nameMaxLength)).trimmingWhitespace()
+        }
+        if let phone = fitted.phone, !ContactRules.isWellFormedPhone(phone) { fitted.phone = nil }
+        if let email = fitted.email,
+           email.unicodeScalars.count > EmailRules.maxLength || !EmailRules.isWellFormed(email) {
+            fitted.email = nil
+        }
+        if let note = fitted.note, note.count > ContactRules.noteMaxLength {
+            fitted.note = String(note.prefix(ContactRules.noteMaxLength))
+        }
+        return fitted
+    }
+
     /// `tel:+1-555-0100;ext=7` → `+1-555-0100`: a URI's parameters are not part of the number as typed.
     private static func phone(_ property: VCardLine) -> String {
         let text = VCardText.unescape(property.value).trimmingWhitespace()
@@ -77,13 +106,13 @@ private struct CardBuilder {
 
 extension VCard {
     /// Every valid card, in order, and one error per rejected card or stray run; see the rules above.
-    public static func parse(_ text: String) -> ContactImportResult {
+    public static func parse(_ text: String, fields rule: CardFieldRule = .refuse) -> ContactImportResult {
         var result = ContactImportResult()
         var card: CardBuilder?
         var inStrayRun = false
 
         func finish(_ builder: CardBuilder) {
-            switch builder.finish() {
+            switch builder.finish(rule) {
             case .success(let contact): result.contacts.append(contact)
             case .failure(let error): result.errors.append(error)
             }

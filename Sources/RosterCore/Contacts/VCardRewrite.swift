@@ -5,12 +5,21 @@
 // RULES
 //   A rewritten property keeps its group and parameters (`item1.TEL;type=CELL:`) and gets the new value, escaped
 //   and folded at 75 octets with the card's own line ending (CRLF when the card has one, LF otherwise).
-//   FN, N and NOTE: the first is rewritten and any others removed. TEL and EMAIL: only the first is rewritten.
-//   A cleared field's line is removed; a field the card lacks is added just before END:VCARD.
+//   Only what the update changed is touched: a new name rewrites FN and N, a new phone the first TEL, a new email
+//   the first EMAIL, a new note NOTE. So a note's update leaves the client's structured N (family; given; middle)
+//   and a TEL Roster could not take as a phone as they were. FN, N and NOTE: the first is rewritten and any
+//   others removed. TEL and EMAIL: only the first is rewritten. A cleared field's line is removed; a field the
+//   card lacks is added just before END:VCARD.
 
 extension VCard {
-    /// `card` saying `draft`'s fields; see the rules above.
-    public static func rewritten(_ card: String, with draft: ContactDraft) -> String {
+    /// `card`, whose fields were `old`, saying `draft`'s; see the rules above.
+    public static func rewritten(_ card: String, from old: ContactDraft, to draft: ContactDraft) -> String {
+        var changed = Set<String>()
+        if old.name != draft.name { changed.formUnion(["FN", "N"]) }
+        if old.phone != draft.phone { changed.insert("TEL") }
+        if old.email != draft.email { changed.insert("EMAIL") }
+        if old.note != draft.note { changed.insert("NOTE") }
+        guard !changed.isEmpty else { return card }
         let ending = card.contains("\r\n") ? "\r\n" : "\n"
         let lines = RawCardLine.split(card)
         var done = Set<String>()
@@ -26,14 +35,14 @@ extension VCard {
                 continue
             }
             switch name {
-            case "FN", "N", "NOTE", "TEL", "EMAIL":
+            case "FN", "N", "NOTE", "TEL", "EMAIL" where changed.contains(name):
                 if done.insert(name).inserted {
                     emit(name, head: line.head)
                 } else if name == "TEL" || name == "EMAIL" {
                     output += line.raw
                 }
             case "END":
-                for missing in ["FN", "N", "TEL", "EMAIL", "NOTE"] where !done.contains(missing) {
+                for missing in ["FN", "N", "TEL", "EMAIL", "NOTE"] where changed.contains(missing) && !done.contains(missing) {
                     emit(missing, head: missing)
                     done.insert(missing)
                 }
