@@ -96,7 +96,7 @@ public enum ParserTarget: String, CaseIterable, Sendable {
 
     private static func vcard(_ bytes: [UInt8]) -> [String] {
         let text = text(bytes)
-        return importBroke(VCard.parse(text), text: text, format: "vcard", reparse: VCard.parse,
+        return importBroke(VCard.parse(text), text: text, format: "vcard", reparse: { VCard.parse($0) },
                            serialize: { VCard.serialize(drafts: $0) })
     }
 
