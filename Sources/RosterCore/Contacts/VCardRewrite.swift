@@ -34,8 +34,13 @@ extension VCard {
                 output += line.raw
                 continue
             }
+            // A field the update did not change keeps its lines as they were.
+            if !changed.contains(name) && ["FN", "N", "NOTE", "TEL", "EMAIL"].contains(name) {
+                output += line.raw
+                continue
+            }
             switch name {
-            case "FN", "N", "NOTE", "TEL", "EMAIL" where changed.contains(name):
+            case "FN", "N", "NOTE", "TEL", "EMAIL":
                 if done.insert(name).inserted {
                     emit(name, head: line.head)
                 } else if name == "TEL" || name == "EMAIL" {
