@@ -2,7 +2,7 @@
 statuses, the reports, and the bounds. What a request changes is checked through the socket."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 import pytest
@@ -376,7 +376,7 @@ def test_a_burst_of_requests_logs_in_once_and_writes_no_resume_entry_per_request
                                                                                 dav_user: DavUser) -> None:
     """The gateway keeps the logged-in rosterd connection between a client's requests, so twenty requests write
     one log-in entry, not twenty resumes that would bury the rest of the audit log."""
-    def entries(event: str) -> list[dict[str, Any]]:
+    def entries(event: Literal["login", "resume"]) -> list[dict[str, Any]]:
         return [entry for entry in dav_user.client.admin_audit(username="alice1", event=event, limit=200)["items"]
                 if entry.get("client") == "roster-dav-test"]
 
