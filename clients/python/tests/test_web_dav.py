@@ -376,9 +376,9 @@ def test_a_burst_of_requests_logs_in_once_and_writes_no_resume_entry_per_request
                                                                                 dav_user: DavUser) -> None:
     """The gateway keeps the logged-in rosterd connection between a client's requests, so twenty requests write
     one log-in entry, not twenty resumes that would bury the rest of the audit log."""
-    def entries(event: Literal["login", "resume"]) -> list[dict[str, Any]]:
-        return [entry for entry in dav_user.client.admin_audit(username="alice1", event=event, limit=200)["items"]
-                if entry.get("client") == "roster-dav-test"]
+    def entries(event: Literal["login", "resume"]) -> int:
+        return sum(1 for entry in dav_user.client.admin_audit(username="alice1", event=event, limit=200)["items"]
+                   if entry.get("client") == "roster-dav-test")
 
     async def flow() -> None:
         async with Dav(gateway, "alice1", dav_user.app_password) as dav:
@@ -387,5 +387,5 @@ def test_a_burst_of_requests_logs_in_once_and_writes_no_resume_entry_per_request
                                                                       "User-Agent": "roster-dav-test"})
                 assert response.status == 207
     run(flow())
-    assert len(entries("login")) == 1
-    assert len(entries("resume")) <= 1
+    assert entries("login") == 1
+    assert entries("resume") <= 1
